@@ -1,0 +1,71 @@
+"""Typed exceptions of the data model.
+
+Every message names the bad value and says how to fix it, because these errors are read by a person in a
+notebook cell, usually right after they typed the value.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.specs.state import AppStatus
+
+
+class InvalidAppError(ValueError):
+    """An AppDef or Role that cannot run as written (raised before anything starts).
+
+    ``field`` is the dotted path of the offending value, e.g. ``roles[1].num_replicas``.
+    """
+
+    def __init__(self, field: str, problem: str, fix: str) -> None:
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{field}: {problem}. {fix}")
+
+
+class InvalidRunConfigException(ValueError):
+    """A run option (``cfg``) that is missing, unknown or of the wrong type."""
+
+    def __init__(self, invalid_reason: str, cfg_key: str, cfg: Optional[Mapping[str, Any]] = None) -> None:
+        given = ", ".join(f"{k}={v!r}" for k, v in cfg.items()) if cfg else "<EMPTY>"
+        super().__init__(f"{invalid_reason}. Given: {given}")
+        self.cfg_key = cfg_key
+
+
+class MalformedAppHandleException(ValueError):
+    """An app handle that is not ``{scheduler}://{session}/{app_id}``."""
+
+    def __init__(self, app_handle: str) -> None:
+        super().__init__(
+            f"{app_handle!r} is not of the form: <scheduler_backend>://<session_name>/<app_id>"
+            " (e.g. local_cwd://default/echo-b3k2x9q0d1)"
+        )
+
+
+class UnknownAppException(Exception):
+    """The scheduler has no record of the app: never submitted, evicted, or its logs were removed."""
+
+    def __init__(self, app_handle: str) -> None:
+        super().__init__(
+            f"Unknown app = {app_handle}. Check the handle for typos, or list the known apps with"
+            " `jupyter-sched list` / `%sched_list`."
+        )
+
+
+class UnknownSchedulerException(Exception):
+    """A scheduler name that is not registered."""
+
+    def __init__(self, scheduler: str, known: Optional[list[str]] = None) -> None:
+        hint = f" Use one of: {', '.join(known)}" if known else ""
+        super().__init__(f"Unknown scheduler backend: {scheduler!r}.{hint}")
+        self.scheduler = scheduler
+
+
+class AppStatusError(Exception):
+    """Raised by :meth:`AppStatus.raise_for_status` when an app did not succeed."""
+
+    def __init__(self, status: "AppStatus", *args: object) -> None:
+        super().__init__(*args)
+        self.status = status

@@ -1,0 +1,112 @@
+"""Resources a replica asks for, and the table of named resources (``cpu.small``, ``gpu.large``...)."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, Mapping, Optional
+
+GiB: int = 1024
+
+
+@dataclass
+class Resource:
+    """What one replica needs: CPUs, GPUs, memory (MB) and free-form capabilities and devices.
+
+    A negative value means "not specified". Backends that can enforce limits (docker, slurm) do; the local
+    backend cannot and ignores them, as documented there.
+    """
+
+    cpu: int
+    gpu: int
+    memMB: int
+    capabilities: Dict[str, Any] = field(default_factory=dict)
+    devices: Dict[str, int] = field(default_factory=dict)
+
+    @staticmethod
+    def copy(original: "Resource", **capabilities: Any) -> "Resource":
+        """A copy of ``original`` with ``capabilities`` merged into its capabilities."""
+        res = copy.deepcopy(original)
+        res.capabilities.update(capabilities)
+        return res
+
+
+NULL_RESOURCE: Resource = Resource(cpu=-1, gpu=-1, memMB=-1)
+"""The default resource of a Role: nothing requested."""
+
+_GENERIC: Dict[str, Resource] = {
+    "gpu.small": Resource(cpu=8, gpu=1, memMB=32 * GiB),
+    "gpu.medium": Resource(cpu=16, gpu=2, memMB=64 * GiB),
+    "gpu.large": Resource(cpu=32, gpu=4, memMB=128 * GiB),
+    "gpu.xlarge": Resource(cpu=64, gpu=8, memMB=256 * GiB),
+    "cpu.nano": Resource(cpu=1, gpu=0, memMB=512),
+    "cpu.micro": Resource(cpu=1, gpu=0, memMB=1 * GiB),
+    "cpu.small": Resource(cpu=1, gpu=0, memMB=2 * GiB),
+    "cpu.medium": Resource(cpu=2, gpu=0, memMB=4 * GiB),
+    "cpu.large": Resource(cpu=2, gpu=0, memMB=8 * GiB),
+    "cpu.xlarge": Resource(cpu=8, gpu=0, memMB=32 * GiB),
+}
+
+
+class NamedResources(Mapping[str, Resource]):
+    """Read-only table of named resources; an unknown name suggests the closest known one.
+
+    Entries come from the built-in generic table plus the entry-point group
+    ``jupyter_sched.named_resources`` (each entry point is a zero-argument callable returning a Resource);
+    plugins add to the built-ins, they never replace the whole table.
+    """
+
+    def __init__(self, table: Optional[Mapping[str, Resource]] = None) -> None:
+        self._table: Dict[str, Resource] = dict(table if table is not None else _GENERIC)
+        self._table.setdefault("NULL", NULL_RESOURCE)
+        self._table.setdefault("MISSING", NULL_RESOURCE)
+        self._plugins_loaded = table is not None
+
+    def _load_plugins(self) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group="jupyter_sched.named_resources"):
+            self._table[ep.name] = ep.load()()
+
+    def __getitem__(self, name: str) -> Resource:
+        self._load_plugins()
+        try:
+            return copy.deepcopy(self._table[name])
+        except KeyError:
+            close = difflib.get_close_matches(name, list(self._table), n=1)
+            hint = f" Did you mean `{close[0]}`?" if close else ""
+            raise KeyError(
+                f"No named resource found for `{name}`.{hint} Known: {', '.join(sorted(self._table))}"
+            ) from None
+
+    def __iter__(self) -> Iterator[str]:
+        self._load_plugins()
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        self._load_plugins()
+        return len(self._table)
+
+
+named_resources: NamedResources = NamedResources()
+
+
+def resource(
+    cpu: Optional[int] = None, gpu: Optional[int] = None, memMB: Optional[int] = None, h: Optional[str] = None
+) -> Resource:
+    """A Resource from either a named resource ``h`` (which wins) or explicit values.
+
+    Unspecified values default to 2 CPUs, 0 GPUs and 1024 MB. Unlike the peer, an explicit ``0`` is kept
+    as ``0`` (``cpu=0`` does not silently become 2).
+    """
+    if h:
+        return named_resources[h]
+    return Resource(
+        cpu=2 if cpu is None else cpu,
+        gpu=0 if gpu is None else gpu,
+        memMB=1024 if memMB is None else memMB,
+    )
