@@ -1,0 +1,276 @@
+"""The Runner: sessions of apps on named schedulers, addressed by handles ``scheduler://session/app_id``.
+
+It is the layer the CLI and the notebook magics talk to: it validates and dry-runs AppDefs (on a copy:
+the caller's AppDef is never modified), schedules them, and answers status, wait, cancel, describe,
+log and list questions for any handle, including handles of apps started by another process.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from datetime import datetime
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from jupyter_sched.schedulers import SchedulerFactory, get_scheduler_factories
+from jupyter_sched.schedulers.api import ListAppResponse, Scheduler, Stream
+from jupyter_sched.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppHandle,
+    AppStatus,
+    CfgVal,
+    Role,
+    UnknownAppException,
+    UnknownSchedulerException,
+    macros,
+    make_app_handle,
+    parse_app_handle,
+    runopts,
+    validate_app,
+)
+
+DEFAULT_SESSION = "default"
+JOB_ID_ENV = "JUPYTER_SCHED_JOB_ID"
+
+
+class Runner:
+    """Submits and tracks apps for one session. Use as a context manager to close its schedulers."""
+
+    def __init__(
+        self,
+        name: str,
+        scheduler_factories: Mapping[str, SchedulerFactory],
+        component_defaults: Optional[Dict[str, Dict[str, str]]] = None,
+        scheduler_params: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self._name = name
+        self._factories = dict(scheduler_factories)
+        self._component_defaults = component_defaults or {}
+        self._scheduler_params = scheduler_params or {}
+        self._schedulers: Dict[Tuple[str, str], Scheduler] = {}
+        self._apps: Dict[AppHandle, AppDef] = {}
+
+    @property
+    def session_name(self) -> str:
+        return self._name
+
+    def __enter__(self) -> "Runner":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes every scheduler this runner created (stopping apps they own locally)."""
+        for scheduler in self._schedulers.values():
+            scheduler.close()
+        self._schedulers.clear()
+
+    # -- schedulers ----------------------------------------------------------------------------------------
+    def scheduler_backends(self) -> List[str]:
+        return list(self._factories)
+
+    def _scheduler(self, scheduler: str, session_name: Optional[str] = None) -> Scheduler:
+        session = self._name if session_name is None else session_name
+        key = (scheduler, session)
+        sched = self._schedulers.get(key)
+        if sched is None:
+            factory = self._factories.get(scheduler)
+            if factory is None:
+                raise UnknownSchedulerException(scheduler, self.scheduler_backends())
+            sched = factory(session, **self._scheduler_params)
+            self._schedulers[key] = sched
+        return sched
+
+    def scheduler_run_opts(self, scheduler: str) -> runopts:
+        return self._scheduler(scheduler).run_opts()
+
+    def cfg_from_str(self, scheduler: str, cfg_str: str) -> Dict[str, CfgVal]:
+        """Parses ``k=v,k2=v2`` against the scheduler's run options (unknown keys are errors)."""
+        return self.scheduler_run_opts(scheduler).cfg_from_str(cfg_str)
+
+    # -- submit ----------------------------------------------------------------------------------------------
+    def dryrun(
+        self,
+        app: AppDef,
+        scheduler: str,
+        cfg: Optional[Mapping[str, CfgVal]] = None,
+        workspace: Optional[str] = None,
+        parent_run_id: Optional[str] = None,
+    ) -> AppDryRunInfo:
+        """The request ``scheduler`` would get for ``app``; nothing runs and ``app`` is not modified."""
+        validate_app(app)
+        sched = self._scheduler(scheduler)
+        app = copy.deepcopy(app)
+        job_id = make_app_handle(scheduler, self._name, macros.app_id)
+        for role in app.roles:
+            role.env[JOB_ID_ENV] = job_id
+            if parent_run_id:
+                role.env["JUPYTER_SCHED_PARENT_RUN_ID"] = parent_run_id
+        resolved = sched.run_opts().resolve(cfg)
+        if workspace:
+            from jupyter_sched.schedulers.api import WorkspaceMixin
+
+            if not isinstance(sched, WorkspaceMixin):
+                raise ValueError(
+                    f"workspace={workspace!r}: the {scheduler} scheduler does not support workspaces;"
+                    " drop --workspace or use local_docker"
+                )
+            sched.build_workspace_and_update_role(app.roles[0], workspace, resolved)
+        info = sched.submit_dryrun(app, resolved)
+        info._scheduler = scheduler
+        return info
+
+    def schedule(self, dryrun_info: AppDryRunInfo) -> AppHandle:
+        """Runs a request made by :meth:`dryrun` and returns the app's handle."""
+        scheduler = dryrun_info.scheduler
+        if scheduler is None:
+            raise ValueError("this AppDryRunInfo was not made by Runner.dryrun (it names no scheduler)")
+        app_id = self._scheduler(scheduler).schedule(dryrun_info)
+        handle = make_app_handle(scheduler, self._name, app_id)
+        if dryrun_info.app is not None:
+            self._apps[handle] = dryrun_info.app
+        return handle
+
+    def run(
+        self,
+        app: AppDef,
+        scheduler: str,
+        cfg: Optional[Mapping[str, CfgVal]] = None,
+        workspace: Optional[str] = None,
+        parent_run_id: Optional[str] = None,
+    ) -> AppHandle:
+        return self.schedule(self.dryrun(app, scheduler, cfg, workspace, parent_run_id))
+
+    def dryrun_component(
+        self,
+        component: str,
+        component_args: List[str],
+        scheduler: str,
+        cfg: Optional[Mapping[str, CfgVal]] = None,
+        workspace: Optional[str] = None,
+        parent_run_id: Optional[str] = None,
+    ) -> AppDryRunInfo:
+        """Builds the AppDef of ``component`` from command-line style arguments, then dry-runs it."""
+        from jupyter_sched.components.finder import materialize
+
+        app = materialize(component, component_args, self._component_defaults.get(component))
+        return self.dryrun(app, scheduler, cfg, workspace, parent_run_id)
+
+    def run_component(
+        self,
+        component: str,
+        component_args: List[str],
+        scheduler: str,
+        cfg: Optional[Mapping[str, CfgVal]] = None,
+        workspace: Optional[str] = None,
+        parent_run_id: Optional[str] = None,
+    ) -> AppHandle:
+        return self.schedule(
+            self.dryrun_component(component, component_args, scheduler, cfg, workspace, parent_run_id)
+        )
+
+    # -- observe ---------------------------------------------------------------------------------------------
+    def _resolve(self, app_handle: AppHandle) -> Tuple[Scheduler, str]:
+        scheduler, session, app_id = parse_app_handle(app_handle)
+        return self._scheduler(scheduler, session), app_id
+
+    def status(self, app_handle: AppHandle) -> Optional[AppStatus]:
+        """The app's status, or None if its scheduler does not know it."""
+        sched, app_id = self._resolve(app_handle)
+        desc = sched.describe(app_id)
+        if desc is None:
+            self._apps.pop(app_handle, None)
+            return None
+        return AppStatus(
+            state=desc.state,
+            num_restarts=desc.num_restarts,
+            msg=desc.msg,
+            structured_error_msg=desc.structured_error_msg,
+            ui_url=desc.ui_url,
+            roles=desc.roles_statuses,
+        )
+
+    def wait(self, app_handle: AppHandle, wait_interval: float = 10, timeout: Optional[float] = None) -> Optional[AppStatus]:
+        """Blocks until the app is terminal and returns its status (None if it is unknown).
+
+        Backends that can report changes as they happen (local) wake this at once; for the others
+        ``wait_interval`` caps the gap between checks, which start at 5 ms and grow. ``timeout`` (seconds)
+        returns the current, still running, status instead of blocking forever.
+        """
+        sched, app_id = self._resolve(app_handle)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            status = self.status(app_handle)
+            if status is None or status.is_terminal():
+                return status
+            if deadline is not None and time.monotonic() >= deadline:
+                return status
+            step = min(delay, wait_interval)
+            if deadline is not None:
+                step = max(0.0, min(step, deadline - time.monotonic()))
+            sched.wait_for_change(app_id, step)
+            delay = min(delay * 1.5, 1.0)
+
+    def cancel(self, app_handle: AppHandle) -> None:
+        """Asks the app to stop; returns at once. Unknown or finished apps are left alone."""
+        sched, app_id = self._resolve(app_handle)
+        status = self.status(app_handle)
+        if status is not None and not status.is_terminal():
+            sched.cancel(app_id)
+
+    def stop(self, app_handle: AppHandle) -> None:
+        """Deprecated alias of :meth:`cancel`."""
+        self.cancel(app_handle)
+
+    def describe(self, app_handle: AppHandle) -> Optional[AppDef]:
+        """The AppDef of the app: the one submitted (if this runner submitted it) or what the scheduler
+        can reconstruct; None if unknown."""
+        sched, app_id = self._resolve(app_handle)
+        desc = sched.describe(app_id)
+        if desc is None:
+            return None
+        cached = self._apps.get(app_handle)
+        if cached is not None:
+            return cached
+        return AppDef(name=app_id, roles=list(desc.roles) or [Role(r.role, "") for r in desc.roles_statuses])
+
+    def log_lines(
+        self,
+        app_handle: AppHandle,
+        role_name: str,
+        k: int = 0,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+    ) -> Iterable[str]:
+        """Log items of replica ``k`` of ``role_name`` (see ``Scheduler.log_iter``)."""
+        sched, app_id = self._resolve(app_handle)
+        if sched.describe(app_id) is None:
+            raise UnknownAppException(app_handle)
+        return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
+
+    def list(self, scheduler: str) -> List[ListAppResponse]:
+        """The apps of this session on ``scheduler``, each with its handle."""
+        apps = self._scheduler(scheduler).list()
+        for app in apps:
+            app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
+        return apps
+
+
+def get_runner(
+    name: Optional[str] = None,
+    component_defaults: Optional[Dict[str, Dict[str, str]]] = None,
+    **scheduler_params: Any,
+) -> Runner:
+    """A Runner over every registered scheduler. Use ``with get_runner() as runner:``."""
+    return Runner(
+        name=name or DEFAULT_SESSION,
+        scheduler_factories=get_scheduler_factories(),
+        component_defaults=component_defaults,
+        scheduler_params=scheduler_params,
+    )

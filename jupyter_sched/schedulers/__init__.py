@@ -1,0 +1,63 @@
+"""Scheduler registry: the built-in backends plus plugins from the ``jupyter_sched.schedulers`` group.
+
+The first entry, and so the default, is ``local_cwd``: it needs nothing but this package. Backend modules
+are imported only when their factory is first called, so a missing optional dependency (docker, slurm)
+fails when that backend is used, not at import.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from importlib.metadata import entry_points
+from typing import Any, Callable, Dict
+
+from jupyter_sched.schedulers.api import Scheduler
+
+SchedulerFactory = Callable[..., Scheduler]
+
+DEFAULT_SCHEDULER_MODULES: Dict[str, str] = {
+    "local_cwd": "jupyter_sched.schedulers.local_scheduler:create_cwd_scheduler",
+    "local_dir": "jupyter_sched.schedulers.local_scheduler:create_dir_scheduler",
+    "local_docker": "jupyter_sched.schedulers.docker_scheduler:create_scheduler",
+    "slurm": "jupyter_sched.schedulers.slurm_scheduler:create_scheduler",
+}
+
+
+def _deferred(target: str) -> SchedulerFactory:
+    module_name, _, attr = target.partition(":")
+
+    def factory(session_name: str, **kwargs: Any) -> Scheduler:
+        module = importlib.import_module(module_name)
+        return getattr(module, attr or "create_scheduler")(session_name, **kwargs)
+
+    factory.__qualname__ = factory.__name__ = f"create_{target}"
+    return factory
+
+
+def _available(target: str) -> bool:
+    module_name = target.partition(":")[0]
+    return importlib.util.find_spec(module_name) is not None
+
+
+def get_scheduler_factories(
+    group: str = "jupyter_sched.schedulers", skip_defaults: bool = False
+) -> Dict[str, SchedulerFactory]:
+    """All scheduler names and their factories; built-ins first, then plugins (which may override a
+    built-in of the same name but never remove the others)."""
+    factories: Dict[str, SchedulerFactory] = {}
+    if not skip_defaults:
+        for name, target in DEFAULT_SCHEDULER_MODULES.items():
+            if _available(target):
+                factories[name] = _deferred(target)
+    for ep in entry_points(group=group):
+        factories[ep.name] = ep.load()
+    return factories
+
+
+def get_default_scheduler_name() -> str:
+    """The first registered scheduler: ``local_cwd``."""
+    return next(iter(get_scheduler_factories()))
+
+
+__all__ = ["DEFAULT_SCHEDULER_MODULES", "SchedulerFactory", "get_default_scheduler_name", "get_scheduler_factories"]
