@@ -243,7 +243,10 @@ class LocalScheduler(Scheduler[PopenRequest]):
         image_provider_class: Callable[[Mapping[str, CfgVal]], ImageProvider] = CWDImageProvider,
         cache_size: int = 100,
         extra_paths: Optional[List[str]] = None,
+        log_dir: Optional[str] = None,
     ) -> None:
+        """``log_dir`` is where apps are recorded when ``cfg`` names no ``log_dir``, and where ``list`` and
+        ``describe`` look for apps of other processes (default: :func:`default_log_dir`)."""
         super().__init__("local", session_name)
         if cache_size <= 0:
             raise ValueError(f"cache_size={cache_size}: the cache size must be greater than zero")
@@ -251,7 +254,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         self._cache_size = cache_size
         self._extra_paths = list(extra_paths or [])
         self._apps: "OrderedDict[str, _LocalApp]" = OrderedDict()
-        self._bases: List[str] = [default_log_dir()]
+        self._bases: List[str] = [os.path.abspath(os.path.expanduser(log_dir or default_log_dir()))]
         self._loop = ProcessLoop()
         self._lock = threading.Lock()
         self._closed = False
@@ -295,7 +298,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
     def _to_popen_request(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> PopenRequest:
         app_id = make_unique(app.name)
         provider = self._image_provider_class(cfg)
-        base = os.path.abspath(os.path.expanduser(str(cfg.get("log_dir") or default_log_dir())))
+        base = os.path.abspath(os.path.expanduser(str(cfg.get("log_dir") or self._bases[0])))
         app_dir = os.path.join(base, self.session_name, app_id)
         role_params: Dict[str, List[ReplicaParam]] = {}
         role_log_dirs: Dict[str, List[str]] = {}
@@ -860,9 +863,10 @@ def create_scheduler(
     cache_size: int = 100,
     extra_paths: Optional[List[str]] = None,
     image_provider_class: Callable[[Mapping[str, CfgVal]], ImageProvider] = CWDImageProvider,
+    log_dir: Optional[str] = None,
     **kwargs: Any,
 ) -> LocalScheduler:
-    return LocalScheduler(session_name, image_provider_class, cache_size, extra_paths)
+    return LocalScheduler(session_name, image_provider_class, cache_size, extra_paths, log_dir)
 
 
 def create_cwd_scheduler(session_name: str, **kwargs: Any) -> LocalScheduler:

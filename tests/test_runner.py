@@ -1,0 +1,77 @@
+"""Runner over real local apps: handles, wait, status, cancel, describe, logs, list, unknown apps."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from jupyter_sched.runner import JOB_ID_ENV, Runner
+from jupyter_sched.specs import (
+    AppDef,
+    AppState,
+    MalformedAppHandleException,
+    Role,
+    UnknownAppException,
+    UnknownSchedulerException,
+    parse_app_handle,
+)
+
+
+def _app(script: str, n: int = 1) -> AppDef:
+    return AppDef("job", [Role("main", "x", entrypoint="sh", args=["-c", script], num_replicas=n)])
+
+
+def test_run_wait_status_logs_and_job_id(runner: Runner, log_dir: str) -> None:
+    app = _app(f"echo ${JOB_ID_ENV}; echo rank $JUPYTER_SCHED_REPLICA_ID", n=2)
+    before = copy.deepcopy(app)
+    handle = runner.run(app, "local_cwd", {"log_dir": log_dir})
+    scheduler, session, app_id = parse_app_handle(handle)
+    assert (scheduler, session) == ("local_cwd", "test")
+    status = runner.wait(handle)
+    assert status is not None and status.state == AppState.SUCCEEDED
+    assert [r.id for r in status.roles[0].replicas] == [0, 1]
+    assert list(runner.log_lines(handle, "main", 1)) == [f"{handle}\n", "rank 1\n"]
+    assert app == before  # the job id went into a copy
+    assert runner.describe(handle) is not None and runner.describe(handle).roles[0].name == "main"
+    assert [r.app_handle for r in runner.list("local_cwd")] == [handle]
+
+
+def test_wait_timeout_and_cancel(runner: Runner, log_dir: str) -> None:
+    handle = runner.run(_app("sleep 600"), "local_cwd", {"log_dir": log_dir})
+    status = runner.wait(handle, timeout=0.05)
+    assert status is not None and status.state == AppState.RUNNING
+    runner.cancel(handle)
+    final = runner.wait(handle)
+    assert final is not None and final.state == AppState.CANCELLED
+    runner.cancel(handle)  # already terminal: a no-op
+
+
+def test_failed_app_raises_for_status(runner: Runner, log_dir: str) -> None:
+    status = runner.wait(runner.run(_app("exit 4"), "local_cwd", {"log_dir": log_dir}))
+    assert status is not None and status.state == AppState.FAILED
+    assert status.roles[0].replicas[0].exit_code == 4
+    with pytest.raises(Exception, match="did not succeed"):
+        status.raise_for_status()
+
+
+def test_unknown_apps_schedulers_and_handles(runner: Runner) -> None:
+    assert runner.status("local_cwd://test/nope-123") is None
+    assert runner.wait("local_cwd://test/nope-123") is None
+    assert runner.describe("local_cwd://test/nope-123") is None
+    with pytest.raises(UnknownAppException, match="nope-123"):
+        runner.log_lines("local_cwd://test/nope-123", "main")
+    with pytest.raises(UnknownSchedulerException, match="Use one of: local_cwd"):
+        runner.status("kubernetes://test/x")
+    with pytest.raises(MalformedAppHandleException):
+        runner.status("not-a-handle")
+
+
+def test_dryrun_cfg_from_str_and_schedule(runner: Runner, log_dir: str) -> None:
+    cfg = runner.cfg_from_str("local_cwd", f"log_dir={log_dir},prepend_cwd=true")
+    info = runner.dryrun(_app("echo hi"), "local_cwd", cfg)
+    assert info.scheduler == "local_cwd" and info.cfg["prepend_cwd"] is True
+    handle = runner.schedule(info)
+    assert runner.wait(handle).state == AppState.SUCCEEDED  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="does not support workspaces"):
+        runner.dryrun(_app("echo"), "local_cwd", workspace="/tmp")
