@@ -59,10 +59,22 @@ class LogIterator:
         return (item for item in items if pattern.search(item))
 
     # -- plain path: read the log straight through --------------------------------------------------------
+    def _open(self, path: str):  # type: ignore[no-untyped-def]
+        """Opens a log file, waiting for it if the replica was started a moment ago (its files are
+        created by the scheduler's IO thread just after the process starts)."""
+        while True:
+            version = self._scheduler._log_version()
+            try:
+                return open(path, "rb", buffering=0)
+            except FileNotFoundError:
+                if self._finished() and not os.path.exists(path):
+                    raise
+                self._scheduler._wait_log_change(version)
+
     def _items(self) -> Iterator[str]:
         splitter = LineSplitter()
         held = b""  # a trailing b"\r" of a full read, kept back so "\r\n" is never cut in two
-        with open(self._log_file, "rb", buffering=0) as f:
+        with self._open(self._log_file) as f:
             while True:
                 version = self._scheduler._log_version()
                 done = self._finished()
@@ -89,7 +101,7 @@ class LogIterator:
         since, until = self._since, self._until
         index_path = self._log_file[:-4] + ".idx"
         pos = 0
-        with open(self._log_file, "rb", buffering=0) as log, open(index_path, "rb", buffering=0) as index:
+        with self._open(self._log_file) as log, self._open(index_path) as index:
             while True:
                 version = self._scheduler._log_version()
                 done = self._finished()

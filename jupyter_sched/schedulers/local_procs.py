@@ -88,7 +88,7 @@ class ProcessLoop:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         self._sel.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
-        self._pending: List[Replica] = []
+        self._pending: List[Tuple[List[Replica], Optional[Callable[[], None]]]] = []
         self._timers: List[Tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = 0
         self._lock = threading.Lock()
@@ -100,9 +100,11 @@ class ProcessLoop:
         self._stopping = False
 
     # -- called from any thread -------------------------------------------------------------------------
-    def add(self, replicas: List[Replica]) -> None:
+    def add(self, replicas: List[Replica], then: Optional[Callable[[], None]] = None) -> None:
+        """Starts watching ``replicas`` (already spawned). Their log files are opened here, on the loop
+        thread, to keep that work off the caller's submit path; ``then`` runs once they are set up."""
         with self._lock:
-            self._pending.extend(replicas)
+            self._pending.append((replicas, then))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="jupyter_sched-local-io", daemon=True)
                 self._thread.start()
@@ -132,8 +134,14 @@ class ProcessLoop:
             with self._lock:
                 pending, self._pending = self._pending, []
                 timeout = max(0.0, self._timers[0][0] - time.monotonic()) if self._timers else None
-            for rep in pending:
-                self._register(rep)
+            for replicas, then in pending:
+                for rep in replicas:
+                    self._register(rep)
+                if then is not None:
+                    try:
+                        then()
+                    except Exception:  # noqa: BLE001 - bookkeeping must never kill the loop
+                        pass
             if self._stopping and len(self._sel.get_map()) <= 1:  # only the wake pipe is left
                 break
             for key, _ in self._sel.select(timeout):
@@ -167,8 +175,8 @@ class ProcessLoop:
 
     def _register(self, rep: Replica) -> None:
         for sink in (rep.stdout, rep.stderr, rep.combined) if rep.out_fd >= 0 else ():
-            if sink.index_fd < 0:
-                sink.index_fd = os.open(sink.path[:-4] + ".idx", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            if sink.fd < 0:
+                sink.open()
         rep.open_fds = {fd for fd in (rep.out_fd, rep.err_fd) if fd >= 0}
         for fd in rep.open_fds:
             self._sel.register(fd, selectors.EVENT_READ, ("out" if fd == rep.out_fd else "err", rep))

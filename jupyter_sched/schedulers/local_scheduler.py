@@ -401,13 +401,12 @@ class LocalScheduler(Scheduler[PopenRequest]):
                 ) from e
             raise
         local_app.replicas = started
-        record.save()
         with self._lock:
             self._evict()
             self._apps[request.app_id] = local_app
         if not request.outlive_owner:
             ReaperClient.watch(request.log_dir, [r.pid for r in started])
-        self._loop.add(started)
+        self._loop.add(started, then=record.save)
         base = os.path.dirname(os.path.dirname(request.log_dir))
         if base not in self._bases:
             self._bases.append(base)
@@ -451,8 +450,6 @@ class LocalScheduler(Scheduler[PopenRequest]):
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:
-            for sink in sinks:
-                sink.fd = os.open(sink.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             proc = subprocess.Popen(
                 param.args,
                 env=env,
@@ -465,8 +462,6 @@ class LocalScheduler(Scheduler[PopenRequest]):
         except BaseException:
             for fd in (out_r, err_r):
                 os.close(fd)
-            for sink in sinks:
-                sink.close()
             raise
         finally:
             os.close(out_w)
@@ -718,6 +713,11 @@ class LocalScheduler(Scheduler[PopenRequest]):
             count = sum(1 for r in record.replicas if r.role == role_name)
             raise ValueError(f"role {role_name!r} of app {app_id} has replicas 0..{count - 1}, not {k}")
         path = {Stream.STDOUT: rep.stdout, Stream.STDERR: rep.stderr, Stream.COMBINED: rep.combined}[stream]
+        if record.outlive_owner and (since or until):
+            raise ValueError(
+                "since/until are not available for apps started with outlive_owner=true (their output"
+                " is not timestamped); read the whole log and filter it instead"
+            )
         if record.outlive_owner and stream is Stream.COMBINED:
             path = rep.stdout  # detached replicas write their streams straight to files
         return LogIterator(app_id, regex, path, self, should_tail, role_name, k, since, until)
