@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: installs and starts everything the tests need, then runs
+# pytest over tests/ and the tutorial notebooks (nbval). CI runs exactly this (.ci/run).
+#
+#   bash scripts/test.sh            # everything
+#   bash scripts/test.sh -k docker  # extra arguments go to pytest
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+bash scripts/setup/python.sh     # .venv with jupyter_sched[test]
+bash scripts/setup/docker.sh     # Docker engine (Debian docker.io) + locally built images
+bash scripts/setup/registry.sh   # a registry on 127.0.0.1:5000 for workspace push tests
+
+mkdir -p artifacts
+exec .venv/bin/python -m pytest tests -p no:cacheprovider "$@"
