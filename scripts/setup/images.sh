@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Build the local test images, FROM scratch (nothing can be pulled here):
+#
+#   jupyter-sched/busybox:local  static busybox (/bin/sh + applets), ~2 MB
+#   jupyter-sched/python:local   Debian minbase rootfs + python3 (debootstrap)
+#
+# Each image is built only if it is missing or its recipe changed (a hash of
+# the Dockerfile + recipe is stored in the image label "jupyter-sched.recipe"),
+# so a re-run costs one `docker image inspect` per image.
+#
+# Usage: scripts/setup/images.sh [--force] [busybox|python ...]
+#   --force   rebuild even if the image is up to date
+#   names     build only these images (default: all)
+#
+# Environment overrides:
+#   JSCHED_DEBIAN_MIRROR   mirror for debootstrap (default: the one apt uses)
+#   JSCHED_DEBIAN_SUITE    Debian suite for the python image (default: host's)
+#
+# Needs a running engine: run scripts/setup/docker.sh (which calls this).
+set -euo pipefail
+
+# shellcheck source=scripts/setup/common.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/common.sh"
+
+IMAGES_DIR="$JSCHED_REPO_ROOT/images"
+BUSYBOX_IMAGE=jupyter-sched/busybox:local
+PYTHON_IMAGE=jupyter-sched/python:local
+RECIPE_LABEL=jupyter-sched.recipe
+
+# Packages added on top of debootstrap's minbase. python3 (not just
+# python3-minimal) so jobs get the full stdlib (json, asyncio, sqlite3, ...).
+PYTHON_INCLUDE=python3
+# Paths removed from the rootfs to keep the image small (~120 MB instead of
+# ~260 MB): apt caches/lists, docs, man pages, translations.
+PYTHON_TRIM=(var/cache/apt var/lib/apt/lists usr/share/doc usr/share/man
+    usr/share/info usr/share/locale var/log tmp var/tmp)
+
+force=0
+wanted=()
+for arg in "$@"; do
+    case "$arg" in
+        --force) force=1 ;;
+        busybox | python) wanted+=("$arg") ;;
+        -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+        *) die "unknown argument: $arg (try --help)" ;;
+    esac
+done
+((${#wanted[@]})) || wanted=(busybox python)
+
+WORK=""
+cleanup() {
+    [[ -n "$WORK" && -d "$WORK" ]] || return 0
+    # debootstrap mounts proc/sys (and may bind /dev) inside the target; if it
+    # was interrupted those mounts are still there and rm -rf must not follow
+    # them into the host's /dev or /sys.
+    local m
+    { findmnt -rn -o TARGET | grep -F "$WORK/" || true; } | sort -r | while read -r m; do
+        umount -l "$m" 2>/dev/null || true
+    done
+    rm -rf --one-file-system "$WORK"
+}
+trap cleanup EXIT
+
+# True if IMAGE exists and was built from recipe HASH.
+image_current() {
+    local image="$1" hash="$2" have
+    have="$(docker image inspect -f "{{ index .Config.Labels \"$RECIPE_LABEL\" }}" "$image" 2>/dev/null)" ||
+        return 1
+    [[ "$have" == "$hash" ]]
+}
+
+# docker_build IMAGE HASH CONTEXT: build with the classic builder (Debian's
+# engine 20.10 has no buildx and the /usr/local docker 28 CLI would otherwise
+# complain), keep the noisy output in a file and show it only on failure.
+docker_build() {
+    local image="$1" hash="$2" ctx="$3" old_id
+    old_id="$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)"
+    local opts=(--label "$RECIPE_LABEL=$hash" -t "$image")
+    ((force)) && opts+=(--no-cache) # --force means really rebuild, not reuse layers
+    if ! DOCKER_BUILDKIT=0 docker build "${opts[@]}" "$ctx" \
+        >"$WORK/build.log" 2>&1; then
+        tail -n 40 "$WORK/build.log" >&2
+        die "docker build of $image failed"
+    fi
+    # Drop the superseded image so rebuilds don't pile up <none> images
+    # (fails harmlessly if a container still uses it).
+    if [[ -n "$old_id" && "$old_id" != "$(docker image inspect -f '{{.Id}}' "$image")" ]]; then
+        docker rmi "$old_id" >/dev/null 2>&1 || true
+    fi
+}
+
+# Hash of everything that determines an image's content.
+recipe_hash() { cat "$@" | sha256sum | cut -c1-16; }
+
+build_busybox() {
+    local t0 hash ctx bb
+    t0="$(now)"
+    apt_install busybox-static # guarantees /bin/busybox is the *static* build
+    bb="$(dpkg -L busybox-static | grep -m1 '/bin/busybox$')"
+    hash="$(recipe_hash "$IMAGES_DIR/busybox/Dockerfile" \
+        <(dpkg-query -W -f='${Version}' busybox-static))"
+
+    if ((!force)) && image_current "$BUSYBOX_IMAGE" "$hash"; then
+        log "$BUSYBOX_IMAGE is up to date (recipe $hash); skipping"
+        return 0
+    fi
+    log "building $BUSYBOX_IMAGE (recipe $hash)"
+    ctx="$WORK/busybox"
+    mkdir -p "$ctx"
+    cp "$IMAGES_DIR/busybox/Dockerfile" "$ctx/"
+    cp "$bb" "$ctx/busybox"
+    docker_build "$BUSYBOX_IMAGE" "$hash" "$ctx"
+
+    docker run --rm "$BUSYBOX_IMAGE" sh -c 'echo ok' | grep -qx ok ||
+        die "$BUSYBOX_IMAGE smoke test failed"
+    log "built $BUSYBOX_IMAGE ($(docker image inspect -f '{{.Size}}' "$BUSYBOX_IMAGE") bytes) in $(elapsed "$t0")"
+}
+
+# The Debian mirror apt already uses on this host: that is the one we know is
+# reachable. Supports deb822 *.sources and one-line *.list files.
+debian_mirror() {
+    if [[ -n "${JSCHED_DEBIAN_MIRROR:-}" ]]; then
+        echo "$JSCHED_DEBIAN_MIRROR"
+        return
+    fi
+    local files=() uri
+    shopt -s nullglob
+    files=(/etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list)
+    shopt -u nullglob
+    if ((${#files[@]})); then
+        uri="$(
+            {
+                grep -h -E '^\s*URIs:' "${files[@]}" | sed -E 's/^\s*URIs:\s*//' | tr ' ' '\n'
+                grep -h -E '^\s*deb\s' "${files[@]}" | sed -E 's/^\s*deb\s+(\[[^]]*\]\s+)?//' | awk '{print $1}'
+            } 2>/dev/null | grep -E '/debian/?$' | head -n1
+        )" || true
+    fi
+    echo "${uri:-http://deb.debian.org/debian}"
+}
+
+debian_suite() {
+    if [[ -n "${JSCHED_DEBIAN_SUITE:-}" ]]; then
+        echo "$JSCHED_DEBIAN_SUITE"
+        return
+    fi
+    local codename
+    # shellcheck disable=SC1091  # host file, not part of the repo
+    codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
+    echo "${codename:-bookworm}"
+}
+
+build_python() {
+    local t0 t1 hash ctx root suite mirror
+    t0="$(now)"
+    suite="$(debian_suite)"
+    hash="$(recipe_hash "$IMAGES_DIR/python/Dockerfile" \
+        <(echo "$suite $PYTHON_INCLUDE ${PYTHON_TRIM[*]}"))"
+
+    if ((!force)) && image_current "$PYTHON_IMAGE" "$hash"; then
+        log "$PYTHON_IMAGE is up to date (recipe $hash); skipping"
+        return 0
+    fi
+    apt_install debootstrap
+    mirror="$(debian_mirror)"
+    log "building $PYTHON_IMAGE (recipe $hash): debootstrap $suite from $mirror"
+
+    # /var/tmp rather than /tmp: same disk as the engine, and never a small tmpfs.
+    ctx="$WORK/python"
+    root="$ctx/rootfs"
+    mkdir -p "$root"
+    t1="$(now)"
+    if ! debootstrap --variant=minbase --include="$PYTHON_INCLUDE" \
+        "$suite" "$root" "$mirror" >"$WORK/debootstrap.log" 2>&1; then
+        tail -n 40 "$WORK/debootstrap.log" >&2
+        die "debootstrap failed (full log above is the tail of $WORK/debootstrap.log)"
+    fi
+    log "debootstrap done in $(elapsed "$t1")"
+
+    local p
+    for p in "${PYTHON_TRIM[@]}"; do
+        if [[ -d "$root/$p" ]]; then find "$root/$p" -mindepth 1 -delete; fi
+    done
+    # The engine provides /dev, /proc, /sys at run time; device nodes made by
+    # debootstrap are not wanted in an image layer.
+    find "$root/dev" "$root/proc" "$root/sys" -mindepth 1 -delete 2>/dev/null || true
+
+    cp "$IMAGES_DIR/python/Dockerfile" "$ctx/"
+    tar --numeric-owner -C "$root" -cf "$ctx/rootfs.tar" .
+    rm -rf --one-file-system "$root"
+    docker_build "$PYTHON_IMAGE" "$hash" "$ctx"
+
+    docker run --rm "$PYTHON_IMAGE" python3 -c 'import json, sqlite3, asyncio; print("ok")' | grep -qx ok ||
+        die "$PYTHON_IMAGE smoke test failed"
+    log "built $PYTHON_IMAGE ($(docker image inspect -f '{{.Size}}' "$PYTHON_IMAGE") bytes) in $(elapsed "$t0")"
+}
+
+main() {
+    require_root
+    docker_ready || die "no Docker engine answers; run scripts/setup/docker.sh first"
+    local t0 name
+    t0="$(now)"
+
+    # Two concurrent runs would both debootstrap; make the second one wait and
+    # then find the images already built.
+    exec 8>/run/lock/jupyter-sched-images.lock
+    flock -w 600 8 || die "could not get lock /run/lock/jupyter-sched-images.lock"
+
+    WORK="$(mktemp -d /var/tmp/jupyter-sched-images.XXXXXX)"
+    for name in "${wanted[@]}"; do
+        "build_$name"
+    done
+    log "images ready in $(elapsed "$t0"): ${wanted[*]}"
+}
+
+main
