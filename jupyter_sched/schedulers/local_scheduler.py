@@ -401,12 +401,13 @@ class LocalScheduler(Scheduler[PopenRequest]):
                 ) from e
             raise
         local_app.replicas = started
+        record.create()
         with self._lock:
             self._evict()
             self._apps[request.app_id] = local_app
         if not request.outlive_owner:
             ReaperClient.watch(request.log_dir, [r.pid for r in started])
-        self._loop.add(started, then=record.save)
+        self._loop.add(started)
         base = os.path.dirname(os.path.dirname(request.log_dir))
         if base not in self._bases:
             self._bases.append(base)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
@@ -97,9 +98,19 @@ class AppRecord:
         data["replicas"] = [ReplicaRecord(**r) for r in data.get("replicas", [])]
         return AppRecord(**data)
 
+    def create(self) -> None:
+        """First write, on the submit path: a single create-and-write (no rename), so that the app is
+        on disk, visible to other processes, by the time submit returns. A reader that catches the file
+        half written treats it as absent for that moment."""
+        fd = os.open(os.path.join(self.app_dir, STATE_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, json.dumps(self.to_json()).encode())
+        finally:
+            os.close(fd)
+
     def save(self) -> None:
         path = os.path.join(self.app_dir, STATE_FILE)
-        tmp = f"{path}.{os.getpid()}.tmp"
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"  # the IO thread and a cancel may both save
         with open(tmp, "w") as f:
             json.dump(self.to_json(), f)
         os.replace(tmp, path)
