@@ -1,0 +1,27 @@
+"""``jupyter-sched describe APP_HANDLE [--json]``: the AppDef of an app, as far as its scheduler knows it."""
+
+from __future__ import annotations
+
+import argparse
+
+from jupyter_sched.cli import common
+from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.cli.errors import CliError
+from jupyter_sched.cli.render import render, to_json
+
+HELP = "show the definition (roles, commands, replicas) of an app"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("app_handle", help="e.g. local_cwd://default/echo-b3k2x9q0d1")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(args: argparse.Namespace, config: ProjectConfig) -> int:
+    with common.open_runner(config) as runner:
+        common.require_status(runner, args.app_handle)
+        app = runner.describe(args.app_handle)
+    if app is None:
+        raise CliError(f"no app {args.app_handle}: it ended and its records were removed")
+    print(to_json(app) if args.json else render(app))
+    return 0

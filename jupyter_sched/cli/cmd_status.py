@@ -1,0 +1,41 @@
+"""``jupyter-sched status APP_HANDLE [--roles a,b] [--json]``: the state of an app and of each replica."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from jupyter_sched.cli import common
+from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.cli.errors import CliError
+
+HELP = "show the state of an app and of each of its replicas"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("app_handle", help="e.g. local_cwd://default/echo-b3k2x9q0d1")
+    parser.add_argument("--roles", help="only these roles (comma-separated)")
+    parser.add_argument(
+        "--json", action="store_true", help="print JSON (AppStatus.to_json() plus app_handle)"
+    )
+
+
+def run(args: argparse.Namespace, config: ProjectConfig) -> int:
+    with common.open_runner(config) as runner:
+        status = common.require_status(runner, args.app_handle)
+    roles = [r.strip() for r in args.roles.split(",") if r.strip()] if args.roles else None
+    if roles:
+        known = [r.role for r in status.roles]
+        unknown = [r for r in roles if r not in known]
+        if unknown:
+            raise CliError(
+                f"app {args.app_handle} has no role {unknown[0]!r}; its roles are: {', '.join(known) or '(none)'}"
+            )
+    if args.json:
+        data = {"app_handle": args.app_handle, **status.to_json()}
+        if roles:
+            data["roles"] = [r for r in data["roles"] if r["role"] in roles]
+        print(json.dumps(data, indent=2))
+    else:
+        print(f"{args.app_handle}:\n{status.format(roles)}")
+    return 0

@@ -1,0 +1,145 @@
+"""``jupyter-sched``: the command line. ``main()`` is the console script; :func:`run_cli` returns the exit code.
+
+Exit codes: 0 success; 1 the app failed or was cancelled, or an app/role/replica does not exist; 2 bad
+usage (unknown flag, scheduler, run option or component, malformed handle); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import ModuleType
+from typing import Dict, List, Optional
+
+import jupyter_sched
+from jupyter_sched.cli import (
+    cmd_builtins,
+    cmd_cancel,
+    cmd_describe,
+    cmd_list,
+    cmd_log,
+    cmd_run,
+    cmd_runopts,
+    cmd_status,
+)
+from jupyter_sched.cli.config import ConfigError, ProjectConfig, load_config
+from jupyter_sched.cli.errors import CliError, CliExit, CliUsageError
+from jupyter_sched.cli.parsers import RaisingArgumentParser
+from jupyter_sched.components import ComponentError, ComponentHelp
+from jupyter_sched.specs import (
+    InvalidAppError,
+    InvalidRunConfigException,
+    MalformedAppHandleException,
+    UnknownAppException,
+    UnknownSchedulerException,
+)
+
+PROG = "jupyter-sched"
+VERBS: Dict[str, ModuleType] = {
+    "run": cmd_run,
+    "status": cmd_status,
+    "log": cmd_log,
+    "list": cmd_list,
+    "cancel": cmd_cancel,
+    "describe": cmd_describe,
+    "runopts": cmd_runopts,
+    "builtins": cmd_builtins,
+}
+USAGE_ERRORS = (
+    CliUsageError, ComponentError, ConfigError, InvalidRunConfigException, MalformedAppHandleException,
+    UnknownSchedulerException,
+)  # fmt: skip
+FAILURES = (CliError, UnknownAppException, InvalidAppError)
+
+
+def build_parser() -> RaisingArgumentParser:
+    parser = RaisingArgumentParser(
+        prog=PROG,
+        description="Launch apps (roles x replicas) on a scheduler and watch them.",
+        epilog="Run `jupyter-sched VERB --help` for a verb's options.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"{PROG} {jupyter_sched.__version__}"
+    )
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    for name, module in VERBS.items():
+        sub = verbs.add_parser(
+            name, help=module.HELP, description=module.HELP, add_help=name != "run"
+        )
+        if name == "run":
+            sub.add_argument("args", nargs="...", help="see `jupyter-sched run --help`")
+        else:
+            module.add_arguments(sub)
+    return parser
+
+
+def _export_local_log_dir(config: ProjectConfig) -> None:
+    """A ``log_dir`` set for a local scheduler in the config file becomes this process's default log dir, so
+    ``status``/``log``/``list`` find the apps ``run`` started there."""
+    if os.environ.get("JUPYTER_SCHED_LOG_DIR") or not config.path:
+        return
+    for name in ("local_cwd", "local_dir"):
+        log_dir = config.schedulers.get(name, {}).get("log_dir")
+        if isinstance(log_dir, str) and log_dir:
+            base = os.path.dirname(config.path)
+            os.environ["JUPYTER_SCHED_LOG_DIR"] = os.path.join(base, os.path.expanduser(log_dir))
+            return
+
+
+def _dispatch(argv: List[str]) -> int:
+    config = load_config()
+    _export_local_log_dir(config)
+    if argv and argv[0] == "run":
+        return cmd_run.main(argv[1:])
+    args = build_parser().parse_args(argv)
+    if args.verb == "run":  # only reached with global options before `run`
+        return cmd_run.main(args.args)
+    return int(VERBS[args.verb].run(args, config))
+
+
+def run_cli(argv: Optional[List[str]] = None) -> int:
+    """Runs the command line and returns its exit code (never raises for user errors)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")  # type: ignore[attr-defined]
+        except (AttributeError, ValueError):
+            pass
+    try:
+        return _dispatch(argv)
+    except CliExit as e:
+        if e.message:
+            sys.stderr.write(e.message)
+        return e.status
+    except ComponentHelp as e:
+        sys.stdout.write(e.text)
+        return 0
+    except USAGE_ERRORS as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    except FAILURES as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    except (ValueError, RuntimeError, OSError) as e:
+        if isinstance(e, BrokenPipeError):
+            return _broken_pipe()
+        print(f"{PROG}: error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _broken_pipe() -> int:
+    """The reader went away (``jupyter-sched log ... | head``): exit quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141
+
+
+def main() -> None:
+    sys.exit(run_cli())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+"""Printing the logs of several replicas to one terminal: ``role/k`` prefixes, progress bars kept intact.
+
+Log items (see ``Scheduler.log_iter``) are whole lines, ``\\r``-terminated progress frames, or a final
+partial line. A :class:`Prefixer` per replica remembers whether that replica's output is at the start of a
+line, so the prefix is written exactly once per line and once per ``\\r`` frame, however the text was cut
+into items (the peer re-prefixes per chunk and duplicates prefixes at chunk boundaries). A
+:class:`LogPrinter` interleaves whole items of several replicas and ends a replica's unfinished line
+before another replica writes, so lines never run into each other.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, TextIO, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.runner import Runner
+
+_PIECES = re.compile(r"\r|\n|[^\r\n]+")
+_PALETTE = ("32", "36", "33", "35", "34", "92", "96", "93", "95", "94")
+RESET = "\033[0m"
+
+# where a replica's output stands: at the start of a line, inside a line, right after a "\r" frame, or
+# inside a line that another replica's output had to end with a newline
+_START, _TEXT, _FRAME, _CUT = "start", "text", "frame", "cut"
+
+
+class Prefixer:
+    """Adds ``prefix`` at the start of every line and after every ``\r`` of one replica's output.
+
+    The output depends only on the concatenated input, never on how it was cut into items: ``"\r"`` and
+    ``"\n"`` are handled one at a time and a line's text may arrive in any number of pieces.
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.state = _START
+
+    @property
+    def line_open(self) -> bool:
+        """True when the last thing written was not a newline (a partial line or a ``\r`` frame)."""
+        return self.state in (_TEXT, _FRAME)
+
+    def cut(self) -> None:
+        """Someone else ended our open line with a newline (to write their own)."""
+        if self.line_open:
+            self.state = _CUT
+
+    def feed(self, item: str) -> str:
+        out: List[str] = []
+        for piece in _PIECES.findall(item):
+            if piece == "\n":
+                if self.state == _START:
+                    out.append(self.prefix + "\n")  # an empty line still says whose it is
+                elif (
+                    self.state != _CUT
+                ):  # after a cut, the newline that ends our line was already written
+                    out.append("\n")
+                self.state = _START
+            elif piece == "\r":
+                if self.state in (_TEXT, _FRAME):
+                    out.append("\r")
+                    self.state = _FRAME
+                elif self.state == _START:
+                    out.append("\r")
+            else:
+                if self.state != _TEXT:
+                    out.append(self.prefix)
+                out.append(piece)
+                self.state = _TEXT
+        return "".join(out)
+
+
+class LogPrinter:
+    """Writes items of several replicas to ``out``; thread-safe; colours prefixes when ``color``."""
+
+    def __init__(self, out: TextIO, replicas: List[Tuple[str, int]], color: bool = False) -> None:
+        self._out = out
+        self._lock = threading.Lock()
+        width = max((len(f"{r}/{k}") for r, k in replicas), default=0)
+        self._prefixers: Dict[Tuple[str, int], Prefixer] = {}
+        for i, (role, k) in enumerate(replicas):
+            label = f"{role}/{k}".ljust(width)
+            text = f"\033[{_PALETTE[i % len(_PALETTE)]}m{label}{RESET} " if color else f"{label} "
+            self._prefixers[(role, k)] = Prefixer(text)
+        self._open: Optional[Prefixer] = None
+
+    def write(self, replica: Tuple[str, int], item: str, flush: bool = True) -> None:
+        self.write_many([(replica, item)], flush)
+
+    def write_many(self, items: List[Tuple[Tuple[str, int], str]], flush: bool = True) -> None:
+        """Writes several items in order with one ``write`` call (and one flush)."""
+        if not items:
+            return
+        out: List[str] = []
+        with self._lock:
+            for replica, item in items:
+                prefixer = self._prefixers[replica]
+                if self._open is not None and self._open is not prefixer and self._open.line_open:
+                    out.append("\n")
+                    self._open.cut()
+                out.append(prefixer.feed(item))
+                self._open = prefixer
+            self._out.write("".join(out))
+            if flush:
+                self._out.flush()
+
+    def finish(self) -> None:
+        """Ends an unfinished last line, so the shell prompt starts on its own line."""
+        with self._lock:
+            if self._open is not None and self._open.line_open:
+                self._out.write("\n")
+                self._open.cut()
+            self._out.flush()
+
+
+@dataclass
+class TailOptions:
+    """What to read of each replica's log (the arguments of ``Runner.log_lines``)."""
+
+    regex: Optional[str] = None
+    since: Optional[datetime] = None
+    until: Optional[datetime] = None
+    follow: bool = False
+    streams: Optional[str] = None
+
+
+_DONE = object()
+_BATCH = 512
+
+
+def tail(
+    runner: "Runner",
+    app_handle: str,
+    replicas: List[Tuple[str, int]],
+    out: TextIO,
+    opts: TailOptions,
+    color: bool = False,
+    on_error: Optional[Callable[[str], None]] = None,
+) -> List[str]:
+    """Prints the logs of ``replicas`` (one reader thread each, whole items interleaved) until every log
+    has ended: with ``follow`` that is when every replica has ended. Returns the errors met (also passed to
+    ``on_error`` as they happen), one per replica whose log could not be read."""
+    printer = LogPrinter(out, replicas, color)
+    items: "queue.Queue[Tuple[Tuple[str, int], object]]" = queue.Queue(maxsize=4096)
+
+    def read(replica: Tuple[str, int]) -> None:
+        role, k = replica
+        try:
+            lines: Iterable[str] = runner.log_lines(
+                app_handle,
+                role,
+                k,
+                opts.regex,
+                opts.since,
+                opts.until,
+                opts.follow,
+                opts.streams,  # type: ignore[arg-type]
+            )
+            for line in lines:
+                items.put((replica, line))
+        except Exception as e:  # noqa: BLE001 - reported to the user, the other replicas go on
+            items.put((replica, e))
+        finally:
+            items.put((replica, _DONE))
+
+    for replica in replicas:
+        threading.Thread(
+            target=read, args=(replica,), name=f"log-{replica[0]}-{replica[1]}", daemon=True
+        ).start()
+    errors: List[str] = []
+    remaining = len(replicas)
+    while remaining:
+        try:
+            batch = [items.get(timeout=0.5)]
+        except queue.Empty:
+            continue  # wake up now and then so Ctrl-C is handled promptly
+        while len(batch) < _BATCH:  # whatever else is ready goes out in the same write
+            try:
+                batch.append(items.get_nowait())
+            except queue.Empty:
+                break
+        lines: List[Tuple[Tuple[str, int], str]] = []
+        for replica, item in batch:
+            if item is _DONE:
+                remaining -= 1
+            elif isinstance(item, Exception):
+                printer.write_many(lines)
+                lines = []
+                message = f"cannot read the log of {replica[0]}/{replica[1]}: {item}"
+                errors.append(message)
+                if on_error is not None:
+                    printer.finish()
+                    on_error(message)
+            else:
+                lines.append((replica, str(item)))
+        printer.write_many(lines)
+    printer.finish()
+    return errors

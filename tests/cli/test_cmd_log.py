@@ -1,0 +1,157 @@
+"""``jupyter-sched log`` end to end: prefixes, progress bars, selection, filters, colours and errors."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+
+import pytest
+from cli_helpers import Cli  # type: ignore[import-not-found]
+
+PROGRESS = "printf 'step 1\\r'; sleep 0.1; printf 'step 2\\r'; sleep 0.1; printf 'done\\n'"
+
+
+@pytest.fixture(scope="module")
+def three(module_cli: Cli) -> str:
+    """A finished app with 3 replicas, each printing 2 lines and 1 error line; replica k exits k. Tests that
+    read it use ``module_cli`` (the same state directory)."""
+    cli = module_cli
+    script = 'echo "r${replica_id} a"; echo "r${replica_id} b"; echo "r${replica_id} err" >&2; exit ${replica_id}'
+    proc = cli("run", "utils.sh", "--num_replicas", "3", script)
+    assert proc.returncode == 1, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_all_replicas_every_line_prefixed_once(module_cli: Cli, three: str) -> None:
+    cli = module_cli
+    proc = cli("log", three)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.splitlines()) == [
+        f"sh/{k} r{k} {x}" for k in range(3) for x in ("a", "b", "err")
+    ]
+    for k in range(3):  # whole items interleave, but each replica's stdout lines keep their order
+        mine = [
+            line
+            for line in proc.stdout.splitlines()
+            if line.startswith(f"sh/{k} r{k} ") and "err" not in line
+        ]
+        assert mine == [f"sh/{k} r{k} a", f"sh/{k} r{k} b"]
+
+
+def test_role_and_replica_selection(module_cli: Cli, three: str) -> None:
+    cli = module_cli
+    assert cli("log", f"{three}/sh/1", "--streams", "stdout").stdout == "sh/1 r1 a\nsh/1 r1 b\n"
+    two = cli("log", f"{three}/sh/0,2", "--streams", "stdout").stdout.splitlines()
+    assert sorted(two) == ["sh/0 r0 a", "sh/0 r0 b", "sh/2 r2 a", "sh/2 r2 b"]
+    assert len(cli("log", f"{three}/sh").stdout.splitlines()) == 9
+
+
+def test_regex_and_streams(module_cli: Cli, three: str) -> None:
+    cli = module_cli
+    assert cli("log", f"{three}/sh/2", "--regex", "b$").stdout == "sh/2 r2 b\n"
+    assert cli("log", f"{three}/sh/0", "--streams", "stdout").stdout == "sh/0 r0 a\nsh/0 r0 b\n"
+    assert cli("log", f"{three}/sh/0", "--streams", "stderr").stdout == "sh/0 r0 err\n"
+
+
+def test_since_and_until(module_cli: Cli, three: str) -> None:
+    cli = module_cli
+    assert (
+        cli("log", f"{three}/sh/0", "--since", "1h", "--streams", "stdout").stdout
+        == "sh/0 r0 a\nsh/0 r0 b\n"
+    )
+    assert cli("log", f"{three}/sh/0", "--since", "2999-01-01T00:00:00").stdout == ""
+    assert cli("log", f"{three}/sh/0", "--until", "2000-01-01T00:00:00").stdout == ""
+    bad = cli("log", three, "--since", "yesterday")
+    assert bad.returncode == 2 and "--since 'yesterday': not a time" in bad.stderr
+
+
+def test_progress_frames_keep_one_prefix_each(cli: Cli) -> None:
+    handle = cli.run_app("utils.sh", PROGRESS)
+    assert cli("log", handle).stdout == "sh/0 step 1\rsh/0 step 2\rsh/0 done\n"
+
+
+def test_follow_a_running_app_until_it_ends_then_report_its_failure(cli: Cli) -> None:
+    proc = cli(
+        "run",
+        "--cfg",
+        "outlive_owner=true",
+        "utils.sh",
+        f"{PROGRESS}; sleep 0.2; echo last; exit 4",
+    )
+    handle = proc.stdout.strip()
+    follow = cli("log", "-f", handle)
+    assert follow.stdout == "sh/0 step 1\rsh/0 step 2\rsh/0 done\nsh/0 last\n"
+    assert follow.returncode == 1 and f"{handle}: FAILED" in follow.stderr
+
+
+def test_prefixes_are_coloured_only_on_a_terminal(module_cli: Cli, three: str) -> None:
+    cli = module_cli
+    piped = cli("log", f"{three}/sh/1", "--streams", "stdout")
+    assert "\033[" not in piped.stdout
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        cli.argv(("log", f"{three}/sh/1", "--streams", "stdout")),
+        cwd=cli.cwd,
+        env=cli.env,
+        stdout=secondary,
+        stderr=subprocess.PIPE,
+    )
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            data = os.read(primary, 4096)
+        except OSError:  # EIO: the terminal's other side closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(primary)
+    assert proc.wait(timeout=30) == 0
+    out = b"".join(chunks).decode()
+    assert "\033[32msh/1\033[0m r1 a" in out
+    no_color = subprocess.run(
+        cli.argv(("log", f"{three}/sh/1", "--streams", "stdout")),
+        cwd=cli.cwd,
+        env={**cli.env, "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert no_color.stdout == "sh/1 r1 a\nsh/1 r1 b\n"
+
+
+def test_unknown_app_role_or_replica_fails_at_once_listing_what_exists(
+    module_cli: Cli, three: str
+) -> None:
+    cli = module_cli
+    app_id = three.rsplit("/", 1)[1]
+    cases = {
+        ("local_cwd://default/nope-123",): (
+            1,
+            f"no app local_cwd://default/nope-123: it was never submitted, or its records were removed. Known apps on local_cwd: {three}.",
+        ),
+        (f"{three}/trainer",): (1, f"app {three} has no role 'trainer'; its roles are: sh"),
+        (f"{three}/sh/7",): (
+            1,
+            f"role 'sh' of app {three} has no replica 7; its replicas are: 0, 1, 2",
+        ),
+        ("not-a-handle",): (2, "'not-a-handle' is not SCHEDULER://SESSION/APP_ID[/ROLE[/K,K...]]"),
+        (f"slurmm://default/{app_id}",): (
+            2,
+            "unknown scheduler 'slurmm'; available: local_cwd, local_dir",
+        ),
+        (three, "--regex", "("): (2, "--regex '(' is not a valid regular expression"),
+    }
+    for argv, (code, message) in cases.items():
+        proc = cli("log", *argv)
+        assert proc.returncode == code, (argv, proc.stderr)
+        assert message in proc.stderr, (argv, proc.stderr)
+
+
+def test_empty_session_means_default(module_cli: Cli, three: str) -> None:
+    cli = module_cli
+    app_id = three.rsplit("/", 1)[1]
+    assert (
+        cli("log", f"local_cwd:///{app_id}/sh/0", "--streams", "stderr").stdout == "sh/0 r0 err\n"
+    )

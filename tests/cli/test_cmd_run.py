@@ -1,0 +1,163 @@
+"""``jupyter-sched run`` end to end, as a real subprocess."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from cli_helpers import Cli  # type: ignore[import-not-found]
+
+
+def test_run_waits_on_local_and_streams_logs(cli: Cli) -> None:
+    proc = cli("run", "utils.echo", "--msg", "hello from the cli", "--num_replicas", "2")
+    assert proc.returncode == 0, proc.stderr
+    handle = proc.stdout.strip()
+    assert handle.startswith("local_cwd://default/echo-") and len(proc.stdout.splitlines()) == 1
+    assert (
+        "note: local_cwd replicas run as children of this command and end when it exits"
+        in proc.stderr
+    )
+    assert (
+        "echo/0 hello from the cli\n" in proc.stderr
+        and "echo/1 hello from the cli\n" in proc.stderr
+    )
+    assert proc.stderr.rstrip().endswith(f"{handle}: SUCCEEDED")
+
+
+def test_a_failed_app_exits_non_zero_with_its_status(cli: Cli) -> None:
+    proc = cli("run", "--wait", "utils.sh", "echo oops >&2; exit 3")
+    assert proc.returncode == 1, proc.stderr
+    assert "note:" not in proc.stderr and "oops" not in proc.stderr  # --wait: wait quietly
+    assert "State: FAILED" in proc.stderr and "*sh[0]:FAILED (exitcode: 3)" in proc.stderr
+
+
+def test_log_streams_without_the_note(cli: Cli) -> None:
+    proc = cli("run", "--log", "utils.sh", "echo out; echo err >&2")
+    assert proc.returncode == 0 and "note:" not in proc.stderr
+    assert "sh/0 out\n" in proc.stderr and "sh/0 err\n" in proc.stderr
+
+
+def test_dryrun_prints_the_app_and_the_request_and_runs_nothing(cli: Cli) -> None:
+    proc = cli("run", "--dryrun", "utils.sh", "--num_replicas", "2", "touch", "should-not-exist")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith("=== APPLICATION ===\nname: sh\nroles:\n  - name: sh\n")
+    assert "    num_replicas: 2\n" in out and "      - touch should-not-exist\n" in out
+    assert "\n=== SCHEDULER REQUEST ===\nPopenRequest(app_id=sh-" in out
+    assert "    [1] argv: sh -c 'touch should-not-exist'" in out
+    assert not (cli.cwd / "should-not-exist").exists()
+    assert "no apps on local_cwd" in cli("list").stdout
+
+
+def test_outlive_owner_returns_at_once_and_log_follows_from_another_process(cli: Cli) -> None:
+    script = "for i in 1 2 3; do echo line $i; sleep 0.2; done"
+    proc = cli("run", "--cfg", "outlive_owner=true", "utils.sh", script)
+    assert proc.returncode == 0, proc.stderr
+    handle = proc.stdout.strip()
+    assert (
+        "note:" not in proc.stderr
+        and f"Follow it with `jupyter-sched log -f {handle}`" in proc.stderr
+    )
+    follow = cli("log", "-f", handle)
+    assert follow.returncode == 0, follow.stderr
+    assert follow.stdout == "sh/0 line 1\nsh/0 line 2\nsh/0 line 3\n"
+    assert "State: SUCCEEDED" in cli("status", handle).stdout
+
+
+def test_python_m_jupyter_sched_is_the_same_command(cli: Cli) -> None:
+    proc = cli("run", "utils.python", "-c", "print('via -m')", module=True)
+    assert proc.returncode == 0 and "python/0 via -m\n" in proc.stderr
+
+
+def test_file_components_and_config_defaults(cli: Cli) -> None:
+    (cli.cwd / "comps.py").write_text(
+        "from jupyter_sched.specs import AppDef, Role\n\n"
+        "def greet(who: str = 'nobody', times: int = 1) -> AppDef:\n"
+        "    '''Greets.'''\n"
+        "    return AppDef('greet', [Role('greet', 'img', entrypoint='echo', args=['hi', who], num_replicas=times)])\n"
+    )
+    (cli.cwd / "pyproject.toml").write_text(
+        '[tool.jupyter_sched.components."comps.py:greet"]\nwho = "config"\ntimes = 2\n'
+    )
+    proc = cli("run", "comps.py:greet", "--times", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "greet/0 hi config\n" in proc.stderr and "greet/1" not in proc.stderr
+
+
+def test_component_help_exits_zero(cli: Cli) -> None:
+    proc = cli("run", "utils.sh", "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        proc.stdout.startswith("usage: utils.sh ")
+        and "Runs a shell command with ``sh -c``." in proc.stdout
+    )
+
+
+def test_bad_input_exits_2_at_once_saying_what_exists(cli: Cli) -> None:
+    cases = {
+        (
+            "run",
+            "utils.echo",
+            "--nmu_replicas",
+            "2",
+        ): "utils.echo: unknown flag --nmu_replicas. Did you mean --num_replicas?",
+        (
+            "run",
+            "utils.echo",
+            "--num_replicas",
+            "two",
+        ): "flag --num_replicas (int): 'two' is not a valid int",
+        (
+            "run",
+            "-s",
+            "slurmm",
+            "utils.echo",
+        ): "unknown scheduler 'slurmm'; available: local_cwd, local_dir",
+        ("run", "utils.ehco"): "no component named 'utils.ehco'. Did you mean utils.echo",
+        (
+            "run",
+            "--cfg",
+            "log_dri=/x",
+            "utils.echo",
+        ): "Unknown run option 'log_dri'. Did you mean 'log_dir'?",
+        ("run", "--verbose", "utils.echo"): "unknown option --verbose",
+        ("run",): "which component?",
+        (
+            "run",
+            "utils.touch",
+        ): "utils.touch: missing required flag --file\nusage: utils.touch --file STR",
+    }
+    for argv, message in cases.items():
+        proc = cli(*argv)
+        assert proc.returncode == 2, (argv, proc.stderr)
+        assert message in proc.stderr, (argv, proc.stderr)
+        assert proc.stdout == ""
+
+
+def test_an_app_that_cannot_start_exits_1(cli: Cli) -> None:
+    (cli.cwd / "bad.py").write_text(
+        "from jupyter_sched.specs import AppDef, Role\n\n"
+        "def bad() -> AppDef:\n"
+        "    return AppDef('bad', [Role('bad', 'img', entrypoint='no-such-program-xyz')])\n"
+    )
+    proc = cli("run", "bad.py:bad")
+    assert proc.returncode == 1, proc.stderr
+    assert "'no-such-program-xyz' is not an executable file on PATH" in proc.stderr
+
+
+def test_ctrl_c_cancels_the_local_app(cli: Cli) -> None:
+    proc = cli.popen("run", "utils.sh", "echo started; sleep 60")
+    assert proc.stdout is not None and proc.stderr is not None
+    handle = proc.stdout.readline().strip()
+    for line in proc.stderr:
+        if "sh/0 started" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    assert f"interrupted: cancelled {handle}" in proc.stderr.read()
+    assert "State: CANCELLED" in cli("status", handle).stdout
+
+
+def test_workspace_is_refused_by_local_cwd(cli: Cli, tmp_path: Path) -> None:
+    proc = cli("run", "--workspace", str(tmp_path), "utils.echo")
+    assert proc.returncode == 1 and "does not support workspaces" in proc.stderr
