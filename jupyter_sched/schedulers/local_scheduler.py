@@ -402,6 +402,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             raise
         local_app.replicas = started
         record.create()
+        self._link_into_default_base(request.log_dir)
         with self._lock:
             self._evict()
             self._apps[request.app_id] = local_app
@@ -412,6 +413,18 @@ class LocalScheduler(Scheduler[PopenRequest]):
         if base not in self._bases:
             self._bases.append(base)
         return request.app_id
+
+    def _link_into_default_base(self, app_dir: str) -> None:
+        """An app recorded under a custom ``log_dir`` gets a symlink in this scheduler's default log dir,
+        so that other processes (CLI, a restarted kernel) that only know the default still find it."""
+        default_session_dir = os.path.join(self._bases[0], self.session_name)
+        if os.path.dirname(app_dir) == default_session_dir:
+            return
+        try:
+            os.makedirs(default_session_dir, exist_ok=True)
+            os.symlink(app_dir, os.path.join(default_session_dir, os.path.basename(app_dir)))
+        except OSError:
+            pass  # discoverability is a convenience; the app itself is fine
 
     def _check_entrypoints(self, request: PopenRequest) -> None:
         for role_name, params in request.role_params.items():

@@ -29,8 +29,11 @@ class InvalidRunConfigException(ValueError):
     """A run option (``cfg``) that is missing, unknown or of the wrong type."""
 
     def __init__(self, invalid_reason: str, cfg_key: str, cfg: Optional[Mapping[str, Any]] = None) -> None:
-        given = ", ".join(f"{k}={v!r}" for k, v in cfg.items()) if cfg else "<EMPTY>"
-        super().__init__(f"{invalid_reason}. Given: {given}")
+        if cfg is None:  # parsing a cfg string: the reason already quotes the bad text
+            super().__init__(invalid_reason)
+        else:
+            given = ", ".join(f"{k}={v!r}" for k, v in cfg.items()) if cfg else "<EMPTY>"
+            super().__init__(f"{invalid_reason}. Given: {given}")
         self.cfg_key = cfg_key
 
 

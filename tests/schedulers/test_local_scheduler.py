@@ -378,6 +378,21 @@ def _start_owner(log_dir: str, mode: str, outlive: bool = False):  # type: ignor
     return proc, app_id, [int(p) for p in pids]
 
 
+def test_apps_under_a_custom_log_dir_are_found_through_the_default(log_dir: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    default = str(tmp_path / "default-base")
+    owner = create_cwd_scheduler("test", log_dir=default)
+    try:
+        app_id = run(owner, sh_app("echo custom"), log_dir)
+        wait_done(owner, app_id)
+    finally:
+        owner.close()
+    fresh = create_cwd_scheduler("test", log_dir=default)  # knows only the default, like a new process
+    assert [r.app_id for r in fresh.list()] == [app_id]
+    assert fresh.describe(app_id).state == AppState.SUCCEEDED
+    assert list(fresh.log_iter(app_id, "main", 0)) == ["custom\n"]
+    assert os.path.isdir(os.path.join(log_dir, "test", app_id))  # the logs live where asked
+
+
 def test_sigkill_of_the_owner_ends_its_replicas(log_dir: str) -> None:
     sched = create_cwd_scheduler("test", log_dir=log_dir)  # a fresh process would only know the log dir
     proc, app_id, pids = _start_owner(log_dir, "time.sleep(600)")
