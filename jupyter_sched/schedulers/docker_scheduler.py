@@ -1,0 +1,573 @@
+"""The docker backend (``local_docker``): each replica is a container on the local Docker engine.
+
+Stateless: every container carries ``jupyter_sched.*`` labels (app id and name, session, role name and
+index, replica id, cancel grace, version), so ``describe``, ``list``, ``log_iter`` and ``cancel`` work from
+any process, e.g. after a kernel restart. Replicas share the user-defined bridge network ``jupyter_sched``
+(run option ``network``) and reach each other by container name; every replica gets the rank-0 container's
+name in ``JUPYTER_SCHED_RANK0_HOST`` (``${rank0_env}`` in args names that variable).
+
+* Resources are enforced: ``cpu`` -> ``nano_cpus``, ``memMB`` -> memory limit and ``/dev/shm`` size,
+  ``gpu`` -> a device request. ``max_retries`` becomes a per-container ``on-failure`` restart policy: docker
+  has no gang scheduling, so only the failed replica restarts (``retry_policy`` is not honoured), and
+  ``num_restarts`` is docker's restart count.
+* ``schedule`` is all or nothing: it checks host paths and images first, creates every container, then
+  starts them; if any step fails for any replica, the containers already created are removed and the
+  error names the replica. Images are pulled only under the ``pull`` policy (default: only if missing).
+* ``cancel`` records the cancel (below), then asks the engine to stop every replica, one thread each (the
+  image's stop signal, SIGKILL after ``cancel_grace``), and returns at once; the app ends CANCELLED. The
+  engine carries the stops through on its own, so the threads only wait until their request is sent (at
+  most 0.5 s): a process that exits right after ``cancel`` (the CLI) still cancels every replica.
+* Exited containers are kept, with their logs, until :meth:`DockerScheduler.cleanup` (or ``prune``).
+
+How a cancel is recorded: a label cannot be added to a running container, and an exit code of 137 says
+nothing about who sent the SIGKILL. So ``cancel`` first creates a tiny *cancel record*: a container that
+is created but never started (no process, no network), named ``<app_id>-cancelled`` and labelled with the
+app id, the session and ``jupyter_sched.cancelled-at=<unix time>``. It is returned by the same label query
+that finds the replicas, so it costs ``describe``/``list`` nothing extra, any process sees it, its fixed
+name makes concurrent cancels idempotent, and ``cleanup`` removes it with the replicas. A replica that
+ends with a non-zero code after that time is CANCELLED, not FAILED.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import threading
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict, TypeVar
+
+from jupyter_sched.schedulers.api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    Stream,
+    stream_arg,
+)
+from jupyter_sched.schedulers.docker_engine import (
+    HOW_TO_START,
+    DockerNotAvailableError,
+    connect,
+    ensure_image,
+    ensure_network,
+    explain,
+    has_docker,
+    is_conflict,
+    is_not_found,
+    parallel,
+    send_stop,
+    start_threads,
+)
+from jupyter_sched.schedulers.docker_job import (
+    DEFAULT_NETWORK,
+    LABEL_APP_ID,
+    LABEL_APP_NAME,
+    LABEL_CANCEL_GRACE,
+    LABEL_CANCELLED_AT,
+    LABEL_REPLICA_ID,
+    LABEL_ROLE_NAME,
+    LABEL_SESSION,
+    LABEL_VERSION,
+    LABEL_WORKSPACE,
+    DockerContainer,
+    DockerJob,
+)
+from jupyter_sched.schedulers.docker_logs import DockerLogIterator
+from jupyter_sched.schedulers.docker_request import (
+    RANK0_ENV,
+    DockerSubmitError,
+    build_job,
+    check_host_paths,
+    images_of,
+)
+from jupyter_sched.schedulers.docker_state import (
+    ReplicaView,
+    app_id_of,
+    app_state,
+    cancelled_at,
+    is_cancel_record,
+    replica_state,
+    row_state,
+)
+from jupyter_sched.schedulers.docker_workspace import DockerWorkspaceMixin
+from jupyter_sched.specs import (
+    NONE,
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    ReplicaStatus,
+    Role,
+    RoleStatus,
+    UnknownAppException,
+    runopts,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import docker
+
+__all__ = [
+    "CANCEL_RECORD_SUFFIX", "DockerContainer", "DockerJob", "DockerNotAvailableError", "DockerOpts",
+    "DockerScheduler", "DockerSubmitError", "RANK0_ENV", "create_scheduler", "has_docker",
+]  # fmt: skip
+
+CANCEL_RECORD_SUFFIX = "-cancelled"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class DockerOpts(TypedDict, total=False):
+    copy_env: Optional[List[str]]
+    env: Optional[Dict[str, str]]
+    privileged: bool
+    pull: str
+    cancel_grace: float
+    network: str
+    image_repo: Optional[str]
+    quiet: bool
+
+
+def _engine_errors(method: F) -> F:
+    """Turns a lost connection to the engine into DockerNotAvailableError (with how to start one)."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except Exception as e:
+            if _is_connection_error(e):
+                raise DockerNotAvailableError(f"lost the connection to the Docker engine: {e}. {HOW_TO_START}") from e
+            raise
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _is_connection_error(e: BaseException) -> bool:
+    import requests
+
+    return isinstance(e, requests.exceptions.ConnectionError)
+
+
+class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
+    """Runs apps as containers on the local Docker engine; see the module docstring.
+
+    ``docker_client`` injects a ``docker.DockerClient``; by default one is made from the environment
+    (``DOCKER_HOST``) on first use, so creating the scheduler and dry runs need no engine.
+    """
+
+    def __init__(self, session_name: str, docker_client: Optional["docker.DockerClient"] = None) -> None:
+        super().__init__("docker", session_name)
+        self._client = docker_client
+        self._owns_client = docker_client is None
+        self._lock = threading.Lock()
+        self._networks: Dict[str, str] = {}
+        self._described: Dict[str, float] = {}
+        self._stop_threads: List[threading.Thread] = []
+
+    def _docker(self) -> "docker.DockerClient":
+        client = self._client
+        if client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = connect()
+                client = self._client
+        return client
+
+    # -- options and dry run ---------------------------------------------------------------------------
+    def _run_opts(self) -> runopts:
+        opts = runopts()
+        opts.add("copy_env", List[str], "glob patterns of environment variables to copy into the replicas, e.g. FOO_*")
+        opts.add(
+            "env",
+            Dict[str, str],
+            "environment variables of the replicas, ENV1:v1,ENV2:v2 (or ; between them); they override"
+            " copy_env and are overridden by the role's env",
+        )
+        opts.add("privileged", bool, "run the containers privileged", default=False)
+        opts.add(
+            "pull",
+            str,
+            "when to pull images: never, missing (only if not on the engine) or always",
+            default="missing",
+        )
+        opts.add(
+            "cancel_grace",
+            float,
+            "seconds between SIGTERM and SIGKILL when the app is cancelled (docker counts whole seconds)",
+            default=10.0,
+        )
+        opts.add("network", str, "user-defined bridge network the replicas join", default=DEFAULT_NETWORK)
+        return opts
+
+    def _validate(self, app: AppDef, scheduler: str) -> None:
+        """A role without resources runs without limits."""
+
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[DockerJob]:
+        return AppDryRunInfo(build_job(app, cfg, self.session_name), repr)
+
+    # -- schedule ----------------------------------------------------------------------------------------
+    @_engine_errors
+    def schedule(self, dryrun_info: AppDryRunInfo[DockerJob]) -> str:
+        """Starts every replica or none (see the module docstring); returns the app id."""
+        job = dryrun_info.request
+        check_host_paths(job)
+        client = self._docker()
+        quiet = bool(dryrun_info.cfg.get("quiet", True)) if dryrun_info.cfg else True
+        for image, users in images_of(job).items():
+            try:
+                ensure_image(client, image, job.pull, quiet=quiet)
+            except LookupError as e:
+                raise DockerSubmitError(f"app {job.app_id}: {users} cannot run: {e}") from None
+        networks = {name: self._network(name) for name in {c.network or job.network for c in job.containers}}
+        try:
+            results = parallel(lambda c: self._create(client, c, networks[c.network or job.network]), job.containers)
+            created = [(c, cid) for c, (cid, err) in zip(job.containers, results, strict=True) if cid]
+            failed = [(c, err) for c, (cid, err) in zip(job.containers, results, strict=True) if err]
+            if failed:
+                raise self._rollback(job, len(created), "create", *failed[0])
+            results = parallel(lambda item: client.api.start(item[1]), created)
+            failed = [(c, err) for (c, _), (_, err) in zip(created, results, strict=True) if err]
+            if failed:
+                raise self._rollback(job, len(created), "start", *failed[0])
+        except DockerSubmitError:
+            raise
+        except BaseException:  # e.g. KeyboardInterrupt half-way: the app's labels find what was created
+            self._remove_app(job.app_id)
+            raise
+        return job.app_id
+
+    def _create(self, client: "docker.DockerClient", container: DockerContainer, network_id: str) -> str:
+        kwargs = dict(container.kwargs)
+        kwargs["network"] = network_id
+        return client.containers.create(container.image, container.command, **kwargs).id
+
+    def _rollback(
+        self, job: DockerJob, created: int, step: str, bad: DockerContainer, err: BaseException
+    ) -> DockerSubmitError:
+        self._remove_app(job.app_id)
+        return DockerSubmitError(
+            f"could not {step} replica {bad.role}[{bad.replica_id}] (container {bad.name}) of app {job.app_id}:"
+            f" {explain(err)}. Nothing of the app was left running: the {created} container(s) already"
+            " created were removed."
+        )
+
+    def _remove_app(self, app_id: str) -> int:
+        """Force-removes every container carrying the app's id (replicas and cancel record)."""
+        ids = [row["Id"] for row in self._rows(app_id)]
+        api = self._docker().api
+        parallel(lambda cid: api.remove_container(cid, force=True, v=True), ids)
+        return len(ids)
+
+    def _network(self, name: str) -> str:
+        net_id = self._networks.get(name)
+        if net_id is not None:
+            try:
+                self._docker().api.inspect_network(net_id)
+                return net_id
+            except Exception as e:  # noqa: BLE001
+                if not is_not_found(e):
+                    raise
+        net_id = ensure_network(self._docker(), name)
+        self._networks[name] = net_id
+        return net_id
+
+    # -- observe ------------------------------------------------------------------------------------------
+    def _rows(self, app_id: str) -> List[Dict[str, Any]]:
+        """The app's containers (replicas and cancel record) as sparse list rows: one request."""
+        return self._docker().api.containers(all=True, filters={"label": [f"{LABEL_APP_ID}={app_id}"]})
+
+    @_engine_errors
+    def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
+        asked = time.time()
+        rows = self._rows(app_id)
+        replicas = [r for r in rows if not is_cancel_record(r)]
+        if not replicas:
+            return None
+        self._described[app_id] = asked
+        cancelled = cancelled_at(rows)
+        api = self._docker().api
+        infos = parallel(lambda r: api.inspect_container(r["Id"]), replicas, max_workers=4 if len(replicas) > 4 else 1)
+        for _, err in infos:
+            if err is not None and not is_not_found(err):
+                raise err
+        views = [ReplicaView.from_inspect(info) for info, _ in infos if info is not None]
+        if not views:  # removed between the list and the inspects
+            return None
+        views.sort(key=lambda v: (v.role_index, v.replica_id))
+        roles: Dict[str, RoleStatus] = {}
+        role_defs: Dict[str, Role] = {}
+        failures: List[str] = []
+        states: List[AppState] = []
+        for v in views:
+            state = replica_state(v.word, v.exit_code, cancelled, v.finished)
+            states.append(state)
+            why = v.failure()
+            if state == AppState.FAILED:
+                failures.append(
+                    f"{v.role}[{v.replica_id}] exited with code {v.exit_code}" + (f" ({why})" if why else "")
+                )
+            roles.setdefault(v.role, RoleStatus(v.role, [])).replicas.append(
+                ReplicaStatus(
+                    id=v.replica_id,
+                    state=state,
+                    role=v.role,
+                    hostname=v.name,
+                    structured_error_msg=why if why and state == AppState.FAILED else NONE,
+                    exit_code=v.exit_code,
+                    started=v.started,
+                    finished=v.finished,
+                    num_restarts=v.restart_count,
+                )
+            )
+            if v.role not in role_defs:
+                role_defs[v.role] = Role(
+                    name=v.role,
+                    image=v.image,
+                    entrypoint=v.command[0] if v.command else "",
+                    args=v.command[1:],
+                    num_replicas=0,
+                    max_retries=v.max_retries,
+                )
+            role_defs[v.role].num_replicas += 1
+        state = app_state(states, cancelled is not None)
+        if state == AppState.CANCELLED:
+            msg = f"cancelled at {datetime.fromtimestamp(cancelled or 0).isoformat(timespec='seconds')}"
+        else:
+            msg = "; ".join(failures) if failures else NONE
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=state,
+            num_restarts=sum(v.restart_count for v in views),
+            msg=msg,
+            structured_error_msg=NONE,
+            ui_url=None,
+            roles_statuses=list(roles.values()),
+            roles=list(role_defs.values()),
+        )
+
+    @_engine_errors
+    def list(self) -> List[ListAppResponse]:
+        """This session's apps, each once, from one label-filtered container list (no inspects)."""
+        rows = self._docker().api.containers(all=True, filters={"label": [f"{LABEL_SESSION}={self.session_name}"]})
+        apps: Dict[str, List[Dict[str, Any]]] = {}
+        for row in rows:
+            apps.setdefault(app_id_of(row), []).append(row)
+        out = []
+        for app_id, group in apps.items():
+            replicas = [r for r in group if not is_cancel_record(r)]
+            if not app_id or not replicas:
+                continue
+            cancelled = cancelled_at(group)
+            state = app_state([row_state(r, cancelled) for r in replicas], cancelled is not None)
+            name = (replicas[0].get("Labels") or {}).get(LABEL_APP_NAME, "")
+            out.append(ListAppResponse(app_id=app_id, state=state, name=name))
+        return sorted(out, key=lambda r: r.app_id)
+
+    def wait_for_change(self, app_id: str, timeout: float) -> None:
+        """Returns at the first engine event of one of the app's containers (start, exit, restart, the
+        cancel record...) since the last ``describe``, or after ``timeout``."""
+        if timeout <= 0:
+            return
+        now = time.time()
+        since = self._described.get(app_id, now)
+        if now - since > 30:
+            since = now
+        try:
+            events = self._docker().api.events(
+                since=since,
+                until=now + timeout,
+                filters={"label": [f"{LABEL_APP_ID}={app_id}"], "type": "container"},
+                decode=True,
+            )
+            try:
+                for _ in events:
+                    break
+            finally:
+                events.close()
+        except Exception:  # noqa: BLE001 - an engine without events: just wait a little
+            time.sleep(min(timeout, 0.05))
+
+    # -- cancel --------------------------------------------------------------------------------------------
+    @_engine_errors
+    def _cancel_existing(self, app_id: str) -> None:
+        rows = self._rows(app_id)
+        replicas = [r for r in rows if not is_cancel_record(r)]
+        cancelled = cancelled_at(rows)
+        if cancelled is None:
+            if all(row_state(r, None).is_terminal for r in replicas):
+                return  # already over: nothing to cancel
+            self._record_cancel(app_id, replicas)
+        live = [r for r in replicas if r.get("State") in ("running", "restarting", "paused")]
+        client = self._docker()
+        threads = start_threads(
+            send_stop, [(client, r["Id"], _grace_of(r)) for r in live], name=f"jsched-cancel-{app_id}"
+        )
+        self._stop_threads = [t for t in self._stop_threads if t.is_alive()] + threads
+
+    def _record_cancel(self, app_id: str, replicas: List[Dict[str, Any]]) -> None:
+        """Creates the app's cancel record (see the module docstring); a second cancel finds it there."""
+        labels = dict(replicas[0].get("Labels") or {})
+        record_labels = {
+            LABEL_VERSION: _version(),
+            LABEL_APP_ID: app_id,
+            LABEL_APP_NAME: labels.get(LABEL_APP_NAME, ""),
+            LABEL_SESSION: labels.get(LABEL_SESSION, self.session_name),
+            LABEL_CANCELLED_AT: repr(time.time()),
+        }
+        api = self._docker().api
+        try:
+            api.create_container(
+                replicas[0]["ImageID"],
+                command=["jupyter-sched-cancel-record"],
+                name=f"{app_id}{CANCEL_RECORD_SUFFIX}",
+                labels=record_labels,
+                network_disabled=True,
+                host_config=api.create_host_config(network_mode="none"),
+            )
+        except Exception as e:  # noqa: BLE001
+            if not is_conflict(e):  # 409: another process recorded it first
+                raise
+
+    def _is_cancelled(self, app_id: str) -> bool:
+        return cancelled_at(self._rows(app_id)) is not None
+
+    # -- clean-up --------------------------------------------------------------------------------------------
+    @_engine_errors
+    def cleanup(self, app_id: str, force: bool = False) -> int:
+        """Removes the app's containers (replicas and cancel record, with their logs) and the workspace
+        images only it used; returns how many containers were removed. A running app is refused unless
+        ``force`` (which kills it)."""
+        rows = self._rows(app_id)
+        replicas = [r for r in rows if not is_cancel_record(r)]
+        cancelled = cancelled_at(rows)
+        live = [r for r in replicas if not row_state(r, cancelled).is_terminal]
+        if live and not force:
+            raise RuntimeError(
+                f"app {app_id} still has {len(live)} replica(s) running; cancel it and wait for it to end, or"
+                " call cleanup(app_id, force=True) to kill and remove it"
+            )
+        images = {r.get("ImageID") for r in replicas if r.get("ImageID")}
+        removed = self._remove_app(app_id)
+        self._described.pop(app_id, None)
+        for image in images:
+            self._remove_workspace_image(str(image))
+        return removed
+
+    remove = cleanup
+
+    def prune(self, network: bool = False) -> List[str]:
+        """Cleans up every finished app of this session (running ones are left alone); with ``network``,
+        also removes the shared network if no container uses it any more. Returns the removed app ids."""
+        done = [a.app_id for a in self.list() if a.state.is_terminal]
+        for app_id in done:
+            self.cleanup(app_id)
+        if network:
+            self.remove_network()
+        return done
+
+    def remove_network(self, name: str = DEFAULT_NETWORK) -> bool:
+        """Removes the network ``name`` (every copy of it) if no container is attached; True if removed."""
+        api = self._docker().api
+        removed = False
+        for net in api.networks(names=[name]):
+            if net.get("Name") != name:
+                continue
+            try:
+                api.remove_network(net["Id"])
+                removed = True
+            except Exception:  # noqa: BLE001 - in use (409) or already gone
+                pass
+        self._networks.pop(name, None)
+        return removed
+
+    def _remove_workspace_image(self, image_id: str) -> None:
+        api = self._docker().api
+        try:
+            info = api.inspect_image(image_id)
+        except Exception:  # noqa: BLE001
+            return
+        if LABEL_WORKSPACE not in ((info.get("Config") or {}).get("Labels") or {}):
+            return
+        if api.containers(all=True, filters={"ancestor": image_id}):
+            return  # another app still uses it
+        for tag in info.get("RepoTags") or [image_id]:
+            try:
+                api.remove_image(tag)
+            except Exception:  # noqa: BLE001
+                pass
+
+    def close(self) -> None:
+        """Closes the engine connection this scheduler opened. Containers are left as they are (docker state
+        outlives the notebook); use ``cleanup``/``prune`` to remove finished apps. Idempotent. Waits (briefly)
+        for the stop requests of a recent ``cancel`` to be sent first."""
+        deadline = time.monotonic() + 5.0
+        for thread in self._stop_threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self._stop_threads = []
+        client, self._client = self._client, None
+        if client is not None and self._owns_client:
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    # -- logs ------------------------------------------------------------------------------------------------
+    @_engine_errors
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+    ) -> Iterable[str]:
+        """Lines of replica ``k`` of ``role_name`` (see ``docker_logs`` for follow and ``\\r`` details).
+        A naive ``since``/``until`` is local time."""
+        stream = stream_arg(streams)
+        replicas = [r for r in self._rows(app_id) if not is_cancel_record(r)]
+        if not replicas:
+            raise UnknownAppException(app_id)
+        match = [
+            r for r in replicas
+            if (r.get("Labels") or {}).get(LABEL_ROLE_NAME) == role_name
+            and (r.get("Labels") or {}).get(LABEL_REPLICA_ID) == str(k)
+        ]  # fmt: skip
+        if not match:
+            roles = sorted({(r.get("Labels") or {}).get(LABEL_ROLE_NAME, "") for r in replicas})
+            if role_name not in roles:
+                raise ValueError(f"app {app_id} has no role {role_name!r}; its roles are: {', '.join(roles)}")
+            count = sum(1 for r in replicas if (r.get("Labels") or {}).get(LABEL_ROLE_NAME) == role_name)
+            raise ValueError(f"role {role_name!r} of app {app_id} has replicas 0..{count - 1}, not {k}")
+        return DockerLogIterator(
+            self._docker(),
+            match[0]["Id"],
+            regex=regex,
+            since=since,
+            until=until,
+            should_tail=should_tail,
+            stream=stream,
+            is_cancelled=lambda: self._is_cancelled(app_id),
+        )
+
+
+def _grace_of(row: Dict[str, Any]) -> int:
+    try:
+        grace = float((row.get("Labels") or {}).get(LABEL_CANCEL_GRACE, "10"))
+    except ValueError:
+        grace = 10.0
+    return max(0, math.ceil(grace))
+
+
+def _version() -> str:
+    from jupyter_sched import __version__
+
+    return __version__
+
+
+def create_scheduler(
+    session_name: str, docker_client: Optional["docker.DockerClient"] = None, **kwargs: Any
+) -> DockerScheduler:
+    """``local_docker``: replicas as containers on the local Docker engine."""
+    return DockerScheduler(session_name, docker_client=docker_client)

@@ -1,0 +1,315 @@
+"""The docker backend's request, rendering and state rules: pure code, no engine needed."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from jupyter_sched.schedulers.docker_job import (
+    LABEL_APP_ID,
+    LABEL_REPLICA_ID,
+    LABEL_ROLE_NAME,
+    LABEL_SESSION,
+    DockerContainer,
+    DockerJob,
+)
+from jupyter_sched.schedulers.docker_logs import _Cursor, docker_time
+from jupyter_sched.schedulers.docker_request import container_names
+from jupyter_sched.schedulers.docker_scheduler import RANK0_ENV, DockerScheduler, create_scheduler
+from jupyter_sched.schedulers.docker_state import app_state, exit_code_of_status, parse_time, replica_state
+from jupyter_sched.schedulers.docker_workspace import compile_patterns, is_ignored
+from jupyter_sched.specs import (
+    AppDef,
+    AppState,
+    InvalidRunConfigException,
+    Role,
+    macros,
+    parse_mounts,
+    resource,
+)
+
+BUSYBOX = "jupyter-sched/busybox:local"
+
+
+def dryrun(app: AppDef, cfg=None, session: str = "s"):  # type: ignore[no-untyped-def]
+    return DockerScheduler(session).submit_dryrun(app, cfg or {})
+
+
+def two_roles() -> AppDef:
+    return AppDef(
+        "train",
+        [
+            Role(
+                "trainer",
+                BUSYBOX,
+                entrypoint="sh",
+                args=["-c", f"echo $${{{macros.rank0_env}}} {macros.replica_id}"],
+                num_replicas=2,
+            ),
+            Role("ps", BUSYBOX, entrypoint="sleep", args=["1"]),
+        ],
+    )
+
+
+def test_importing_the_backend_does_not_import_docker() -> None:
+    code = (
+        "import sys, jupyter_sched, jupyter_sched.schedulers.docker_scheduler as d;"
+        "d.DockerScheduler('x').submit_dryrun(d.AppDef('a', [d.Role('r', 'img', entrypoint='true')]), {});"
+        "print('docker' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_registry_and_factory() -> None:
+    from jupyter_sched.schedulers import get_scheduler_factories
+
+    sched = get_scheduler_factories()["local_docker"]("sess", cache_size=3)  # unknown kwargs are ignored
+    assert isinstance(sched, DockerScheduler) and sched.session_name == "sess"
+    assert isinstance(create_scheduler("x"), DockerScheduler)
+
+
+def test_one_container_per_replica_named_labelled_with_rank0() -> None:
+    info = dryrun(two_roles(), session="sess")
+    job = info.request
+    assert isinstance(job, DockerJob)
+    assert [(c.role, c.replica_id) for c in job.containers] == [("trainer", 0), ("trainer", 1), ("ps", 0)]
+    rank0 = job.containers[0].name
+    assert rank0 == f"{job.app_id}-trainer-0"
+    for c in job.containers:
+        assert c.kwargs["hostname"] == c.name and c.network == "jupyter_sched"
+        assert c.labels[LABEL_APP_ID] == job.app_id and c.labels[LABEL_SESSION] == "sess"
+        assert c.labels[LABEL_ROLE_NAME] == c.role and c.labels[LABEL_REPLICA_ID] == str(c.replica_id)
+        assert c.env[RANK0_ENV] == rank0
+    # macros: rank0_env is the *name* of the variable, replica_id the replica's index
+    assert job.containers[1].command == ["sh", "-c", "echo ${" + RANK0_ENV + "} 1"]
+
+
+def test_dryrun_does_not_modify_the_app() -> None:
+    app = two_roles()
+    before = repr(app)
+    dryrun(app, {"env": {"X": "1"}})
+    assert repr(app) == before
+
+
+def test_names_are_valid_hostnames() -> None:
+    app_id = "a" * 80 + "-bcdfghjklmnpq"
+    roles = [Role("r" * 50, "i", entrypoint="x", num_replicas=12), Role("r" * 49 + "x", "i", entrypoint="x")]
+    names = container_names(app_id, roles)
+    assert len(set(names.values())) == len(names)
+    assert all(len(n) <= 63 and n[0].isalnum() for n in names.values())
+    assert container_names("_x-bcd", [Role("r", "i")])[(0, 0)] == "x-bcd-r-0"
+
+
+def test_env_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JSCHED_T_A", "from-copy")
+    monkeypatch.setenv("JSCHED_T_B", "from-copy")
+    monkeypatch.setenv("JSCHED_T_C", "from-copy")
+    monkeypatch.setenv("OTHER_T", "no")
+    app = AppDef("e", [Role("r", BUSYBOX, entrypoint="env", env={"JSCHED_T_C": "from-role", RANK0_ENV: "from-role"})])
+    cfg = (
+        DockerScheduler("s").run_opts().cfg_from_str("copy_env=JSCHED_T_*,env=JSCHED_T_B:from-cfg;JSCHED_T_C:from-cfg")
+    )
+    env = dryrun(app, cfg).request.containers[0].env
+    assert env["JSCHED_T_A"] == "from-copy"
+    assert env["JSCHED_T_B"] == "from-cfg"
+    assert env["JSCHED_T_C"] == "from-role"
+    assert env[RANK0_ENV].endswith("-r-0")  # the scheduler's own variables win
+    assert "OTHER_T" not in env
+
+
+def test_run_options() -> None:
+    opts = DockerScheduler("s").run_opts()
+    for key in ("copy_env", "env", "privileged", "pull", "cancel_grace", "network", "image_repo", "quiet"):
+        assert opts.get(key) is not None, key
+    assert opts.resolve({})["pull"] == "missing"
+    cfg = opts.cfg_from_str("copy_env=A_*,B_*,env=A:1,B:2,privileged=true,pull=never,image_repo=127.0.0.1:5000/x")
+    assert cfg == {
+        "copy_env": ["A_*", "B_*"],
+        "env": {"A": "1", "B": "2"},
+        "privileged": True,
+        "pull": "never",
+        "image_repo": "127.0.0.1:5000/x",
+    }
+    with pytest.raises(InvalidRunConfigException, match="pull='sometimes' must be one of never, missing, always"):
+        dryrun(two_roles(), {"pull": "sometimes"})
+
+
+def test_mounts_resources_retries_privileged(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    mounts = parse_mounts(
+        [
+            f"type=bind,src={tmp_path},dst=/data,readonly",
+            "type=volume,src=vol1,dst=/v",
+            "type=device,src=/dev/null,perm=rw",
+        ]
+    )
+    role = Role(
+        "r", BUSYBOX, entrypoint="true", mounts=mounts, resource=resource(cpu=2, gpu=1, memMB=512), max_retries=3
+    )
+    c = dryrun(AppDef("m", [role]), {"privileged": True}).request.containers[0]
+    assert c.kwargs["mounts"] == [
+        {"Target": "/data", "Source": str(tmp_path), "Type": "bind", "ReadOnly": True},
+        {"Target": "/v", "Source": "vol1", "Type": "volume", "ReadOnly": False},
+    ]
+    assert c.kwargs["devices"] == ["/dev/null:/dev/null:rw"]
+    assert c.kwargs["nano_cpus"] == 2_000_000_000
+    assert c.kwargs["mem_limit"] == c.kwargs["shm_size"] == "512m"
+    assert c.kwargs["device_requests"] == [{"count": 1, "capabilities": [["compute", "utility"]]}]
+    assert c.kwargs["restart_policy"] == {"Name": "on-failure", "MaximumRetryCount": 3}
+    assert c.kwargs["privileged"] is True
+    plain = dryrun(AppDef("p", [Role("r", BUSYBOX, entrypoint="true")])).request.containers[0]
+    for key in ("mounts", "devices", "nano_cpus", "mem_limit", "device_requests", "restart_policy", "privileged"):
+        assert key not in plain.kwargs
+
+
+def test_repr_is_readable_without_yaml_tags(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    role = Role(
+        "trainer", BUSYBOX, entrypoint="sh", args=["-c", "echo 'hi there'"], env={"FOO": "bar"},
+        mounts=parse_mounts([f"type=bind,src={tmp_path},dst=/data,readonly"]),
+        resource=resource(cpu=1, memMB=256), max_retries=2,
+    )  # fmt: skip
+    info = dryrun(AppDef("r", [role]))
+    text = repr(info)
+    assert "!!python" not in text and "&id" not in text
+    assert f"DockerJob(app_id={info.request.app_id}" in text
+    for needle in (
+        f"image:    {BUSYBOX}",
+        "command:  sh -c 'echo '\"'\"'hi there'\"'\"''",
+        "FOO=bar",
+        f"bind {tmp_path} -> /data (readonly)",
+        "limits:   cpus=1 memory=256m shm=256m",
+        "restart:  on-failure (max 2 retries)",
+        "network:  jupyter_sched",
+    ):
+        assert needle in text, needle
+
+
+def test_docker_run_command_round_trips_through_the_shell(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "a dir, with comma"
+    role = Role(
+        "r", BUSYBOX, entrypoint="sh", args=["-c", "echo \"$X\" 'q' $HOME"], env={"X": "a b;c"},
+        mounts=parse_mounts([f"type=bind,src={tmp_path},dst=/d", "type=volume,src=v,dst=/v,readonly"]),
+        resource=resource(cpu=2, gpu=2, memMB=100), max_retries=1,
+    )  # fmt: skip
+    role.mounts[0].src_path = str(src)
+    c = dryrun(AppDef("x", [role]), {"privileged": True}).request.containers[0]
+    argv = shlex.split(c.docker_run_command())
+    assert argv[:3] == ["docker", "run", "--detach"]
+    assert argv[-4:] == [BUSYBOX, "sh", "-c", "echo \"$X\" 'q' $HOME"]
+    pairs = list(zip(argv, argv[1:], strict=False))
+    assert ("--env", "X=a b;c") in pairs
+    assert ("--name", c.name) in pairs and ("--network", "jupyter_sched") in pairs
+    assert ("--mount", f'type=bind,"source={src}",target=/d') in pairs
+    assert ("--mount", "type=volume,source=v,target=/v,readonly") in pairs
+    assert ("--cpus", "2") in pairs and ("--memory", "100m") in pairs and ("--shm-size", "100m") in pairs
+    assert ("--gpus", 'count=2,"capabilities=compute,utility"') in pairs
+    assert ("--restart", "on-failure:1") in pairs and "--privileged" in argv
+    assert shlex.split(c.docker_run_command(multiline=True).replace("\\\n", " ")) == argv
+    c.kwargs["cap_add"] = ["SYS_PTRACE"]
+    assert c.docker_run_command().endswith('# not shown as flags: {"cap_add": ["SYS_PTRACE"]}')
+
+
+def test_to_json_is_json() -> None:
+    job = dryrun(two_roles()).request
+    data = json.loads(json.dumps(job.to_json()))
+    assert data["app_id"] == job.app_id and data["network"] == "jupyter_sched" and data["pull"] == "missing"
+    first = data["containers"][0]
+    assert first["role"] == "trainer" and first["image"] == BUSYBOX and first["kwargs"]["name"] == first["name"]
+    assert first["docker_run"] == job.containers[0].docker_run_command()
+    assert job.docker_run_command() == [c.docker_run_command() for c in job.containers]
+    assert job.docker_script().startswith("docker network create jupyter_sched")
+
+
+def test_peer_style_container_construction() -> None:
+    c = DockerContainer("img", ["echo", "hi"], {"name": "n"})
+    assert c.name == "n" and "img echo hi" in c.docker_run_command()
+
+
+# -- states ---------------------------------------------------------------------------------------------------
+
+
+def test_replica_states() -> None:
+    assert replica_state("created", None, None) == AppState.SUBMITTED
+    assert replica_state("created", None, 10.0) == AppState.CANCELLED
+    assert replica_state("running", None, None) == AppState.RUNNING
+    assert replica_state("running", None, 10.0) == AppState.RUNNING  # still stopping
+    assert replica_state("restarting", None, None) == AppState.PENDING
+    assert replica_state("exited", 0, None) == AppState.SUCCEEDED
+    assert replica_state("exited", 0, 10.0, 11.0) == AppState.SUCCEEDED  # exited cleanly on SIGTERM
+    assert replica_state("exited", 137, None) == AppState.FAILED
+    assert replica_state("exited", 137, 10.0, 12.0) == AppState.CANCELLED
+    assert replica_state("exited", 3, 10.0, 5.0) == AppState.FAILED  # had failed before the cancel
+    assert replica_state("dead", None, None) == AppState.FAILED
+
+
+def test_app_states() -> None:
+    S, R, F, C, P = AppState.SUCCEEDED, AppState.RUNNING, AppState.FAILED, AppState.CANCELLED, AppState.PENDING
+    assert app_state([], False) == AppState.UNKNOWN  # the peer said SUCCEEDED for an unknown app
+    assert app_state([F, R], False) == R
+    assert app_state([S, P], False) == P
+    assert app_state([S, S], False) == S
+    assert app_state([S, F], False) == F
+    assert app_state([S, C], True) == C
+
+
+def test_engine_text_parsing() -> None:
+    assert exit_code_of_status("Exited (137) 3 seconds ago") == 137
+    assert exit_code_of_status("Up 2 seconds") is None
+    assert parse_time("0001-01-01T00:00:00Z") is None
+    assert parse_time("1970-01-01T00:00:01.5Z") == 1.5
+    assert parse_time("2026-01-01T00:00:00.000000001Z") == pytest.approx(1767225600.000000001)
+    from datetime import datetime, timezone
+
+    assert docker_time(datetime(1970, 1, 1, 0, 0, 2, 250000, tzinfo=timezone.utc)) == "2.250000000"
+
+
+# -- follow bookkeeping ---------------------------------------------------------------------------------------------
+
+
+def _frame(ts: str, text: str, kind: int = 1) -> bytes:
+    payload = f"{ts} {text}".encode()
+    return struct.pack(">BxxxL", kind, len(payload)) + payload
+
+
+def test_cursor_resumes_without_losing_or_repeating_frames() -> None:
+    t1, t2 = "2026-01-01T00:00:01.000000000Z", "2026-01-01T00:00:02.000000000Z"
+    first = _frame(t1, "a\n") + _frame(t2, "b\n") + _frame(t2, "c\n")
+    cursor = _Cursor(None)
+    # the stream is cut in the middle of a frame: the partial frame waits for the rest
+    got = list(cursor.payloads(iter([first[:5], first[5:-3]])))
+    assert b"".join(got) == b"a\nb\n"
+    assert cursor.since == "1767225602.000000000"
+    # the re-read starts at t2 (inclusive): b is skipped, c and d are new
+    again = _frame(t2, "b\n") + _frame(t2, "c\n") + _frame("2026-01-01T00:00:03.5Z", "d\n")
+    assert b"".join(cursor.payloads(iter([again]))) == b"c\nd\n"
+    assert b"".join(cursor.payloads(iter([_frame("2026-01-01T00:00:03.500000000Z", "d\n")]))) == b""
+
+
+# -- .dockerignore -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "patterns, path, ignored",
+    [
+        (["*.pyc"], "a.pyc", True),
+        (["*.pyc"], "sub/a.pyc", False),  # * does not cross /
+        (["**/*.pyc"], "sub/deep/a.pyc", True),
+        (["**/*.pyc"], "a.pyc", True),
+        (["data"], "data/x/y.bin", True),  # a matching directory excludes what is under it
+        (["/build"], "build/out", True),
+        (["data", "!data/keep.txt"], "data/keep.txt", False),
+        (["data", "!data/keep.txt"], "data/drop.txt", True),
+        (["*.md", "!README.md", "README*"], "README.md", True),  # the last match wins
+        (["docs/**"], "docs/a/b", True),
+        (["x?z"], "xyz", True),
+        (["[ab].txt"], "b.txt", True),
+        (["a.txt"], "a_txt", False),  # '.' is literal
+    ],
+)
+def test_dockerignore_rules(patterns, path, ignored) -> None:  # type: ignore[no-untyped-def]
+    assert is_ignored(path, compile_patterns(patterns)) is ignored
