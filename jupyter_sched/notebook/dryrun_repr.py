@@ -1,0 +1,264 @@
+"""How a dry run (``AppDryRunInfo``) displays: a table per replica, a text rendering, and JSON.
+
+Per replica: the argv as a copyable shell line, the env with secrets masked (names matching
+TOKEN|SECRET|PASSWORD|KEY|CREDENTIAL), the cwd, log files or image, mounts and limits. The local backend's
+``PopenRequest`` is recognised by its ``role_params``; a docker request by ``to_json()`` (and
+``docker_run_command()`` for the copyable line) without importing docker; anything else falls back to its
+dataclass fields or repr. Masking applies to all three renderings, JSON included.
+
+The JSON goes out as ``application/vnd.jupyter-sched.dryrun+json``, not ``application/json``: JupyterLab
+ranks its JSON tree viewer above HTML, so a plain ``application/json`` entry would replace the table with
+a tree. Under the vendor type tools still find it (nbformat stores ``+json`` types as JSON) and every
+front end shows the table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from jupyter_sched.notebook.theme import MASK, SECRET_NAME, code, esc, mask_env, table
+
+Replica = Dict[str, Any]
+"""label, argv (a copyable shell line), env (masked), cwd, logs, image, command, mounts, limits, name."""
+
+
+def _mount_text(m: Any) -> str:
+    if isinstance(m, Mapping):
+        src = m.get("Source") or m.get("source") or m.get("src_path") or m.get("src") or ""
+        dst = m.get("Target") or m.get("target") or m.get("dst_path") or ""
+        ro = m.get("ReadOnly") or m.get("read_only")
+        kind = m.get("Type") or m.get("type") or "mount"
+        return f"{kind} {src} -> {dst}{' (ro)' if ro else ''}"
+    src = getattr(m, "src_path", None) or getattr(m, "src", "")
+    ro = getattr(m, "read_only", False)
+    return f"{type(m).__name__.replace('Mount', '').lower()} {src} -> {getattr(m, 'dst_path', '')}" + (
+        " (ro)" if ro else ""
+    )
+
+
+def _local_replicas(request: Any) -> List[Replica]:
+    out = []
+    for role, params in request.role_params.items():
+        for k, p in enumerate(params):
+            logs = [x for x in (p.stdout, p.stderr, p.combined) if x]
+            out.append(
+                {
+                    "label": f"{role}/{k}",
+                    "argv": p.command_line,
+                    "env": mask_env(p.env),
+                    "cwd": p.cwd,
+                    "logs": logs,
+                }
+            )
+    return out
+
+
+def mask_command_line(line: str) -> str:
+    """A ``docker run`` line with the values of secret-looking ``--env``/``-e`` variables masked (and any
+    trailing ``#`` comment dropped)."""
+    try:
+        tokens = shlex.split(line, comments=True)
+    except ValueError:
+        return MASK
+    out = []
+    for i, token in enumerate(tokens):
+        flag = tokens[i - 1] if i else ""
+        inline = token.startswith("--env=")
+        if flag in ("--env", "-e") or inline:
+            name, eq, _ = token[len("--env="):].partition("=") if inline else token.partition("=")
+            if eq and SECRET_NAME.search(name):
+                token = f"--env={name}={MASK}" if inline else f"{name}={MASK}"
+        out.append(token)
+    return shlex.join(out)
+
+
+_LIMIT_KEYS = (("cpus", "nano_cpus"), ("memory", "mem_limit"), ("shm_size",), ("gpus", "device_requests"),
+               ("devices",), ("restart_policy",), ("privileged",))  # fmt: skip
+"""Limits to show: the request's readable name first, else the docker SDK's keyword."""
+
+
+def _limits(merged: Mapping[str, Any]) -> Dict[str, Any]:
+    out = {}
+    for names in _LIMIT_KEYS:
+        key = next((k for k in names if merged.get(k)), None)
+        if key is not None:
+            out[key] = merged[key]
+    return out
+
+
+def _docker_replicas(request: Any) -> List[Replica]:
+    data = request.to_json()
+    containers = data.get("containers", []) if isinstance(data, Mapping) else []
+    commands: List[str] = []
+    run_command = getattr(request, "docker_run_command", None)
+    if callable(run_command):
+        got = run_command()
+        commands = [got] if isinstance(got, str) else [c if isinstance(c, str) else shlex.join(c) for c in got]
+    out = []
+    for i, c in enumerate(containers):
+        c = dict(c) if isinstance(c, Mapping) else {"value": c}
+        kwargs = c.get("kwargs") if isinstance(c.get("kwargs"), Mapping) else {}
+        merged = {**kwargs, **{k: v for k, v in c.items() if k != "kwargs"}}
+        env = merged.get("env") or merged.get("environment") or {}
+        if isinstance(env, list):
+            env = dict(e.split("=", 1) if "=" in e else (e, "") for e in env)
+        command = merged.get("command")
+        if i < len(commands):
+            argv = mask_command_line(commands[i])
+        elif merged.get("docker_run"):
+            argv = mask_command_line(str(merged["docker_run"]))
+        else:
+            argv = shlex.join(command) if isinstance(command, list) else command
+        labels = merged.get("labels") or {}
+        role = merged.get("role") or next((v for k, v in labels.items() if str(k).endswith("role-name")), None)
+        k = merged.get("replica_id", next((v for key, v in labels.items() if str(key).endswith("replica-id")), None))
+        out.append(
+            {
+                "label": f"{role}/{k}" if role else str(merged.get("name") or f"container {i}"),
+                "name": merged.get("name"),
+                "image": merged.get("image"),
+                "command": shlex.join(command) if isinstance(command, list) else command,
+                "argv": argv,
+                "env": mask_env(env) if isinstance(env, Mapping) else env,
+                "cwd": merged.get("working_dir") or merged.get("workdir"),
+                "mounts": [_mount_text(m) for m in merged.get("mounts") or []],
+                "limits": _limits(merged),
+            }
+        )
+    return out
+
+
+def replicas(info: Any) -> Optional[List[Replica]]:
+    """The per-replica view of a dry run, or None when the request has a shape we don't know."""
+    request = info.request
+    try:
+        if hasattr(request, "role_params"):
+            return _local_replicas(request)
+        if callable(getattr(request, "to_json", None)):
+            return _docker_replicas(request)
+    except Exception:  # noqa: BLE001 - a repr must never raise; fall back to the generic rendering
+        return None
+    return None
+
+
+def _mask_tree(value: Any, key: str = "") -> Any:
+    """A JSON-able copy of ``value`` with secret-looking env values masked."""
+    if isinstance(value, Mapping):
+        return {str(k): (MASK if SECRET_NAME.search(str(k)) and not isinstance(v, (Mapping, list)) else
+                         _mask_tree(v, str(k))) for k, v in value.items()}  # fmt: skip
+    if key == "docker_run" and isinstance(value, str):
+        return mask_command_line(value)
+    if isinstance(value, (list, tuple)):
+        if key in ("environment", "env") and all(isinstance(e, str) and "=" in e for e in value):
+            return [f"{e.split('=', 1)[0]}={MASK}" if SECRET_NAME.search(e.split("=", 1)[0]) else e for e in value]
+        return [_mask_tree(v, key) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _mask_tree({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, key)
+    return str(value)
+
+
+def dryrun_json(info: Any) -> Dict[str, Any]:
+    """The dry run as JSON: scheduler, app name, resolved cfg and the request (secrets masked)."""
+    request = info.request
+    try:
+        body = request.to_json() if callable(getattr(request, "to_json", None)) else request
+    except Exception:  # noqa: BLE001
+        body = repr(request)
+    app = info.app
+    return {
+        "scheduler": info.scheduler,
+        "app": app.name if app is not None else None,
+        "cfg": _mask_tree(dict(info.cfg)),
+        "request": _mask_tree(body),
+    }
+
+
+def _rows(rep: Replica) -> List[Tuple[str, str]]:
+    rows = []
+    if rep.get("name"):
+        rows.append(("name", esc(rep["name"])))
+    if rep.get("image"):
+        rows.append(("image", code(rep["image"])))
+    if rep.get("command") and rep.get("image"):
+        rows.append(("command", code(rep["command"])))
+    if rep.get("argv"):
+        rows.append(("argv" if not rep.get("image") else "docker run", code(rep["argv"])))
+    if rep.get("cwd"):
+        rows.append(("cwd", code(rep["cwd"])))
+    env = rep.get("env") or {}
+    if env:
+        lines = "<br>".join(f"{esc(k)}={esc(v)}" for k, v in env.items()) if isinstance(env, Mapping) else esc(env)
+        rows.append(("env", f"<details open><summary>{len(env)} vars</summary>{lines}</details>"))
+    for key in ("logs", "mounts"):
+        if rep.get(key):
+            rows.append((key, "<br>".join(code(x) for x in rep[key])))
+    if rep.get("limits"):
+        rows.append(("limits", "<br>".join(f"{esc(k)}={esc(v)}" for k, v in rep["limits"].items())))
+    return rows
+
+
+def dryrun_html(info: Any) -> str:
+    """One small table per replica, headed by the replica's label."""
+    app = info.app
+    head = (
+        f'<div class="jsched-dryrun"><b>dry run</b> of {esc(app.name if app else "?")} on '
+        f"{code(info.scheduler or '?')} &middot; nothing was started"
+    )
+    reps = replicas(info)
+    if reps is None:
+        body = f'<pre style="white-space:pre-wrap">{esc(dryrun_text(info))}</pre>'
+    else:
+        body = "".join(
+            f'<div style="margin-top:6px"><b>{esc(r["label"])}</b>{table(("", ""), _rows(r), raw=True)}</div>'
+            for r in reps
+        )
+    cfg = ", ".join(f"{k}={v!r}" for k, v in _mask_tree(dict(info.cfg)).items() if v not in (None, "", [], {}))
+    cfg_html = f'<div style="font-size:12px;opacity:0.8">cfg: {esc(cfg)}</div>' if cfg else ""
+    return head + cfg_html + body + "</div>"
+
+
+def dryrun_text(info: Any) -> str:
+    """Plain text: one block per replica (the backend's own repr when the shape is unknown)."""
+    reps = replicas(info)
+    app = info.app
+    out = [f"dry run of {app.name if app else '?'} on {info.scheduler or '?'} (nothing was started)"]
+    if reps is None:
+        out.append(_masked_repr(info))
+        return "\n".join(out)
+    for r in reps:
+        out.append(f"  {r['label']}:")
+        for key in ("name", "image", "command", "argv", "cwd"):
+            if r.get(key):
+                out.append(f"    {key}: {r[key]}")
+        env = r.get("env") or {}
+        if isinstance(env, Mapping):
+            out.extend(f"    env:  {k}={v}" for k, v in env.items())
+        for key in ("logs", "mounts"):
+            out.extend(f"    {key[:-1]}:  {x}" for x in r.get(key) or [])
+        out.extend(f"    limit: {k}={v}" for k, v in (r.get("limits") or {}).items())
+    return "\n".join(out)
+
+
+def _masked_repr(info: Any) -> str:
+    lines = []
+    for line in repr(info).splitlines():
+        name = line.strip().split("=", 1)[0].split(":")[-1].strip()
+        lines.append(line.split("=", 1)[0] + "=" + MASK if "=" in line and SECRET_NAME.search(name) else line)
+    return "\n".join(lines)
+
+
+DRYRUN_MIME = "application/vnd.jupyter-sched.dryrun+json"
+
+
+def dryrun_bundle(info: Any) -> Dict[str, Any]:
+    """The extra entry of a dry run's display bundle (the formatters add text/plain and text/html)."""
+    return {DRYRUN_MIME: dryrun_json(info)}
+
+
+def dumps(info: Any) -> str:
+    return json.dumps(dryrun_json(info), indent=2, default=str)

@@ -1,0 +1,58 @@
+"""Loading and unloading the extension into an IPython shell (``%load_ext``/``%unload_ext jupyter_sched``).
+
+``load`` is idempotent (a second call returns the instance already registered) and cheap: it imports the
+magics module (IPython is already there) but not ipywidgets, docker or any scheduler backend. ``unload``
+removes exactly what ``load`` added (IPython has no public way to unregister magics, so the entries that
+point at our instance are deleted from the magics table) and stops the panes' threads; it never cancels
+jobs and never closes runners, whose local schedulers would stop the apps they own.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Optional
+
+_LOADED: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def loaded(shell: Any) -> Optional[Any]:
+    """The ``SchedMagics`` instance registered in ``shell``, if any."""
+    return _LOADED.get(shell)
+
+
+def load(shell: Any) -> Any:
+    """Registers ``SchedMagics`` and the rich displays in ``shell``; returns the magics instance."""
+    if shell is None:
+        return None
+    existing = _LOADED.get(shell)
+    if existing is not None:
+        return existing
+    from jupyter_sched.notebook import reprs
+    from jupyter_sched.notebook.magics import SchedMagics
+
+    magics = SchedMagics(shell=shell)
+    shell.register_magics(magics)
+    reprs.register(shell)
+    _LOADED[shell] = magics
+    return magics
+
+
+def unload(shell: Any) -> None:
+    """Removes the magics and displays ``load`` added and stops every pane thread (jobs keep running)."""
+    magics = _LOADED.pop(shell, None)
+    if magics is None:
+        return
+    from jupyter_sched.notebook import live, reprs
+
+    manager = shell.magics_manager
+    for kind, names in magics.magics.items():
+        table = manager.magics.get(kind, {})
+        for name in names:
+            if getattr(table.get(name), "__self__", None) is magics:
+                del table[name]
+    if manager.registry.get(type(magics).__name__) is magics:
+        del manager.registry[type(magics).__name__]
+    if magics in getattr(shell, "configurables", []):
+        shell.configurables.remove(magics)
+    reprs.unregister(shell)
+    live.stop_all()

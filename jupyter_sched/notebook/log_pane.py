@@ -1,0 +1,257 @@
+"""The log pane: one replica or all of them, live, in an ``ipywidgets.HTML`` re-rendered at a few Hz.
+
+Why not an ``Output`` widget: appending to one re-sends every earlier output on each append (quadratic
+traffic; 2,000 appends froze JupyterLab for two minutes in the reference measurements). Here followers
+only queue raw items in a :class:`~jupyter_sched.notebook.log_model.LogMux`; one ticker per pane drains
+them and, at most once per ``refresh_interval``, sets one trait (the HTML) under the pane's lock inside
+``hold_sync``. What is sent is bounded (the last ``tail_lines`` lines of at most ``max_line_chars``), and
+every character of log text is escaped. Lines that scroll out are counted and the count is shown.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence
+
+from jupyter_sched.notebook.config import PaneSettings
+from jupyter_sched.notebook.live import Follower, Ticker
+from jupyter_sched.notebook.log_model import ALL, LogMux, Source
+from jupyter_sched.notebook.theme import MONO, esc, plural
+from jupyter_sched.specs import AppStatus
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.runner import Runner
+
+BACKLOG_CHARS = 16 << 20
+"""Characters a follower may queue before it drains them itself (so does ``4 * keep_lines`` items): bounds
+kernel memory when the ticker lags, while letting a flood arrive in runs long enough to be skimmed."""
+MAX_FOLLOWERS = 32
+_PRE_STYLE = f"flex:none;margin:0;padding:2px 4px;white-space:pre;{MONO};font-size:12px;line-height:1.35"
+_BOX_STYLE = (
+    "display:flex;flex-direction:column-reverse;max-height:{height}px;overflow:auto;"
+    "border:1px solid rgba(128,128,128,0.3);border-radius:3px"
+)
+
+
+def app_sources(
+    status: Optional[AppStatus],
+    role: Optional[str] = None,
+    replicas: Optional[Sequence[int]] = None,
+    streams: Optional[str] = None,
+) -> List[Source]:
+    """The sources of an app's replicas: stdout and stderr of each (so stderr can be told apart), or the
+    one ``streams`` asked for. Raises ValueError naming the valid roles/replicas for a bad selection."""
+    if status is None:
+        return []
+    roles = {r.role: [rep.id for rep in r.replicas] for r in status.roles}
+    if role is not None and role not in roles:
+        raise ValueError(f"no role {role!r}; the roles are: {', '.join(roles) or '(none yet)'}")
+    kinds = [streams] if streams else ["stdout", "stderr"]
+    out: List[Source] = []
+    for name, ids in roles.items():
+        if role is not None and name != role:
+            continue
+        if replicas is not None:
+            bad = [k for k in replicas if k not in ids]
+            if bad:
+                raise ValueError(f"role {name!r} has replicas {ids}, not {bad}")
+            ids = [k for k in ids if k in replicas]
+        out.extend(Source(name, k, kind) for k in sorted(ids) for kind in kinds)
+    return out
+
+
+def follow_limit(sources: List[Source]) -> List[Source]:
+    """At most MAX_FOLLOWERS sources: with many replicas, one combined stream each (stderr not tinted)."""
+    if len(sources) <= MAX_FOLLOWERS:
+        return sources
+    combined = list(dict.fromkeys(Source(s.role, s.k, "combined") for s in sources))
+    return combined[:MAX_FOLLOWERS]
+
+
+def read_snapshot(
+    runner: "Runner",
+    handle: str,
+    sources: List[Source],
+    settings: PaneSettings,
+    regex: Optional[str] = None,
+    since: Optional[datetime] = None,
+    until: Optional[datetime] = None,
+) -> LogMux:
+    """What the sources have logged so far, read on the calling thread."""
+    mux = LogMux(sources, settings.keep_lines, settings.max_line_chars)
+    for i, s in enumerate(sources):
+        try:
+            items = runner.log_lines(handle, s.role, s.k, regex, since, until, False, s.stream)  # type: ignore[arg-type]
+            mux.feed_items(i, list(items))
+            mux.end(i)
+        except Exception as e:  # noqa: BLE001 - one unreadable replica must not hide the others
+            mux.end(i, f"cannot read logs: {e}")
+    return mux
+
+
+class LogPane:
+    """Widgets over a LogMux: a replica selector, a Follow/Pause toggle and the HTML log view."""
+
+    def __init__(
+        self, mux: LogMux, settings: PaneSettings, title: str = "", height_px: int = 360, live: bool = False
+    ) -> None:
+        """``live``: :meth:`start` follows next (the first render is then the first tick's)."""
+        import ipywidgets as w
+
+        self.mux = mux
+        self.settings = settings
+        self.title = title
+        self.height_px = height_px
+        self.lock = threading.Lock()
+        self.followers: List[Follower] = []
+        self.ticker: Optional[Ticker] = None
+        self.on_all_ended: Optional[Any] = None
+        #: Set once following has finished (every source ended, or stop()) and the last render is done.
+        self.done = threading.Event()
+        self._rendered_version = -1
+        self._body = ""
+        self._hidden = 0
+        self.html = w.HTML(value="")
+        self.html.add_class("jsched-log")
+        views = mux.views()
+        self.selector = w.Dropdown(options=views, value=ALL, description="replica", layout=w.Layout(width="auto"))
+        self.follow = w.ToggleButton(value=True, description="Follow", icon="pause", tooltip="pause / resume updates")
+        controls: List[Any] = [self.follow]
+        if len(views) > 2:
+            controls.insert(0, self.selector)
+        self.widget = w.VBox([w.HBox(controls), self.html])
+        self.selector.observe(self._on_control, names="value")
+        self.follow.observe(self._on_control, names="value")
+        self._live = live
+        self._stopped = False
+        if not live:
+            self.render()
+
+    # -- live following ---------------------------------------------------------------------------------
+    def start(
+        self,
+        runner: "Runner",
+        handle: str,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+    ) -> "LogPane":
+        """Starts one follower per source and the refresh ticker."""
+        self._live = True
+        for i, s in enumerate(self.mux.sources):
+            self.followers.append(
+                Follower(
+                    f"log-{s.replica}-{s.stream}",
+                    _log_items(runner, handle, s, regex, since, until),
+                    lambda item, i=i: self._on_item(i, item),
+                    lambda error, i=i: self._on_end(i, error),
+                )
+            )
+        self.ticker = Ticker("log-pane", self.settings.refresh_interval, self._tick, self._final)
+        for f in self.followers:
+            f.start()
+        self.ticker.start()
+        return self
+
+    def stop(self) -> None:
+        """Stops following (the job is not touched); the pane keeps what it shows."""
+        self._stopped = True
+        for f in self.followers:
+            f.stop()
+        if self.ticker is not None:
+            self.ticker.stop()
+
+    def _on_item(self, index: int, item: str) -> None:
+        self.mux.push(index, item)
+        items, chars = self.mux.backlog(index)
+        if items > 4 * self.settings.keep_lines or chars > BACKLOG_CHARS:
+            with self.lock:
+                self.mux.drain()
+
+    def _on_end(self, index: int, error: Optional[BaseException]) -> None:
+        with self.lock:
+            self.mux.drain()
+            self.mux.end(index, f"{type(error).__name__}: {error}" if error else None)
+            done = self.mux.all_ended
+        if self.ticker is not None:
+            self.ticker.wake()
+        if done and self.on_all_ended is not None:
+            self.on_all_ended()
+
+    def _tick(self) -> bool:
+        with self.lock:
+            self.mux.drain()
+            if self.follow.value:
+                self._render_locked()
+            return not self.mux.all_ended
+
+    def _final(self) -> None:
+        with self.lock:
+            self.mux.drain()
+            self._render_locked(force=True)
+        self.done.set()
+
+    def _on_control(self, change: Dict[str, Any]) -> None:
+        self.follow.icon = "pause" if self.follow.value else "play"
+        self.render(force=True)
+
+    # -- rendering --------------------------------------------------------------------------------------
+    def render(self, force: bool = False) -> None:
+        with self.lock:
+            self.mux.drain()
+            self._render_locked(force)
+
+    def _render_locked(self, force: bool = False) -> None:
+        if not force and self._rendered_version == self.mux.version:
+            return
+        view = self.selector.value
+        if self.follow.value or not self._body:
+            body, hidden = self.mux.to_html(view, self.settings.tail_lines)
+            self._body, self._hidden = body, hidden
+            self._rendered_version = self.mux.version
+        value = self._header(view) + (
+            f'<div style="{_BOX_STYLE.format(height=self.height_px)}">'
+            f'<pre class="jsched-log-text" style="{_PRE_STYLE}">{self._body}</pre></div>'
+        )
+        if value != self.html.value:
+            with self.html.hold_sync():
+                self.html.value = value
+
+    def _header(self, view: str) -> str:
+        total = self.mux.total(view)
+        if not self.mux.sources:
+            state = "no replicas to show"
+        elif not self.follow.value:
+            state = "paused"
+        elif not self._live:
+            state = "snapshot"
+        elif self.mux.all_ended:
+            state = "ended"
+        elif self._stopped:
+            state = "stopped following"
+        else:
+            state = "following"
+        parts = [f"<b>{esc(self.title)}</b>" if self.title else "", esc(view), plural(total, "line")]
+        if self._hidden:
+            parts.append(f"{plural(self._hidden, 'earlier line')} not shown")
+        parts.append(state)
+        notices = "".join(f'<div style="color:#e75c58">{esc(n)}</div>' for n in self.mux.notices[-5:])
+        text = " \u00b7 ".join(p for p in parts if p)
+        return f'<div class="jsched-log-header" style="font-size:12px;opacity:0.8">{text}</div>{notices}'
+
+
+def _log_items(
+    runner: "Runner",
+    handle: str,
+    source: Source,
+    regex: Optional[str],
+    since: Optional[datetime],
+    until: Optional[datetime],
+) -> Callable[[], Iterable[str]]:
+    """What a follower iterates: the source's log, followed until its replica ends."""
+
+    def items() -> Iterable[str]:
+        return runner.log_lines(handle, source.role, source.k, regex, since, until, True, source.stream)  # type: ignore[arg-type]
+
+    return items

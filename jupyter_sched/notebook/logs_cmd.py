@@ -1,0 +1,128 @@
+"""``%sched_logs``: which replicas, then a live pane, a static snapshot, or plain printed text.
+
+Targets are what the other magics accept (handle, app id, unique prefix, app name, Job variable, or the
+last job) plus the command line's ``HANDLE/ROLE/K,K`` form (and ``APP_ID/ROLE/K``). Printed output uses the
+command line's own printer (``role/k`` prefixes kept intact across ``\\r`` frames) when following, and the
+pane's model (``\\r`` resolved, colours stripped, last N lines) for a snapshot.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+from jupyter_sched.notebook.args import ArgsError, parse_replicas, parse_time
+from jupyter_sched.notebook.log_model import ALL
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.notebook.job import Job
+    from jupyter_sched.notebook.magics import SchedMagics
+
+
+def resolve_target(
+    magics: "SchedMagics", target: str, role: Optional[str], replicas: Optional[str], local_ns: Any
+) -> Tuple["Job", Optional[str], Optional[List[int]]]:
+    """(job, role, replica ids) from the arguments; a role or ids in both forms must agree."""
+    ids = parse_replicas(replicas)
+    extra_role: Optional[str] = None
+    extra_ids: Optional[List[int]] = None
+    if "://" in target:
+        from jupyter_sched.cli.cmd_log import parse_identifier
+
+        try:
+            handle, extra_role, extra_ids = parse_identifier(target)
+        except ValueError as e:
+            raise ArgsError(str(e)) from None
+        job = magics.session.job(handle)
+    else:
+        head, *tail = target.split("/") if target else [""]
+        if tail:
+            extra_role = tail[0] or None
+            extra_ids = parse_replicas(tail[1]) if len(tail) > 1 else None
+        job = magics._job(head, local_ns)
+    if extra_role and role and extra_role != role:
+        raise ArgsError(f"two roles given: {extra_role!r} (in {target}) and {role!r}")
+    if extra_ids is not None and ids is not None and extra_ids != ids:
+        raise ArgsError(f"two replica lists given: {extra_ids} (in {target}) and {ids}")
+    return job, role or extra_role, ids if ids is not None else extra_ids
+
+
+def run(magics: "SchedMagics", args: Any, local_ns: Optional[Dict[str, Any]]) -> Any:
+    from jupyter_sched.notebook.job import View
+    from jupyter_sched.notebook.log_model import LogMux
+    from jupyter_sched.notebook.log_pane import LogPane, app_sources, follow_limit, read_snapshot
+
+    job, role, ids = resolve_target(magics, args.target, args.role, args.replicas, local_ns)
+    status = job.fetch_status()
+    if status is None:
+        raise ArgsError(f"no app {job.handle}: it was never submitted, or its records were removed")
+    if args.regex:
+        try:
+            re.compile(args.regex)
+        except re.error as e:
+            raise ArgsError(f"--regex {args.regex!r} is not a valid regular expression: {e}") from None
+    if args.tail is not None and args.tail < 1:
+        raise ArgsError("--tail must be 1 or more")
+    since, until = parse_time(args.since, "--since"), parse_time(args.until, "--until")
+    try:
+        sources = app_sources(status, role, ids, args.streams)
+    except ValueError as e:
+        raise ArgsError(f"{job.handle}: {e}") from None
+    settings = magics.session.settings()
+    if args.tail:
+        settings = replace(settings, tail_lines=args.tail, keep_lines=max(settings.keep_lines, args.tail))
+    title = f"{job.name} {job.handle}"
+    if not magics.interactive:
+        if args.follow:
+            print_follow(magics, job, sources, args.regex, since, until, args.streams)
+        else:
+            mux = read_snapshot(job.runner, job.handle, sources, settings, args.regex, since, until)
+            print(snapshot_text(mux, settings.tail_lines))
+        return None
+    if args.snapshot:
+        mux = read_snapshot(job.runner, job.handle, sources, settings, args.regex, since, until)
+        pane = LogPane(mux, settings, title=title)
+        text = snapshot_text(mux, min(settings.tail_lines, 20))
+        return View(pane.widget, text, f"<pre>{_esc(text)}</pre>", pane)
+    mux = LogMux(follow_limit(sources), settings.keep_lines, settings.max_line_chars)
+    pane = LogPane(mux, settings, title=title, live=True).start(job.runner, job.handle, args.regex, since, until)
+    hint = f"logs of {job.handle} (live view); a snapshot: %sched_logs {job.handle} --snapshot"
+    view = View(pane.widget, hint, f"<div>{_esc(hint)}</div>", pane)
+    if not args.follow:
+        return view
+    from IPython.display import display
+
+    display(view)
+    with magics.detach_on_interrupt(job):
+        while not pane.done.wait(0.2):
+            pass
+    return None
+
+
+def snapshot_text(mux: Any, last_n: int) -> str:
+    _, hidden = mux.rows(ALL, last_n)
+    lines = mux.plain(ALL, last_n)
+    head = [f"... {hidden:,} earlier lines not shown (use --tail N)"] if hidden > 0 else []
+    notes = [f"! {n}" for n in mux.notices]
+    return "\n".join(head + lines + notes)
+
+
+def print_follow(
+    magics: "SchedMagics", job: "Job", sources: List[Any], regex: Optional[str], since: Any, until: Any,
+    streams: Optional[str],
+) -> None:  # fmt: skip
+    """Prints the replicas' lines as they come (the CLI's printer) until they end; ■ detaches."""
+    from jupyter_sched.cli.tail import TailOptions, tail
+
+    replicas = list(dict.fromkeys((s.role, s.k) for s in sources))
+    opts = TailOptions(regex=regex, since=since, until=until, follow=True, streams=streams)
+    with magics.detach_on_interrupt(job):
+        tail(job.runner, job.handle, replicas, sys.stdout, opts, on_error=lambda m: print(m, file=sys.stderr))
+
+
+def _esc(text: str) -> str:
+    import html
+
+    return html.escape(text)

@@ -1,0 +1,302 @@
+"""``SchedMagics``: ``%sched_run``, ``%%sched_run``, ``%sched_logs``, ``%sched_status``, ``%sched_list``,
+``%sched_cancel`` and ``%sched_describe``.
+
+The methods are thin: they parse (bad arguments raise ``UsageError`` with the usage), then hand over to
+:mod:`.launch`, :mod:`.session` and the panes. Blocking (``--wait``, ``%sched_logs -f``) waits in short
+slices; an interrupt (■) only detaches: one line says how to re-attach or cancel, and the app keeps
+running, unless ``cancel_on_interrupt`` is set. Configuration is the traits of :class:`SchedConfig`.
+"""
+
+from __future__ import annotations
+
+from collections import ChainMap
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Mapping, Optional
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, needs_local_scope
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
+from jupyter_sched.notebook.config import SchedConfig
+from jupyter_sched.notebook.session import Session
+
+
+class Detached(KeyboardInterrupt):
+    """Raised when the user interrupts a blocking magic: shown as one line instead of a traceback, and
+    still an interrupt, so the rest of a "run all" stops as the user asked."""
+
+    def _render_traceback_(self) -> List[str]:
+        return [str(self)]
+
+
+def _usage(e: Exception) -> UsageError:
+    return UsageError(str(e))
+
+
+def _no_app(job: Any) -> UsageError:
+    return UsageError(f"no app {job.handle}: it was never submitted, or its records were removed")
+
+
+def _parse(magic: Any, line: str) -> Any:
+    """Parses ``line`` with the magic's ``magic_arguments`` parser, splitting it like a shell (quotes are
+    removed, as on the command line; ``parse_argstring`` would keep them). Errors carry the usage."""
+    parser = magic.parser
+    try:
+        return parser.parse_intermixed_args(split_line(line))
+    except (ArgsError, UsageError) as e:
+        usage = " ".join(parser.format_usage().replace("::", "", 1).split())
+        raise UsageError(f"%{parser.prog.lstrip('%')}: {e}\nusage: {usage}") from None
+
+
+@magics_class
+class SchedMagics(Magics, SchedConfig):
+    """Launch and watch jobs from a notebook. Configure with ``%config SchedMagics``."""
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.session = Session(self)
+
+    # -- helpers ----------------------------------------------------------------------------------------
+    def _namespace(self, local_ns: Optional[Dict[str, Any]] = None) -> Mapping[str, Any]:
+        """The user's variables (a cell's locals first, when a magic runs inside a function)."""
+        return ChainMap(local_ns or {}, self.shell.user_ns if self.shell is not None else {})
+
+    def _job(self, target: str, local_ns: Optional[Dict[str, Any]] = None) -> Any:
+        """The Job a magic's target names (see ``Session.resolve``); UsageError if there is none."""
+        try:
+            handle = self.session.resolve(target, self._namespace(local_ns))
+        except (LookupError, ValueError) as e:
+            raise UsageError(str(e)) from None
+        return self.session.job(handle)
+
+    @contextmanager
+    def detach_on_interrupt(self, job: Any) -> Iterator[None]:
+        """Turns an interrupt (■) inside the block into :class:`Detached`: one line on how to re-attach or
+        cancel. The app keeps running unless ``cancel_on_interrupt`` is set."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            status = job.last_status
+            state = status.state if status is not None else "UNKNOWN"
+            if self.cancel_on_interrupt:
+                job.cancel()
+                raise Detached(f"Interrupted: cancelling {job.handle} (cancel_on_interrupt is set).") from None
+            raise Detached(
+                f"Detached from {job.handle} (still {state}; it keeps running). Re-attach: %sched_status"
+                f" {job.handle} | logs: %sched_logs {job.handle} | stop: %sched_cancel {job.handle}"
+            ) from None
+
+    def _wait(self, job: Any) -> None:
+        """Blocks until the app ends, waiting in short slices so that an interrupt arrives at once."""
+        with self.detach_on_interrupt(job):
+            while not _ended(job.wait(timeout=0.5)):
+                pass
+
+    # -- %sched_run -------------------------------------------------------------------------------------
+    @needs_local_scope
+    @line_cell_magic
+    def sched_run(self, line: str, cell: Optional[str] = None, local_ns: Optional[Dict[str, Any]] = None) -> Any:
+        """Launch an app, exactly as ``jupyter-sched run`` parses it, and show it live.
+
+        Usage::
+
+            %sched_run [--quiet] [--detach] [--no-wait] [RUN OPTIONS] COMPONENT [COMPONENT ARGS...]
+            %sched_run [RUN OPTIONS] APPDEF_VARIABLE
+            %%sched_run [--python] [RUN OPTIONS] [COMPONENT FLAGS]     (the cell is the script)
+
+        Run options (as on the command line): ``-s/--scheduler``, ``--cfg K=V,...``, ``--dryrun``,
+        ``--wait``, ``--log`` (same as ``--wait`` here), ``--workspace``. Notebook flags (before the
+        component): ``--quiet`` (no live view), ``--detach`` (local: the replicas outlive the kernel,
+        ``--cfg outlive_owner=true``), ``--no-wait`` (overrides ``SchedMagics.wait``); in the cell magic
+        ``--python`` runs the cell with Python (default: ``sh``), and the rest of the line are flags of
+        ``utils.sh``/``utils.python`` such as ``--num_replicas 2 --name prep``.
+
+        Returns a Job (``job = %sched_run ...``): ``job.status``, ``job.wait()``, ``job.logs()``,
+        ``job.cancel()``, ``job.handle``; it displays as the live status and log view. With ``--dryrun``
+        returns the AppDryRunInfo (a table per replica). Interrupting ``--wait`` detaches.
+
+        Examples::
+
+            %sched_run utils.sh "python train.py --epochs 3"
+            job = %sched_run -s local_docker --cfg copy_env=HF_* utils.python -m mypkg.train
+            %sched_run --dryrun myapp
+        """
+        from jupyter_sched.notebook.launch import plan_run
+
+        try:
+            allowed = ("quiet", "detach", "no_wait", "python") if cell is not None else ("quiet", "detach", "no_wait")
+            run_line = split_run_line(split_line(line), allowed)
+            plan = plan_run(
+                run_line,
+                self.session.runner,
+                default_scheduler=self.default_scheduler,
+                scheduler_cfg=self.scheduler_cfg,
+                namespace=self._namespace(local_ns),
+                cell=cell,
+            )
+        except ArgsError as e:
+            raise _usage(e) from None
+        if plan.help is not None:
+            if plan.help:
+                print(plan.help)
+            return None
+        run_args, info = plan.run_args, plan.info
+        if run_args.dryrun:
+            return info
+        try:
+            handle = self.session.runner.schedule(info)
+        except ValueError as e:
+            raise _usage(e) from None
+        job = self.session.launched(handle, info.app.name if info.app is not None else "")
+        wait = run_args.wait or run_args.log or (self.wait and not run_line.flag("no_wait"))
+        if run_line.flag("quiet"):
+            if wait:
+                self._wait(job)
+            job.compact_next = True
+            return job
+        if not wait:
+            return job
+        if self.interactive:
+            from IPython.display import display
+
+            display(job)
+            self._wait(job)
+            job.compact_next = True
+            return job
+        print(f"{job.name} launched: {handle} (waiting; interrupt to detach)", flush=True)
+        if run_args.log:
+            from jupyter_sched.notebook.log_pane import app_sources
+            from jupyter_sched.notebook.logs_cmd import print_follow
+
+            print_follow(self, job, app_sources(job.fetch_status()), None, None, None, None)
+        self._wait(job)
+        return job
+
+    # -- %sched_logs ------------------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("target", nargs="?", default="",
+              help="app handle (optionally HANDLE/ROLE/K,K), app id, app name or Job variable; default: the last job")  # fmt: skip
+    @argument("role", nargs="?", default=None, help="only this role")
+    @argument("-r", "--replicas", help="only these replicas of the role, e.g. 0,1 or 0-3")
+    @argument("--regex", help="only lines matching this regular expression")
+    @argument("--streams", choices=["stdout", "stderr", "combined"],
+              help="one output only (default: stdout and stderr, stderr marked)")  # fmt: skip
+    @argument("--since", help="only lines written after: an age (30s, 5m, 2h, 1d) or an ISO time")
+    @argument("--until", help="only lines written before (same forms as --since)")
+    @argument("-n", "--tail", type=int, help="show the last N lines (default: SchedMagics.tail_lines)")
+    @argument("-f", "--follow", action="store_true", help="block the cell until the replicas end (■ detaches)")
+    @argument("--snapshot", action="store_true", help="what is logged now; no live updates")
+    @needs_local_scope
+    @line_magic
+    def sched_logs(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
+        """Show the logs of an app's replicas (all of them, interleaved with ``role/k`` gutters, or some).
+
+        In a widget front end: a live log pane (``\\r`` progress bars in place, colours, stderr marked,
+        Follow/Pause, a count of lines not shown) that follows until the replicas end; ``-f`` also blocks the
+        cell until then; ``--snapshot`` shows what is there now. Elsewhere: prints the lines (``-f`` prints
+        them as they come). ``-n N`` shows the last N lines.
+
+        Examples::
+
+            %sched_logs                              # the last job launched here
+            %sched_logs job trainer -r 0 --regex loss
+            %sched_logs local_cwd://default/train-b3k2x9q0d1/trainer/0 -n 50 --snapshot
+        """
+        from jupyter_sched.notebook import logs_cmd
+
+        try:
+            args = _parse(self.sched_logs, line)
+            return logs_cmd.run(self, args, local_ns)
+        except ArgsError as e:
+            raise _usage(e) from None
+
+    # -- %sched_status / %sched_describe ------------------------------------------------------------------
+    @magic_arguments()
+    @argument("target", nargs="?", default="", help="app handle, id, name or Job variable; default: the last job")
+    @needs_local_scope
+    @line_magic
+    def sched_status(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
+        """The state of an app and of each replica: a live status pane (with Cancel) until it ends, or the
+        AppStatus as text outside a widget front end. Works for apps of earlier kernels of the session."""
+        args = _parse(self.sched_status, line)
+        job = self._job(args.target, local_ns)
+        status = job.fetch_status()
+        if status is None:
+            raise _no_app(job)
+        if not self.interactive:
+            return status
+        from jupyter_sched.notebook.job import View
+        from jupyter_sched.notebook.status_pane import StatusPane
+
+        pane = StatusPane(job, self.session.settings(), status).start()
+        return View(pane.widget, job.fallback_text(), job.fallback_html(), pane)
+
+    @magic_arguments()
+    @argument("target", nargs="?", default="", help="app handle, id, name or Job variable; default: the last job")
+    @needs_local_scope
+    @line_magic
+    def sched_describe(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
+        """The definition of an app (roles, commands, replicas) and its replicas' states."""
+        from jupyter_sched.schedulers.api import DescribeAppResponse
+
+        args = _parse(self.sched_describe, line)
+        job = self._job(args.target, local_ns)
+        status = job.fetch_status()
+        app = job.runner.describe(job.handle) if status is not None else None
+        if status is None or app is None:
+            raise _no_app(job)
+        return DescribeAppResponse(
+            app_id=job.app_id, state=status.state, num_restarts=status.num_restarts, msg=status.msg,
+            structured_error_msg=status.structured_error_msg, ui_url=status.ui_url,
+            roles_statuses=status.roles, roles=list(app.roles),
+        )  # fmt: skip
+
+    # -- %sched_list / %sched_cancel ---------------------------------------------------------------------
+    @magic_arguments()
+    @argument("-s", "--scheduler", action="append", help="ask only this scheduler (repeatable)")
+    @argument("--all", action="store_true", help="ask every registered scheduler")
+    @line_magic
+    def sched_list(self, line: str = "") -> Any:
+        """The apps of this session (also those of earlier kernels): a live table with a Cancel button per
+        app, or a text table. Asks the default scheduler, ``SchedMagics.list_schedulers`` and every
+        scheduler used in the session."""
+        from jupyter_sched.notebook.list_pane import ListPane, rows_text
+
+        args = _parse(self.sched_list, line)
+        schedulers = args.scheduler
+        if args.all:
+            schedulers = self.session.runner.scheduler_backends()
+        rows, notices = self.session.list_apps(schedulers)
+        if not self.interactive:
+            print(rows_text(rows, notices))
+            return None
+        return ListPane(self.session, self.session.settings(), rows, notices, schedulers).start()
+
+    @magic_arguments()
+    @argument("targets", nargs="*", help="app handles, ids, names or Job variables; default: the last job")
+    @argument("--wait", action="store_true", help="wait until the apps have stopped")
+    @needs_local_scope
+    @line_magic
+    def sched_cancel(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> None:
+        """Cancel apps (SIGTERM, then SIGKILL after the grace period; docker: stop the containers)."""
+        args = _parse(self.sched_cancel, line)
+        jobs = [self._job(t, local_ns) for t in (args.targets or [""])]
+        for job in jobs:
+            status = job.fetch_status()
+            if status is None:
+                raise _no_app(job)
+            if status.is_terminal():
+                print(f"{job.handle} already ended ({status.state}); nothing to cancel")
+                continue
+            job.cancel()
+            print(f"cancelling {job.handle}")
+        if args.wait:
+            for job in jobs:
+                self._wait(job)
+                print(f"{job.handle}: {job.last_status.state if job.last_status else 'UNKNOWN'}")
+
+
+def _ended(status: Any) -> bool:
+    return status is None or status.is_terminal()
+

@@ -1,0 +1,219 @@
+"""The notebook's session: its Runner, the jobs it knows, and how an app is found again by id or name.
+
+Runners are kept for the life of the process (module-level, keyed by session and log dir) and never
+closed by the notebook layer: closing a Runner closes its local scheduler, which stops the apps it owns,
+and unloading the extension must not kill jobs. A small registry file (one JSON line per launch, under
+``<log_dir>/.notebook/<session>.jsonl``) remembers which scheduler each app was launched on, so after a
+kernel restart ``%sched_list`` also asks e.g. ``local_docker`` for its apps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from jupyter_sched.notebook.config import PaneSettings
+from jupyter_sched.notebook.job import Job
+from jupyter_sched.specs import AppState, parse_app_handle
+
+_RUNNERS: Dict[Tuple[str, str], Any] = {}
+_RUNNERS_LOCK = threading.Lock()
+LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
+
+
+def shared_runner(session: str, log_dir: str) -> Any:
+    """The process-wide Runner of ``session`` (created on first use, never closed here)."""
+    from jupyter_sched.runner import get_runner
+
+    if log_dir:
+        os.environ[LOG_DIR_ENV] = os.path.abspath(os.path.expanduser(log_dir))
+    key = (session, os.environ.get(LOG_DIR_ENV, ""))
+    with _RUNNERS_LOCK:
+        runner = _RUNNERS.get(key)
+        if runner is None:
+            runner = _RUNNERS[key] = get_runner(session)
+        return runner
+
+
+def state_dir() -> str:
+    from jupyter_sched.schedulers.local_scheduler import default_log_dir
+
+    return os.path.join(default_log_dir(), ".notebook")
+
+
+@dataclass
+class AppRow:
+    """One app as ``%sched_list`` shows it."""
+
+    handle: str
+    name: str
+    state: AppState
+
+    @property
+    def app_id(self) -> str:
+        return parse_app_handle(self.handle).app_id
+
+
+class Session:
+    """What the magics share: settings, the runner, jobs of this kernel, and lookup of older apps."""
+
+    def __init__(self, config: Any) -> None:
+        self._config = config
+        self.jobs: "OrderedDict[str, Job]" = OrderedDict()
+        """Every job this kernel has touched (launched or re-attached), by handle."""
+        self.launches: List[str] = []
+        """Handles launched by this kernel, oldest first."""
+
+    # -- settings ---------------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return str(self._config.session_name)
+
+    @property
+    def runner(self) -> Any:
+        return shared_runner(self.name, self._config.log_dir)
+
+    def settings(self) -> PaneSettings:
+        return self._config.pane_settings()
+
+    def interactive(self) -> bool:
+        return bool(self._config.interactive)
+
+    def default_scheduler(self) -> str:
+        """The trait if set, else what ``jupyter-sched run`` picks (project config, else the registry's)."""
+        if self._config.default_scheduler:
+            return str(self._config.default_scheduler)
+        from jupyter_sched.cli.common import pick_scheduler
+        from jupyter_sched.cli.config import load_config
+
+        try:
+            return pick_scheduler(None, load_config())
+        except ValueError:
+            from jupyter_sched.schedulers import get_default_scheduler_name
+
+            return get_default_scheduler_name()
+
+    # -- jobs ------------------------------------------------------------------------------------------
+    def job(self, handle: str, name: Optional[str] = None) -> Job:
+        """The Job of ``handle`` (the same object every time in this kernel)."""
+        job = self.jobs.get(handle)
+        if job is None:
+            job = Job(handle, self.runner, self.settings, self.interactive, name)
+            self.jobs[handle] = job
+        return job
+
+    def launched(self, handle: str, name: str) -> Job:
+        """Records a launch in this kernel and in the registry file."""
+        job = self.job(handle, name)
+        self.launches.append(handle)
+        self._append_registry({"handle": handle, "name": name, "submitted": time.time()})
+        return job
+
+    def _registry_path(self) -> str:
+        self.runner  # exports the configured log dir first
+        return os.path.join(state_dir(), f"{self.name}.jsonl")
+
+    def _append_registry(self, entry: Dict[str, Any]) -> None:
+        path = self._registry_path()
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+        except OSError as e:  # the job runs anyway; only finding it by name after a restart suffers
+            warnings.warn(f"jupyter_sched: could not record the job in {path}: {e}", stacklevel=3)
+
+    def registry(self) -> List[Dict[str, Any]]:
+        """Launches recorded by this and earlier kernels of the session, oldest first."""
+        try:
+            with open(self._registry_path()) as f:
+                lines = f.readlines()
+        except OSError:
+            return []
+        out = []
+        for line in lines:
+            try:
+                entry = json.loads(line)
+                parse_app_handle(entry["handle"])
+                out.append(entry)
+            except (ValueError, KeyError, TypeError):
+                continue
+        return out
+
+    # -- listing and lookup ---------------------------------------------------------------------------
+    def schedulers(self, extra: Iterable[str] = ()) -> List[str]:
+        """Schedulers to ask for apps: the default one, configured ones, and any used in this session."""
+        names = [self.default_scheduler(), *self._config.list_schedulers, *extra]
+        names += [parse_app_handle(h).scheduler_backend for h in self.jobs]
+        names += [parse_app_handle(e["handle"]).scheduler_backend for e in self.registry()]
+        return list(dict.fromkeys(n for n in names if n))
+
+    def list_apps(self, schedulers: Optional[Iterable[str]] = None) -> Tuple[List[AppRow], List[str]]:
+        """Apps of this session on each scheduler (one row per app id: the launch record's scheduler wins),
+        and notices for schedulers that could not be asked."""
+        runner = self.runner
+        known = {parse_app_handle(e["handle"]).app_id: e for e in self.registry()}
+        for handle, job in self.jobs.items():
+            known[job.app_id] = {"handle": handle, "name": job.name}
+        rows: Dict[str, AppRow] = {}
+        notices: List[str] = []
+        for sched in self.schedulers() if schedulers is None else list(schedulers):
+            try:
+                apps = runner.list(sched)
+            except Exception as e:  # noqa: BLE001 - one unavailable backend must not hide the others
+                notices.append(f"{sched}: {type(e).__name__}: {e}")
+                continue
+            for app in apps:
+                entry = known.get(app.app_id)
+                handle = entry["handle"] if entry else app.app_handle
+                if app.app_id in rows and not entry:
+                    continue
+                name = (entry or {}).get("name") or getattr(app, "name", "") or app.app_id.rsplit("-", 1)[0]
+                rows[app.app_id] = AppRow(handle, name, app.state)
+        return sorted(rows.values(), key=lambda r: r.app_id), notices
+
+    def resolve(self, text: str, namespace: Optional[Mapping[str, Any]] = None) -> str:
+        """A handle from: nothing (the last launch of this kernel, else of the session), a variable holding a Job, a
+        handle, an app id, a unique app-id prefix, or an app name (its latest launch). Raises LookupError
+        with the candidates otherwise."""
+        text = text.strip()
+        if not text:
+            if self.launches:
+                return self.launches[-1]
+            entries = self.registry()
+            if entries:
+                return entries[-1]["handle"]
+            raise LookupError("no job was launched in this session yet; give an app handle or id")
+        value = (namespace or {}).get(text) if text.isidentifier() else None
+        if isinstance(value, Job):
+            return value.handle
+        if "://" in text:
+            parse_app_handle(text)
+            return text
+        recorded = [(e["handle"], e.get("name", "")) for e in self.registry()]
+        recorded += [(h, self.jobs[h].name) for h in self.launches]  # in case the registry is unwritable
+        handle = _match(text, recorded) or _match(text, [(r.handle, r.name) for r in self.list_apps()[0]])
+        if handle is None:
+            raise LookupError(f"no app {text!r} in session {self.name!r}; see %sched_list")
+        return handle
+
+
+def _match(text: str, candidates: List[Tuple[str, str]]) -> Optional[str]:
+    """An app id, else the latest app of that name, else a unique app-id prefix (candidates oldest first)."""
+    ids: Dict[str, str] = {}
+    for handle, _ in candidates:
+        ids[parse_app_handle(handle).app_id] = handle
+    if text in ids:
+        return ids[text]
+    named = [handle for handle, name in candidates if name == text]
+    if named:
+        return named[-1]
+    prefixed = [i for i in ids if i.startswith(text)]
+    if len(prefixed) > 1:
+        raise LookupError(f"{text!r} matches several apps: {', '.join(sorted(prefixed)[:8])}")
+    return ids[prefixed[0]] if prefixed else None

@@ -1,0 +1,192 @@
+"""A real ipykernel (this venv's, through a kernelspec in a temporary JUPYTER_PATH), driven over the protocol.
+
+Interrupting a blocking ``%sched_run --wait`` detaches (the kernel interrupt signals the kernel's whole
+process group; replicas live in their own sessions), and a kernel restart loses no job record: the next
+kernel lists, reads and cancels the apps of the session again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+
+from nbhelpers import wait_for
+
+jupyter_client = pytest.importorskip("jupyter_client")
+pytest.importorskip("ipykernel")
+
+KERNEL_NAME = "jsched-test-python3"
+
+
+@pytest.fixture
+def kernel(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tuple[Any, Any]]:
+    from jupyter_client.manager import KernelManager
+
+    spec_dir = tmp_path / "jupyter" / "kernels" / KERNEL_NAME
+    spec_dir.mkdir(parents=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "jupyter_sched test kernel",
+        "language": "python",
+    }
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    env = {
+        **os.environ,
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+        "JUPYTER_SCHED_LOG_DIR": str(tmp_path / "state"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
+    env.pop("JUPYTER_SCHED_NONINTERACTIVE", None)
+    km = KernelManager(kernel_name=KERNEL_NAME, transport="ipc", ip=str(tmp_path / "ipc"))
+    km.start_kernel(env=env, cwd=str(tmp_path))
+    assert km.kernel_spec.argv[0] == sys.executable  # this venv's ipykernel, not whatever is on PATH
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    try:
+        yield km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def execute(kc: Any, code: str, timeout: float = 60) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+    """Runs ``code``; returns the execute reply and the iopub messages it produced."""
+    msgs: List[Dict[str, Any]] = []
+    reply = kc.execute_interactive(code, output_hook=msgs.append, timeout=timeout)
+    return reply, msgs
+
+
+def stdout_of(msgs: List[Dict[str, Any]]) -> str:
+    return "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream" and m["content"]["name"] == "stdout")
+
+
+def run_ok(kc: Any, code: str) -> str:
+    reply, msgs = execute(kc, code)
+    errors = [m["content"] for m in msgs if m["msg_type"] == "error"]
+    assert reply["content"]["status"] == "ok", errors
+    return stdout_of(msgs)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_interrupt_during_wait_detaches_and_the_job_keeps_running(kernel: Tuple[Any, Any]) -> None:
+    km, kc = kernel
+    run_ok(kc, "%load_ext jupyter_sched\n%config SchedMagics.refresh_interval = 0.1")
+    msg_id = kc.execute('%sched_run --wait utils.sh "echo hello-from-the-job; sleep 60"')
+    seen: List[Dict[str, Any]] = []
+
+    def next_msg() -> Dict[str, Any]:
+        msg = kc.get_iopub_msg(timeout=30)
+        if msg["parent_header"].get("msg_id") == msg_id:
+            seen.append(msg)
+        return msg
+
+    def shown_and_updated() -> bool:
+        next_msg()
+        shown = any(m["msg_type"] == "display_data" for m in seen)
+        updates = [str(m["content"]["data"].get("state", {}).get("value", "")) for m in seen if m["msg_type"] == "comm_msg"]
+        return shown and any("hello-from-the-job" in u for u in updates)
+
+    # the live view is displayed, then the cell blocks while a thread updates the log pane
+    wait_for(shown_and_updated, 60, "the view to be shown and its log pane to show the job's output")
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=30)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=30)
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "Detached"
+    while not (seen[-1]["msg_type"] == "status" and seen[-1]["content"]["execution_state"] == "idle"):
+        next_msg()
+    errors = [m["content"] for m in seen if m["msg_type"] == "error"]
+    assert len(errors) == 1 and len(errors[0]["traceback"]) == 1
+    line = errors[0]["traceback"][0]
+    assert line.startswith("Detached from") and "still RUNNING" in line and "%sched_cancel" in line
+    assert not [m for m in seen if m["msg_type"] == "stream"]  # background threads printed nothing
+    out = run_ok(kc, (
+        "from jupyter_sched.notebook.extension import loaded\n"
+        "job = list(loaded(get_ipython()).session.jobs.values())[-1]\n"
+        "print(job.state, [r.pid for role in job.status.roles for r in role.replicas][0])"
+    ))  # fmt: skip
+    state, pid = out.split()
+    assert state == "RUNNING" and alive(int(pid))
+    run_ok(kc, "%config SchedMagics.interactive = False")
+    assert "CANCELLED" in run_ok(kc, "%sched_cancel --wait")
+    wait_for(lambda: not alive(int(pid)), 30, "the replica to end after %sched_cancel")
+
+
+def test_restart_finds_the_apps_again(kernel: Tuple[Any, Any]) -> None:
+    km, kc = kernel
+    out = run_ok(kc, (
+        "%load_ext jupyter_sched\n"
+        "%config SchedMagics.interactive = False\n"
+        "d = %sched_run --detach utils.sh 'echo hello-detached; sleep 60'\n"
+        "b = %sched_run utils.sh 'echo hello-bound; sleep 60'\n"
+        "import time; time.sleep(0.5)\n"
+        "print(d.handle, b.handle, d.status.roles[0].replicas[0].pid)"
+    ))  # fmt: skip
+    detached, bound, pid = out.split()
+    km.restart_kernel(now=True)
+    kc.wait_for_ready(timeout=60)
+    run_ok(kc, "%load_ext jupyter_sched\n%config SchedMagics.interactive = False")
+
+    def state_of(handle: str) -> str:
+        return run_ok(kc, f"print(get_ipython().run_line_magic('sched_status', '{handle}').state)").strip()
+
+    wait_for(lambda: state_of(bound) in ("FAILED", "CANCELLED"), 30, "the owner-bound app to end with its kernel")
+    assert state_of(detached) == "RUNNING" and alive(int(pid))
+    listing = run_ok(kc, "%sched_list")
+    rows = {line.split()[0]: line.split()[-1] for line in listing.splitlines()[1:]}
+    assert rows[detached] == "RUNNING" and rows[bound] in ("FAILED", "CANCELLED")
+    assert "hello-detached" in run_ok(kc, f"%sched_logs {detached.rsplit('/', 1)[1]} --snapshot")
+    assert "hello-bound" in run_ok(kc, "%sched_logs sh --streams stdout")  # by name: the latest 'sh'
+    run_ok(kc, "%config SchedMagics.interactive = True")
+    reply, msgs = execute(kc, f"%sched_status {detached}")
+    assert reply["content"]["status"] == "ok" and any(m["msg_type"] == "comm_open" for m in msgs)
+    run_ok(kc, "%config SchedMagics.interactive = False")
+    assert f"{detached}: CANCELLED" in run_ok(kc, f"%sched_cancel {detached} --wait")
+    wait_for(lambda: not alive(int(pid)), 30, "the detached replica to end after %sched_cancel")
+    time.sleep(0)
+
+
+def test_restart_finds_docker_apps_again(kernel: Tuple[Any, Any], docker_engine: None) -> None:
+    """Docker apps are found again from their containers (the launch registry says to ask local_docker)."""
+    import subprocess
+
+    image = "jupyter-sched/busybox:local"
+    if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
+        pytest.skip(f"{image} is missing: run `bash scripts/setup/images.sh`")
+    from jupyter_sched.specs import random_id
+
+    session = f"nbtest-{random_id()}"
+    setup = f"%load_ext jupyter_sched\n%config SchedMagics.interactive = False\n%config SchedMagics.session_name = '{session}'"
+    km, kc = kernel
+    try:
+        out = run_ok(kc, f"{setup}\nj = %sched_run -s local_docker --cfg cancel_grace=1 utils.sh --image {image} 'echo from-docker; sleep 60'\nprint(j.handle)")
+        handle = out.split()[-1]
+        assert handle.startswith(f"local_docker://{session}/")
+        km.restart_kernel(now=True)
+        kc.wait_for_ready(timeout=60)
+        run_ok(kc, setup)
+        listing = run_ok(kc, "%sched_list")
+        assert any(line.split()[0] == handle and line.split()[-1] == "RUNNING" for line in listing.splitlines())
+        app_id = handle.rsplit("/", 1)[1]
+        wait_for(lambda: "from-docker" in run_ok(kc, f"%sched_logs {app_id} --snapshot"), 30, "the docker log")
+        assert f"{handle}: CANCELLED" in run_ok(kc, f"%sched_cancel {app_id} --wait")
+    finally:
+        ids = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=jupyter_sched.session={session}"],
+                             capture_output=True, text=True).stdout.split()  # fmt: skip
+        if ids:
+            subprocess.run(["docker", "rm", "-f", *ids], capture_output=True)

@@ -1,0 +1,82 @@
+"""The multiplexed log model behind the log pane (pure: no widgets, no threads)."""
+
+from __future__ import annotations
+
+from typing import List
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jupyter_sched.notebook.log_model import ALL, LogMux, Source
+
+KEEP = 50
+
+
+def items_of(n: int) -> List[str]:
+    """Lines with a colour that spans lines, progress frames, and a trailing partial line."""
+    out = []
+    for i in range(n):
+        if i % 7 == 0:
+            out.append(f"\x1b[3{i % 8}mcoloured {i}\n")  # left on: colours the following lines
+        elif i % 11 == 0:
+            out.append(f"\x1b[0mreset {i}\n")
+        elif i % 5 == 0:
+            out += [f"bar {i} 10%\r", f"bar {i} 99%\r", f"bar {i} done\n"]
+        else:
+            out.append(f"plain {i} <&>\n")
+    return out + ["partial \x1b[1mbold"]
+
+
+def fed(items: List[str], cuts: List[int]) -> LogMux:
+    mux = LogMux([Source("w", 0, "stdout")], keep_lines=KEEP, max_line_chars=100)
+    start = 0
+    for cut in sorted(set(cuts)) + [len(items)]:
+        for item in items[start:cut]:
+            mux.push(0, item)
+        mux.drain()
+        start = max(start, cut)
+    return mux
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 400), cuts=st.lists(st.integers(0, 450), max_size=6))
+def test_batching_never_changes_what_is_shown(n: int, cuts: List[int]) -> None:
+    items = items_of(n)
+    one_by_one = fed(items, list(range(len(items))))
+    batched = fed(items, cuts)  # big runs skim lines that can never be shown
+    assert batched.to_html(ALL, KEEP) == one_by_one.to_html(ALL, KEEP)
+    assert batched.total() == one_by_one.total() == sum(item.count("\n") for item in items)
+    assert batched.rows(ALL, KEEP)[1] == one_by_one.rows(ALL, KEEP)[1]
+
+
+def test_a_flood_keeps_only_what_can_be_shown() -> None:
+    items = items_of(5000)
+    mux = fed(items, [])
+    assert mux.skipped[0] > 4000 and len(mux._terms[0].lines) == KEEP
+    html, hidden = mux.to_html(ALL, 20)
+    assert hidden == mux.total() - 19 and "partial " in html  # 19 committed lines and the open line
+
+
+def test_sources_interleave_in_arrival_order_with_gutters() -> None:
+    mux = LogMux([Source("a", 0, "stdout"), Source("a", 0, "stderr"), Source("b", 1, "stdout")])
+    mux.push(0, "one\n")
+    mux.push(2, "two\n")
+    mux.push(1, "three\n")
+    mux.push(0, "four\n")
+    mux.push(2, "open line")
+    mux.drain()
+    assert mux.plain(ALL) == ["a/0 | one", "b/1 | two", "a/0 ! three", "a/0 | four", "b/1 | open line"]
+    assert mux.plain("a/0") == ["a/0 | one", "a/0 ! three", "a/0 | four"]
+    assert mux.plain("b/1") == ["two", "open line"]  # one source: no gutter
+    assert mux.views() == ["all", "a/0", "b/1"]
+    rows, hidden = mux.rows(ALL, 2)
+    assert [line.text for _, line in rows] == ["four", "open line"] and hidden == 3
+    html, _ = mux.to_html(ALL)
+    assert "a/0 ! </span>three" in html and "rgba(231,92,88" in html
+
+
+def test_end_records_notices() -> None:
+    mux = LogMux([Source("a", 0, "stdout")])
+    assert not mux.all_ended
+    mux.end(0, "cannot read: gone")
+    assert mux.all_ended and mux.notices == ["a/0 stdout: cannot read: gone"]

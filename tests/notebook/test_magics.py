@@ -1,0 +1,333 @@
+"""Every magic, in an in-process IPython shell, in text mode (widgets: test_panes.py), with real local jobs."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from jupyter_sched.cli.cmd_run import parse_run_args
+from jupyter_sched.components.finder import materialize
+from jupyter_sched.notebook.job import Job
+from jupyter_sched.notebook.magics import Detached
+from jupyter_sched.schedulers.api import DescribeAppResponse
+from jupyter_sched.specs import AppDef, AppDryRunInfo, AppState, AppStatus, Role
+
+from nbhelpers import py, wait_for
+
+
+def run(ip: Any, line: str) -> Any:
+    return ip.run_line_magic("sched_run", line)
+
+
+# -- %sched_run: parsing --------------------------------------------------------------------------------------
+def test_run_parses_exactly_like_the_cli(ip: Any, magics: Any) -> None:
+    line = "--dryrun -s local_cwd --cfg prepend_cwd=true,cancel_grace=2 utils.sh --num_replicas 2 echo 'a  b'"
+    info = run(ip, line)
+    cli = parse_run_args(shlex.split(line))
+    assert isinstance(info, AppDryRunInfo) and info.scheduler == cli.scheduler == "local_cwd"
+    expected = materialize(cli.component, cli.component_args)
+    assert [(r.entrypoint, r.args, r.num_replicas) for r in info.app.roles] == [
+        (r.entrypoint, r.args, r.num_replicas) for r in expected.roles
+    ]
+    assert info.cfg["prepend_cwd"] is True and info.cfg["cancel_grace"] == 2.0
+    assert [p.command_line for p in info.request.role_params["sh"]] == ["sh -c 'echo '\"'\"'a  b'\"'\"''"] * 2
+
+
+@pytest.mark.parametrize(
+    "line, needle",
+    [
+        ("--bogus utils.echo", "unknown option --bogus"),
+        ("", "which component"),
+        ("nosuch.component", "no component named"),
+        ("--cfg nosuch=1 utils.echo", "nosuch"),
+        ("-s nosuch utils.echo", "unknown scheduler"),
+        ("utils.sh", "give the command"),
+        ("utils.echo --nosuchflag 1", "nosuchflag"),
+        ("utils.sh 'unclosed", "quotes"),
+        ("--python utils.echo", "--python"),
+        ("-s local_docker --detach --dryrun utils.echo", "--detach"),
+    ],
+)
+def test_run_bad_arguments_raise_usage_error(ip: Any, magics: Any, line: str, needle: str) -> None:
+    if "local_docker" in line:
+        pytest.importorskip("jupyter_sched.schedulers.docker_scheduler")
+    with pytest.raises(UsageError, match=needle):
+        run(ip, line)
+
+
+def test_usage_error_shows_no_traceback(ip: Any, magics: Any, capsys: Any) -> None:
+    result = ip.run_cell("%sched_run --bogus utils.echo")
+    out = capsys.readouterr()
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "unknown option --bogus" in out.err + out.out and "Traceback" not in out.err + out.out
+
+
+def test_help_prints_usage_and_runs_nothing(ip: Any, magics: Any, capsys: Any) -> None:
+    assert run(ip, "--help") is None
+    assert "usage: jupyter-sched run" in capsys.readouterr().out
+    assert run(ip, "utils.echo --help") is None
+    assert "--msg" in capsys.readouterr().out
+
+
+def test_appdef_variable_runs_as_is(ip: Any, magics: Any) -> None:
+    ip.user_ns["myapp"] = AppDef("mine", [Role("worker", "img", entrypoint="echo", args=["from", "appdef"])])
+    info = run(ip, "--dryrun myapp")
+    assert info.app.name == "mine" and info.request.role_params["worker"][0].args == ["echo", "from", "appdef"]
+    with pytest.raises(UsageError, match="takes no arguments"):
+        run(ip, "--dryrun myapp --msg x")
+
+
+def test_notebook_flags_are_taken_only_before_the_component(ip: Any, magics: Any) -> None:
+    info = run(ip, "--dryrun utils.sh echo --quiet --detach")
+    assert info.request.role_params["sh"][0].args[-1] == "echo --quiet --detach"
+    assert info.cfg["outlive_owner"] is False
+    info = run(ip, "--detach --dryrun utils.echo")
+    assert info.cfg["outlive_owner"] is True and info.request.outlive_owner is True
+
+
+def test_scheduler_cfg_trait_sits_between_config_and_cfg_flag(ip: Any, magics: Any) -> None:
+    magics.scheduler_cfg = {"local_cwd": {"cancel_grace": "3", "prepend_cwd": True}}
+    info = run(ip, "--dryrun utils.echo")
+    assert info.cfg["cancel_grace"] == 3.0 and info.cfg["prepend_cwd"] is True
+    assert run(ip, "--dryrun --cfg cancel_grace=5 utils.echo").cfg["cancel_grace"] == 5.0
+    magics.scheduler_cfg = {"local_cwd": {"nosuch": 1}}
+    with pytest.raises(UsageError, match="scheduler_cfg.*nosuch"):
+        run(ip, "--dryrun utils.echo")
+
+
+def test_default_scheduler_trait_is_used_unless_s_is_given(ip: Any, magics: Any) -> None:
+    magics.default_scheduler = "local_dir"  # the default image is not a directory: local_dir refuses it
+    with pytest.raises(UsageError, match="local_dir"):
+        run(ip, "--dryrun utils.echo")
+    assert run(ip, "--dryrun -s local_cwd utils.echo").scheduler == "local_cwd"
+
+
+# -- %sched_run: running ---------------------------------------------------------------------------------------
+def test_run_wait_in_text_mode_returns_the_ended_job(ip: Any, magics: Any, capsys: Any) -> None:
+    job = run(ip, "--wait utils.sh 'echo hi; echo oops >&2'")
+    assert isinstance(job, Job) and job.last_status.state == AppState.SUCCEEDED
+    assert "launched" in capsys.readouterr().out
+    bundle = job._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html"}
+    assert "SUCCEEDED" in bundle["text/plain"] and f"%sched_status {job.handle}" in bundle["text/plain"]
+    assert job.logs() == ["sh/0 | hi", "sh/0 ! oops"]
+    assert job.logs(streams="stdout") == ["hi"]
+    assert job.status.state == AppState.SUCCEEDED and job.state == AppState.SUCCEEDED
+
+
+def test_run_log_in_text_mode_streams_the_lines(ip: Any, magics: Any, capsys: Any) -> None:
+    job = run(ip, "--log utils.sh --num_replicas 2 'echo hello $JUPYTER_SCHED_REPLICA_ID'")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("sh launched:") and sorted(out[1:]) == ["sh/0 hello 0", "sh/1 hello 1"]
+    assert job.last_status.state == AppState.SUCCEEDED
+
+
+def test_run_returns_at_once_and_the_job_can_be_cancelled(ip: Any, magics: Any) -> None:
+    job = run(ip, "utils.sh 'sleep 30'")
+    assert job.state == AppState.RUNNING
+    text = job._repr_mimebundle_()["text/plain"]
+    assert "RUNNING" not in text and job.handle in text  # nothing that would go stale
+    job.cancel()
+    assert job.wait(timeout=30).state == AppState.CANCELLED
+
+
+def test_quiet_shows_one_line_once(ip: Any, magics: Any) -> None:
+    job = run(ip, "--quiet --wait utils.echo")
+    assert job._repr_mimebundle_() == {
+        "text/plain": job.summary(),
+        "text/html": f"<div>{job.summary()}</div>",
+    }
+    assert "re-attach" in job._repr_mimebundle_()["text/plain"]
+
+
+def test_wait_trait_blocks_unless_no_wait(ip: Any, magics: Any) -> None:
+    magics.wait = True
+    assert run(ip, "utils.echo").last_status.state == AppState.SUCCEEDED
+    job = run(ip, "--no-wait utils.sh 'sleep 30'")
+    assert job.state == AppState.RUNNING
+    job.cancel()
+
+
+def test_cell_magic_runs_the_cell_as_a_shell_script(ip: Any, magics: Any) -> None:
+    job = ip.run_cell_magic("sched_run", "--wait --num_replicas 2 --name cellsh", 'echo "a  b" | tr a A\necho $((1+2))\n')
+    assert job.name == "cellsh" and job.last_status.state == AppState.SUCCEEDED
+    assert job.logs(role="sh", k=1, streams="stdout") == ["A  b", "3"]
+
+
+def test_cell_magic_python(ip: Any, magics: Any) -> None:
+    job = ip.run_cell_magic("sched_run", "--python --wait", "import sys\nprint('py', sys.version_info[0])\n")
+    assert job.logs(streams="stdout") == ["py 3"]
+    with pytest.raises(UsageError, match="nosuchflag"):
+        ip.run_cell_magic("sched_run", "--nosuchflag 1", "echo hi")
+
+
+def test_interrupting_wait_detaches_and_the_job_keeps_running(ip: Any, magics: Any, monkeypatch: Any) -> None:
+    def interrupted(self: Job, timeout: Any = None) -> Any:
+        self.fetch_status()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Job, "wait", interrupted)
+    with pytest.raises(Detached) as info:
+        run(ip, "--wait utils.sh 'sleep 30'")
+    message = info.value._render_traceback_()
+    assert len(message) == 1 and "Detached from" in message[0] and "still RUNNING" in message[0]
+    handle = message[0].split()[2]
+    assert f"%sched_cancel {handle}" in message[0]
+    assert isinstance(info.value, KeyboardInterrupt)
+    monkeypatch.undo()
+    job = magics.session.job(handle)
+    assert job.state == AppState.RUNNING
+    magics.cancel_on_interrupt = True
+    monkeypatch.setattr(Job, "wait", interrupted)
+    with pytest.raises(Detached, match="cancelling"):
+        run(ip, "--wait utils.sh 'sleep 30'")
+    monkeypatch.undo()
+    cancelled = next(reversed(magics.session.jobs.values()))
+    assert cancelled.wait(timeout=30).state == AppState.CANCELLED
+    job.cancel()
+
+
+def test_detached_prints_one_line_in_a_cell(ip: Any, magics: Any, monkeypatch: Any, capsys: Any) -> None:
+    monkeypatch.setattr(Job, "wait", lambda self, timeout=None: (_ for _ in ()).throw(KeyboardInterrupt))
+    ip.run_cell("%sched_run --wait utils.sh 'sleep 30'")
+    out = capsys.readouterr()
+    lines = (out.out + out.err).strip().splitlines()
+    assert lines[0].startswith("sh launched:") and lines[1].startswith("Detached from") and len(lines) == 2
+    monkeypatch.undo()
+    next(reversed(magics.session.jobs.values())).cancel()
+
+
+# -- %sched_logs ----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def logged(ip: Any) -> Job:
+    """A finished 2-replica job with stdout, stderr, ANSI colour and a \\r progress bar."""
+    from jupyter_sched.notebook.extension import load
+
+    code = (
+        "import os, sys\n"
+        "k = os.environ['JUPYTER_SCHED_REPLICA_ID']\n"
+        "for i in range(5): print(f'line {i} of {k}')\n"
+        "print(f'error {k}', file=sys.stderr)\n"
+        "for p in (10, 50, 100): print(f'\\rprogress {p}%', end='')\n"
+        "print()\n"
+        "print('\\x1b[31m<b>red</b>\\x1b[0m')\n"
+    )
+    magics = load(ip)
+    magics.interactive = False
+    job = ip.run_line_magic("sched_run", "--wait " + py(code, "--num_replicas 2 --name logged"))
+    assert job.last_status.state == AppState.SUCCEEDED
+    return job
+
+
+def logs(ip: Any, capsys: Any, line: str) -> str:
+    assert ip.run_line_magic("sched_logs", line) is None
+    return capsys.readouterr().out
+
+
+def test_logs_snapshot_prints_all_replicas(ip: Any, magics: Any, logged: Job, capsys: Any) -> None:
+    out = logs(ip, capsys, logged.handle).splitlines()
+    assert "python/0 | line 0 of 0" in out and "python/1 | line 4 of 1" in out
+    assert "python/0 ! error 0" in out and "python/1 | progress 100%" in out
+    assert "python/0 | <b>red</b>" in out  # colours stripped, text kept as text
+    assert not any("\x1b" in line or "\r" in line for line in out)
+
+
+def test_logs_selection_forms(ip: Any, magics: Any, logged: Job, capsys: Any) -> None:
+    assert logs(ip, capsys, f"{logged.handle} python -r 1 --streams stdout --regex 'line [34]'").splitlines() == [
+        "line 3 of 1",
+        "line 4 of 1",
+    ]
+    assert logs(ip, capsys, f"{logged.handle}/python/1 --streams stderr").splitlines() == ["error 1"]
+    assert logs(ip, capsys, f"{logged.app_id}/python/0 --streams stderr").splitlines() == ["error 0"]
+    ip.user_ns["logged_job"] = logged
+    assert logs(ip, capsys, "logged_job python -r 0 --streams stderr").splitlines() == ["error 0"]
+    tail = logs(ip, capsys, f"{logged.app_id[:-3]} python -r 0 --streams stdout -n 2").splitlines()
+    assert tail == ["... 5 earlier lines not shown (use --tail N)", "progress 100%", "<b>red</b>"]
+    assert logs(ip, capsys, f"{logged.handle} --since 1h --streams stderr -r 0 python").splitlines() == ["error 0"]
+    assert logs(ip, capsys, f"{logged.handle} --until 1h --streams stderr -r 0 python").strip() == ""
+
+
+def test_logs_follow_in_text_mode_prints_until_the_end(ip: Any, magics: Any, capsys: Any) -> None:
+    job = run(ip, "utils.sh 'for i in 1 2 3; do echo tick $i; sleep 0.1; done'")
+    out = logs(ip, capsys, f"{job.handle} -f")
+    assert [line.split(None, 1)[1] for line in out.splitlines()] == ["tick 1", "tick 2", "tick 3"]
+    assert job.state == AppState.SUCCEEDED
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        ("{h} nosuchrole", "no role 'nosuchrole'"),
+        ("{h} python -r 7", "replicas"),
+        ("{h} --regex '('", "regular expression"),
+        ("{h} --since yesterday", "not a time"),
+        ("{h} -n 0", "--tail"),
+        ("{h} -r x", "replica numbers"),
+        ("{h} --streams both", "invalid choice"),
+        ("nosuchapp-123", "no app 'nosuchapp-123'"),
+        ("bad://", "not"),
+        ("{h}/python/0 other", "two roles"),
+    ],
+)
+def test_logs_errors_are_usage_errors(ip: Any, magics: Any, logged: Job, args: str, needle: str) -> None:
+    with pytest.raises(UsageError, match=needle):
+        ip.run_line_magic("sched_logs", args.format(h=logged.handle))
+
+
+# -- %sched_status / %sched_describe / %sched_list / %sched_cancel ---------------------------------------------------
+def test_status_and_describe(ip: Any, magics: Any, logged: Job) -> None:
+    status = ip.run_line_magic("sched_status", logged.app_id)
+    assert isinstance(status, AppStatus) and status.state == AppState.SUCCEEDED
+    assert [r.exit_code for role in status.roles for r in role.replicas] == [0, 0]
+    desc = ip.run_line_magic("sched_describe", logged.handle)
+    assert isinstance(desc, DescribeAppResponse) and desc.app_id == logged.app_id
+    assert desc.roles[0].name == "python" and desc.roles[0].num_replicas == 2
+    with pytest.raises(UsageError, match="no app"):
+        ip.run_line_magic("sched_status", "local_cwd://default/nosuch-000")
+    with pytest.raises(UsageError, match="no app"):
+        ip.run_line_magic("sched_describe", "local_cwd://default/nosuch-000")
+    with pytest.raises(UsageError, match="usage: %sched_status"):
+        ip.run_line_magic("sched_status", "a b")
+
+
+def test_status_without_target_is_the_last_job(ip: Any, magics: Any) -> None:
+    job = run(ip, "--wait utils.echo --msg last")
+    assert ip.run_line_magic("sched_status", "").state == AppState.SUCCEEDED
+    assert magics.session.resolve("") == job.handle
+
+
+def test_list_in_text_mode(ip: Any, magics: Any, logged: Job, capsys: Any) -> None:
+    ip.run_line_magic("sched_list", "")
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if logged.handle in line)
+    assert row.split() == [logged.handle, "logged", "SUCCEEDED"]
+    ip.run_line_magic("sched_list", "-s nosuch")
+    assert "nosuch" in capsys.readouterr().out
+    with pytest.raises(UsageError, match=r"unrecognized arguments: --nope\nusage: %sched_list \[-s SCHEDULER\]"):
+        ip.run_line_magic("sched_list", "--nope")
+
+
+def test_cancel(ip: Any, magics: Any, logged: Job, capsys: Any) -> None:
+    job = run(ip, "utils.sh 'sleep 30'")
+    ip.run_line_magic("sched_cancel", f"{job.app_id} --wait")
+    out = capsys.readouterr().out
+    assert f"cancelling {job.handle}" in out and f"{job.handle}: CANCELLED" in out
+    ip.run_line_magic("sched_cancel", logged.handle)
+    assert "already ended (SUCCEEDED)" in capsys.readouterr().out
+    with pytest.raises(UsageError, match="no app"):
+        ip.run_line_magic("sched_cancel", "local_cwd://default/nosuch-000")
+
+
+def test_lookup_by_name_prefix_and_ambiguity(ip: Any, magics: Any) -> None:
+    first = run(ip, "--wait utils.echo --name twin")
+    second = run(ip, "--wait utils.echo --name twin")
+    assert magics.session.resolve("twin") == second.handle  # a name means its latest launch
+    assert magics.session.resolve(first.app_id[:-2]) == first.handle
+    with pytest.raises(UsageError, match="several apps"):
+        ip.run_line_magic("sched_status", "twin-")
+    with pytest.raises(UsageError, match="malformed|not of the form"):
+        ip.run_line_magic("sched_status", "x://")
+    wait_for(lambda: first.state.is_terminal)

@@ -1,0 +1,245 @@
+"""The widget panes, driven by real local jobs, with every comm message recorded (no front end needed).
+
+Traffic is asserted by counting messages, never by timing: a flood of 100,000 lines must cost a handful of
+updates (at most one per refresh tick, each of bounded size), not one per line.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from IPython.utils.capture import capture_output
+
+from jupyter_sched.notebook import live
+from jupyter_sched.notebook.config import PaneSettings
+from jupyter_sched.notebook.job import Job, View
+from jupyter_sched.notebook.list_pane import ListPane
+from jupyter_sched.notebook.log_model import LogMux, Source
+from jupyter_sched.notebook.log_pane import LogPane
+from jupyter_sched.specs import AppState
+
+from nbhelpers import py, wait_for
+
+FLOOD = 100_000
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def launch(ip: Any, line: str) -> Job:
+    job = ip.run_line_magic("sched_run", line)
+    assert isinstance(job, Job)
+    return job
+
+
+def shown(job: Job) -> Any:
+    """Displays the job (as a cell would) and returns its view once its log pane has finished."""
+    bundle = job._repr_mimebundle_()
+    assert WIDGET_VIEW in bundle
+    view = job.view()
+    wait_for(view.log_pane.done.is_set, 120, "the log pane to finish")
+    wait_for(lambda: not view.status_pane.ticker or not view.status_pane.ticker.alive, 60, "the status pane")
+    return view
+
+
+# -- traffic -------------------------------------------------------------------------------------------------
+def test_flood_fed_by_hand_is_one_update_per_tick(recorder: Any) -> None:
+    settings = PaneSettings(tail_lines=400, keep_lines=5000, max_line_chars=4000)
+    pane = LogPane(LogMux([Source("w", 0, "stdout")], settings.keep_lines, settings.max_line_chars), settings)
+    comm_id = pane.html.comm.comm_id
+    before = len(recorder.updates(comm_id))
+    for i in range(FLOOD):
+        pane._on_item(0, f"line {i}\n")
+        assert pane.mux.backlog(0)[0] <= 4 * settings.keep_lines + 1  # memory stays bounded
+    assert len(recorder.updates(comm_id)) == before  # nothing is sent until a tick
+    pane._tick()
+    pane._tick()  # nothing new: nothing sent
+    updates = recorder.updates(comm_id)[before:]
+    assert len(updates) == 1
+    value = updates[0]["data"]["state"]["value"]
+    assert "100,000 lines" in value and "99,600 earlier lines not shown" in value
+    assert value.count("\n") == 399 and "line 99999" in value and "line 99599<" not in value
+    assert updates[0]["bytes"] < 40_000
+    assert len(pane.mux._terms[0].lines) <= settings.keep_lines
+
+
+def test_flood_from_a_real_job_sends_a_bounded_number_of_updates(ip: Any, widgets: Any, recorder: Any) -> None:
+    widgets.refresh_interval = 0.25
+    code = f"import sys\nw = sys.stdout.write\nfor i in range({FLOOD}): w(f'line {{i}}\\n')\n"
+    job = launch(ip, py(code))
+    view = shown(job)
+    pane = view.log_pane
+    log_updates = recorder.updates(pane.html.comm.comm_id)
+    ticks = pane.ticker.ticks
+    assert 1 <= len(log_updates) <= ticks + 2  # at most one message per refresh tick (+ the final render)
+    assert len(log_updates) <= 100  # 100,000 lines, not 100,000 messages
+    assert max(m["bytes"] for m in log_updates) < 60_000
+    final = pane.html.value
+    assert f"{FLOOD:,} lines" in final and f"line {FLOOD - 1}" in final
+    status_updates = recorder.updates(view.status_pane.html.comm.comm_id)
+    assert len(status_updates) <= view.status_pane.ticker.ticks + 2
+    assert "SUCCEEDED" in view.status_pane.html.value
+    every = sum(1 for m in recorder.messages if m["msg_type"] == "comm_msg")
+    assert every < 250
+    assert not any(len(t.lines) > widgets.keep_lines for t in pane.mux._terms)
+
+
+# -- rendering ---------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def colourful(ip: Any) -> Job:
+    from jupyter_sched.notebook.extension import load
+
+    magics = load(ip)
+    magics.interactive = False
+    code = (
+        "import os, sys, time\n"
+        "k = os.environ['JUPYTER_SCHED_REPLICA_ID']\n"
+        "print(f'<script>alert({k})</script> & done')\n"
+        "for p in range(0, 101, 25):\n"
+        "    print(f'\\rprogress {p:3d}%', end='', flush=True); time.sleep(0.02)\n"
+        "print()\n"
+        "print('\\x1b[1;32mgreen\\x1b[0m plain')\n"
+        "print(f'oops {k}', file=sys.stderr)\n"
+    )
+    job = ip.run_line_magic("sched_run", "--wait " + py(code, "--num_replicas 2"))
+    assert job.last_status.state == AppState.SUCCEEDED
+    return job
+
+
+def test_log_pane_escapes_colours_and_resolves_progress_bars(widgets: Any, recorder: Any, colourful: Job) -> None:
+    colourful._view = None  # a fresh view in widget mode
+    view = shown(colourful)
+    value = view.log_pane.html.value
+    assert "<script>" not in value and "&lt;script&gt;alert(0)&lt;/script&gt; &amp; done" in value
+    assert value.count("progress") == 2 and "progress 100%" in value  # one line per replica, in place
+    assert '<span style="color:#00a250;font-weight:bold">green</span> plain' in value
+    assert "python/1 ! </span>oops 1" in value and "rgba(231,92,88" in value  # stderr marked
+    assert "8 lines" in value and "ended" in value
+    for update in recorder.updates(view.log_pane.html.comm.comm_id):
+        assert "<script>" not in update["data"]["state"].get("value", "")
+
+
+def test_log_pane_replica_selector_and_pause(widgets: Any, recorder: Any, colourful: Job) -> None:
+    colourful._view = None
+    pane = shown(colourful).log_pane
+    assert pane.selector.options == ("all", "python/0", "python/1")
+    pane.selector.value = "python/1"
+    assert "oops 1" in pane.html.value and "oops 0" not in pane.html.value
+    body = pane.html.value.split("<pre", 1)[1]
+    pane.follow.value = False
+    assert "paused" in pane.html.value and pane.html.value.split("<pre", 1)[1] == body
+    pane.selector.value = "all"
+    assert pane.html.value.split("<pre", 1)[1] == body  # paused: the lines stay as they were
+    pane.follow.value = True
+    assert "oops 0" in pane.html.value and "paused" not in pane.html.value
+
+
+def test_job_bundle_has_widget_and_fallbacks(widgets: Any, recorder: Any, ip: Any) -> None:
+    job = launch(ip, "utils.sh 'sleep 30'")
+    bundle = job._repr_mimebundle_()
+    assert set(bundle) == {WIDGET_VIEW, "text/plain", "text/html"}
+    assert "RUNNING" not in bundle["text/plain"] + bundle["text/html"]  # no live numbers in fallbacks
+    assert f"%sched_status {job.handle}" in bundle["text/plain"]
+    assert set(job._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
+    assert WIDGET_VIEW not in job._repr_mimebundle_(exclude=[WIDGET_VIEW])
+    job.cancel()
+    job.wait(timeout=30)
+
+
+def test_status_pane_cancel_asks_to_confirm(widgets: Any, recorder: Any, ip: Any) -> None:
+    job = launch(ip, "utils.sh 'echo started; sleep 30'")
+    job._repr_mimebundle_()
+    status = job.view().status_pane
+    assert "RUNNING" in status.html.value and not status.cancel_button.disabled
+    status.cancel_button.click()
+    assert status.cancel_button.description == "Confirm cancel?" and job.state == AppState.RUNNING
+    status.cancel_button.click()
+    assert job.wait(timeout=30).state == AppState.CANCELLED
+    wait_for(lambda: not status.ticker.alive, 30, "the status pane to stop")
+    assert "CANCELLED" in status.html.value and status.cancel_button.disabled
+    assert status.cancel_button.description == "Cancel"
+    stopped_at = len(recorder.updates(status.html.comm.comm_id))
+    status._tick()  # a terminal pane renders the same thing: nothing is sent
+    assert len(recorder.updates(status.html.comm.comm_id)) == stopped_at
+
+
+def test_wait_in_widget_mode_displays_the_live_view_then_a_summary(widgets: Any, recorder: Any, ip: Any) -> None:
+    with capture_output() as cap:
+        job = launch(ip, "--wait utils.echo --msg shown")
+    assert WIDGET_VIEW in cap.outputs[0].data and job.last_status.state == AppState.SUCCEEDED
+    assert job._repr_mimebundle_()["text/plain"] == job.summary()  # once: the view is already on screen
+    assert WIDGET_VIEW in job._repr_mimebundle_()
+
+
+def test_status_logs_and_list_magics_in_widget_mode(widgets: Any, recorder: Any, ip: Any, colourful: Job) -> None:
+    status = ip.run_line_magic("sched_status", colourful.handle)
+    assert isinstance(status, View) and "SUCCEEDED" in status.pane.html.value
+    assert set(status._repr_mimebundle_()) == {WIDGET_VIEW, "text/plain", "text/html"}
+    snap = ip.run_line_magic("sched_logs", f"{colourful.handle} --snapshot -n 3")
+    assert isinstance(snap, View) and "snapshot" in snap.pane.html.value
+    assert snap.text.splitlines()[-1] == "python/1 ! oops 1"
+    live_view = ip.run_line_magic("sched_logs", f"{colourful.handle} python -r 0")
+    wait_for(live_view.pane.done.is_set, 30, "the log pane")
+    assert "oops 0" in live_view.pane.html.value and "python/1" not in live_view.pane.html.value
+    assert ip.run_line_magic("sched_logs", f"{colourful.handle} -f") is None  # blocks until the end
+    listing = ip.run_line_magic("sched_list", "")
+    assert isinstance(listing, ListPane) and colourful.handle in listing.rows
+    assert "SUCCEEDED" in listing.rows[colourful.handle].html.value
+    assert listing.rows[colourful.handle].button.disabled
+
+
+def test_list_pane_cancel_button(widgets: Any, recorder: Any, ip: Any) -> None:
+    job = launch(ip, "utils.sh 'sleep 30'")
+    listing = ip.run_line_magic("sched_list", "")
+    row = listing.rows[job.handle]
+    assert "RUNNING" in row.html.value and listing.ticker is not None
+    row.button.click()
+    assert row.button.description == "Confirm?" and job.state == AppState.RUNNING
+    row.button.click()
+    assert job.wait(timeout=30).state == AppState.CANCELLED
+    wait_for(lambda: "CANCELLED" in row.html.value, 30, "the row to show CANCELLED")
+    assert row.button.disabled
+    listing.stop()
+
+
+def test_unload_stops_the_panes_but_not_the_job(ip: Any, widgets: Any, recorder: Any) -> None:
+    """Tickers stop at once; a follower stops at its stream's next item (a silent stream's follower only
+    when the replica ends: log_iter cannot be interrupted); after unload nothing touches a widget."""
+    from jupyter_sched.notebook.extension import load, unload
+
+    job = launch(ip, py("import time\nfor i in range(600):\n    print(i, flush=True); time.sleep(0.05)\n"))
+    job._repr_mimebundle_()
+    ip.run_line_magic("sched_list", "")
+    pane = job.view().log_pane
+    assert any(isinstance(t, live.Ticker) for t in live.live_threads())
+    unload(ip)
+    try:
+        wait_for(lambda: not any(isinstance(t, live.Ticker) for t in live.live_threads()), 30, "tickers to stop")
+        stdout = [f for f, s in zip(pane.followers, pane.mux.sources) if s.stream == "stdout"]
+        wait_for(lambda: not any(f.alive for f in stdout), 30, "the stdout follower to stop")
+        sent = len(recorder.messages)
+        assert job.state == AppState.RUNNING
+        job.cancel()
+        assert job.wait(timeout=30).state == AppState.CANCELLED
+        wait_for(lambda: not live.live_threads(), 30, "every follower to end")
+        assert not [t for t in threading.enumerate() if t.name.startswith("jupyter_sched-") and
+                    t.name != "jupyter_sched-local-io"]  # fmt: skip
+        assert len(recorder.messages) == sent
+    finally:
+        load(ip)
+
+
+def test_docker_job_view(ip: Any, widgets: Any, recorder: Any, docker_engine: None) -> None:
+    import subprocess
+
+    image = "jupyter-sched/busybox:local"
+    if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
+        pytest.skip(f"{image} is missing: run `bash scripts/setup/images.sh`")
+    job = launch(ip, f"-s local_docker utils.sh --image {image} --num_replicas 2 'echo out-$JUPYTER_SCHED_REPLICA_ID; echo err >&2'")
+    try:
+        view = shown(job)
+        status, log = view.status_pane.html.value, view.log_pane.html.value
+        assert "SUCCEEDED" in status and f"{job.app_id}-sh-1" in status  # the container name, as the host
+        assert "sh/0 | </span>out-0" in log and "sh/1 ! </span>err" in log
+    finally:
+        subprocess.run(["docker", "rm", "-f", f"{job.app_id}-sh-0", f"{job.app_id}-sh-1"], capture_output=True)

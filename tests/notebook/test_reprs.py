@@ -1,0 +1,154 @@
+"""Rich displays registered with IPython's formatters: dry runs, AppStatus, DescribeAppResponse, AppDef."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Dict, List
+
+import pytest
+
+from jupyter_sched.notebook import dryrun_repr
+from jupyter_sched.notebook.dryrun_repr import DRYRUN_MIME
+from jupyter_sched.schedulers.api import DescribeAppResponse
+from jupyter_sched.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    AppStatus,
+    BindMount,
+    ReplicaStatus,
+    Role,
+    RoleStatus,
+    resource,
+)
+
+EVIL = "<img src=x onerror=alert(1)>"
+
+
+def fmt(ip: Any, mime: str, obj: Any) -> Any:
+    """What the shell's formatters make of ``obj`` for ``mime`` (all enabled, even in a terminal shell)."""
+    display = ip.display_formatter
+    if mime == DRYRUN_MIME:
+        return display.mimebundle_formatter(obj)[0][DRYRUN_MIME]
+    formatter = display.formatters[mime]
+    return formatter.lookup(obj)(obj) if mime != "text/plain" else formatter(obj)
+
+
+def status() -> AppStatus:
+    reps = [
+        ReplicaStatus(0, AppState.SUCCEEDED, "trainer", "localhost", exit_code=0, pid=101, started=1.0, finished=5.0),
+        ReplicaStatus(1, AppState.FAILED, "trainer", "localhost", exit_code=3, pid=102, started=1.0, finished=3.5),
+    ]
+    return AppStatus(AppState.FAILED, msg=EVIL, roles=[RoleStatus("trainer", reps)])
+
+
+def test_app_status_html_and_text(ip: Any, magics: Any) -> None:
+    html = fmt(ip, "text/html", status())
+    assert "FAILED" in html and "SUCCEEDED" in html and ">3<" in html and ">102<" in html and "4.0s" in html
+    assert EVIL not in html and "&lt;img" in html
+    text = fmt(ip, "text/plain", status())
+    assert text.startswith("AppStatus:") and "trainer[1]:FAILED (exitcode: 3)" in text
+
+
+def test_describe_and_appdef_html(ip: Any, magics: Any) -> None:
+    role = Role("trainer", "img:1", entrypoint="python", args=["-c", EVIL], num_replicas=2,
+                env={"HF_TOKEN": "hunter2", "LR": "0.1"}, resource=resource(cpu=2, memMB=512),
+                mounts=[BindMount("/data", "/mnt/data", read_only=True)])  # fmt: skip
+    app = AppDef("train", [role])
+    html = fmt(ip, "text/html", app)
+    assert "hunter2" not in html and "HF_TOKEN=********" in html and "LR=0.1" in html
+    assert EVIL not in html and "cpu=2 gpu=0 memMB=512" in html and "/mnt/data" in html
+    assert "python -c" in html
+    assert fmt(ip, "text/plain", app).startswith("AppDef train:")
+    desc = DescribeAppResponse("train-x1", AppState.FAILED, 0, roles_statuses=status().roles, roles=[role])
+    dhtml = fmt(ip, "text/html", desc)
+    assert "train-x1" in dhtml and "hunter2" not in dhtml and "exit code" in dhtml
+    assert "trainer[1]:FAILED" in fmt(ip, "text/plain", desc)
+
+
+def test_local_dryrun_table_masks_secrets(ip: Any, magics: Any) -> None:
+    info = ip.run_line_magic(
+        "sched_run", "--dryrun utils.sh --env API_KEY=s3cr3t,DB_PASSWORD=pw,PLAIN=ok --num_replicas 2 'echo <b>'"
+    )
+    html = fmt(ip, "text/html", info)
+    assert "s3cr3t" not in html and "API_KEY=********" in html and "DB_PASSWORD=********" in html
+    assert "PLAIN=ok" in html and "<b>" not in html.replace("<b>dry run</b>", "").replace("<b>sh/", "")
+    assert "sh/0" in html and "sh/1" in html and "stdout.log" in html
+    assert "sh -c &#x27;echo &lt;b&gt;&#x27;" in html  # the argv as a copyable (quoted) shell line
+    text = fmt(ip, "text/plain", info)
+    assert "s3cr3t" not in text and "argv: sh -c 'echo <b>'" in text
+    data = fmt(ip, DRYRUN_MIME, info)
+    dumped = json.dumps(data)
+    assert "s3cr3t" not in dumped and "pw" not in json.dumps(data["request"]).replace("PASSWORD", "")
+    assert data["scheduler"] == "local_cwd" and data["app"] == "sh"
+    assert DRYRUN_MIME in ip.display_formatter.format(info)[0]
+    with pytest.raises(KeyError):  # no plain application/json: JupyterLab would show it instead of the table
+        ip.display_formatter.formatters["application/json"].lookup(info)
+
+
+@dataclass
+class FakeDockerJob:
+    """Shaped like the docker backend's request: to_json() and docker_run_command()."""
+
+    containers: List[Dict[str, Any]]
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"app_id": "app-1", "containers": self.containers}
+
+    def docker_run_command(self) -> List[str]:
+        return [f"docker run --name {c['name']} {c['image']}" for c in self.containers]
+
+
+def test_docker_dryrun_is_rendered_without_importing_docker(ip: Any, magics: Any) -> None:
+    job = FakeDockerJob([
+        {"name": "app-1-w-0", "image": "python:3.12", "command": ["python", "-c", "print(1)"],
+         "kwargs": {"environment": {"GITHUB_TOKEN": "ghp_x", "A": "1"}, "mem_limit": "512m",
+                    "labels": {"jupyter_sched/role-name": "w", "jupyter_sched/replica-id": "0"},
+                    "mounts": [{"Type": "bind", "Source": "/d", "Target": "/m", "ReadOnly": True}]}},
+    ])  # fmt: skip
+    info = AppDryRunInfo(job, lambda r: f"repr with GITHUB_TOKEN=ghp_x {r}")
+    info._scheduler = "local_docker"
+    html = fmt(ip, "text/html", info)
+    assert "ghp_x" not in html and "GITHUB_TOKEN=********" in html and "w/0" in html
+    assert "docker run --name app-1-w-0 python:3.12" in html and "mem_limit=512m" in html
+    assert "bind /d -&gt; /m (ro)" in html
+    assert "ghp_x" not in json.dumps(fmt(ip, DRYRUN_MIME, info))
+    assert "ghp_x" not in fmt(ip, "text/plain", info)
+
+
+def test_real_docker_dryrun_masks_the_copyable_command(ip: Any, magics: Any) -> None:
+    pytest.importorskip("jupyter_sched.schedulers.docker_scheduler")
+    info = ip.run_line_magic(
+        "sched_run", "--dryrun -s local_docker utils.sh --env HF_TOKEN=abc123,X=1 --memMB 512 --num_replicas 2 'echo hi'"
+    )
+    html, text = fmt(ip, "text/html", info), fmt(ip, "text/plain", info)
+    data = json.dumps(fmt(ip, DRYRUN_MIME, info))
+    for rendering in (html, text, data):
+        assert "abc123" not in rendering
+    assert "sh/0" in html and "sh/1" in html and "memory=512m" in html and "nano_cpus" not in html
+    assert "--env &#x27;HF_TOKEN=********&#x27; --env X=1" in html and "python:3.12-slim sh -c" in html
+
+
+def test_unknown_request_shape_falls_back_to_a_masked_repr(ip: Any, magics: Any) -> None:
+    info = AppDryRunInfo({"x": 1}, lambda r: "SECRET_THING=abc\nplain=1")
+    assert dryrun_repr.replicas(info) is None
+    text = fmt(ip, "text/plain", info)
+    assert "abc" not in text and "plain=1" in text
+    assert "abc" not in fmt(ip, "text/html", info)
+
+
+@pytest.mark.parametrize("obj", [status(), AppDef("a", []), AppDryRunInfo({}, repr)])
+def test_reprs_are_gone_after_unload(ip: Any, obj: Any) -> None:
+    from jupyter_sched.notebook.extension import load, unload
+
+    unload(ip)
+    try:
+        with pytest.raises(KeyError):
+            ip.display_formatter.formatters["text/html"].lookup(obj)
+        if isinstance(obj, AppDryRunInfo):
+            with pytest.raises(KeyError):
+                ip.display_formatter.mimebundle_formatter.lookup(obj)
+    finally:
+        load(ip)
+    assert ip.display_formatter.formatters["text/html"].lookup(obj)
