@@ -753,11 +753,18 @@ class LocalScheduler(Scheduler[PopenRequest]):
     def _log_version(self) -> int:
         return self._loop.version
 
-    def _wait_log_change(self, version: int) -> None:
-        """Blocks until new output or a replica end (in this process), or briefly (for another's apps)."""
+    def _wait_log_change(self, version: int, idle: int = 0, app_id: Optional[str] = None) -> None:
+        """Blocks until new output or a replica end in this process (woken at once), or, for apps of
+        another process, for a poll interval that grows from 5 ms to 100 ms while the log stays idle."""
         with self._loop.changed:
             if self._loop.version == version:
-                self._loop.changed.wait(0.01 if not self._apps else 0.25)
+                owned = app_id is not None and app_id in self._apps
+                self._loop.changed.wait(0.25 if owned else min(0.005 * 1.5**idle, 0.1))
+
+    def _wake_log_followers(self) -> None:
+        with self._loop.changed:
+            self._loop.version += 1
+            self._loop.changed.notify_all()
 
 
 def _grace_of(app: _LocalApp) -> float:

@@ -104,6 +104,21 @@ def test_should_tail_false_returns_what_is_there_now(sched: LocalScheduler, log_
     assert sched.describe(app_id).state == AppState.SUCCEEDED
 
 
+def test_a_follow_on_a_silent_replica_can_be_closed_from_another_thread(sched: LocalScheduler, log_dir: str) -> None:
+    import threading
+
+    app_id = run(sched, sh_app("echo hello; sleep 600"), log_dir)
+    follower = sched.log_iter(app_id, "main", 0, should_tail=True)
+    got: list = []
+    thread = threading.Thread(target=lambda: got.extend(follower))
+    thread.start()
+    wait_until(lambda: got == ["hello\n"], what="first line")
+    follower.close()  # type: ignore[attr-defined]
+    thread.join(10)
+    assert not thread.is_alive() and got == ["hello\n"]
+    assert sched.describe(app_id).state == AppState.RUNNING
+
+
 def test_invalid_utf8_becomes_replacement_char(sched: LocalScheduler, log_dir: str) -> None:
     code = "import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe end\\n' + 'é'.encode() * 3 + b'\\n')"
     app_id = run(sched, py_app(code), log_dir)
