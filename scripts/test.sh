@@ -11,6 +11,8 @@ cd "$root"
 bash scripts/setup/python.sh     # .venv with jupyter_sched[test]
 bash scripts/setup/docker.sh     # Docker engine (Debian docker.io) + locally built images
 bash scripts/setup/registry.sh   # a registry on 127.0.0.1:5000 for workspace push tests
+bash scripts/setup/slurm.sh      # Slurm: a controller and 4 nodes on this host (tests/schedulers/test_slurm_*)
+bash scripts/setup/browser.sh    # Debian chromium + JupyterLab/Playwright for tests/e2e
 
 mkdir -p artifacts
 exec .venv/bin/python -m pytest tests -p no:cacheprovider "$@"

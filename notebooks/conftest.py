@@ -1,0 +1,48 @@
+"""pytest support for ``pytest --nbval notebooks/`` (not part of the tutorials).
+
+* Each notebook runs against a fresh, empty ``JUPYTER_SCHED_LOG_DIR`` (as ``scripts/notebooks.py`` does
+  when it stores the outputs), so ``%sched_list`` shows that notebook's jobs only, not the jobs of other
+  notebooks or of the person's own sessions.
+* nbval applies ``--nbval-sanitize-with`` to string outputs only; a structured output (a dry run's
+  ``application/json``) would be compared raw, random app ids and temp paths included. Such values are
+  serialised first, so the same sanitizers apply to them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import pytest
+
+try:
+    from nbval.plugin import IPyNbCell, IPyNbFile
+except ImportError:  # pragma: no cover - nbval is in the test extra
+    IPyNbCell = IPyNbFile = None
+
+STATE_PREFIX = "jsched-notebooks-"
+
+if IPyNbCell is not None:
+    _sanitize_text = IPyNbCell.sanitize
+
+    def _sanitize(self: Any, value: Any) -> Any:
+        if isinstance(value, (dict, list)):
+            value = json.dumps(value, indent=1, sort_keys=True)
+        return _sanitize_text(self, value)
+
+    IPyNbCell.sanitize = _sanitize
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before a notebook's kernel starts (with its first cell): a fresh state dir for that notebook."""
+    notebook = item.parent
+    if IPyNbFile is None or not isinstance(notebook, IPyNbFile) or hasattr(notebook, "_jsched_state"):
+        return
+    state = tempfile.mkdtemp(prefix=STATE_PREFIX)
+    notebook._jsched_state = state
+    os.environ["JUPYTER_SCHED_LOG_DIR"] = state
+    item.session.config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))
