@@ -1,0 +1,130 @@
+"""Runs one replica of a Slurm app on its node and writes its output the way the local backend does.
+
+Usage (the batch script of a slurm app runs it under ``srun``)::
+
+    python3 slurm_replica.py REPLICA_DIR [-e KEY=VALUE]... -- COMMAND [ARG]...
+
+The command's stdout and stderr go to ``REPLICA_DIR/{stdout,stderr,combined}.log`` as they are read, each
+with an index file (``.idx``: one record per chunk, the file size after it and when it was read) so that
+``log_iter`` can select lines by time. Files are opened in append mode, so a retried (requeued) job adds to
+its replicas' logs rather than truncating them while someone is reading.
+
+This file is copied into each app's job directory and run by whatever ``python3`` the compute node has: it
+uses the standard library only and must not import jupyter_sched.
+
+The wrapper passes SIGTERM/SIGINT/SIGHUP on to the command and keeps copying until the command has ended,
+then exits with the command's status (re-raising a fatal signal), so Slurm records the command's outcome
+as the step's state and exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+INDEX_RECORD = struct.Struct("<Qd")  # same layout as the local backend's log index
+_READ_SIZE = 1 << 16
+_DRAIN_AFTER_EXIT = 2.0  # seconds to keep reading pipes held open by the command's orphans
+
+
+class _Sink:
+    """A log file plus its time index, both appended to."""
+
+    def __init__(self, path: str) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        self.fd = os.open(path, flags, 0o644)
+        self.index_fd = os.open(path[: -len(".log")] + ".idx", flags, 0o644)
+        self.size = os.fstat(self.fd).st_size
+
+    def write(self, data: bytes, now: float) -> None:
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+        self.size += len(data)
+        os.write(self.index_fd, INDEX_RECORD.pack(self.size, now))
+
+
+def _parse(argv: list[str]) -> tuple[str, dict[str, str], list[str]]:
+    if len(argv) < 3 or "--" not in argv:
+        raise SystemExit("usage: slurm_replica.py REPLICA_DIR [-e KEY=VALUE]... -- COMMAND [ARG]...")
+    replica_dir = argv[0]
+    sep = argv.index("--")
+    env: dict[str, str] = {}
+    opts = argv[1:sep]
+    while opts:
+        flag = opts.pop(0)
+        if flag != "-e" or not opts or "=" not in opts[0]:
+            raise SystemExit(f"slurm_replica.py: bad option {flag!r} (expected -e KEY=VALUE)")
+        key, _, value = opts.pop(0).partition("=")
+        env[key] = value
+    command = argv[sep + 1 :]
+    if not command:
+        raise SystemExit("slurm_replica.py: no command after --")
+    return replica_dir, env, command
+
+
+def main(argv: list[str]) -> int:
+    replica_dir, extra_env, command = _parse(argv)
+    os.makedirs(replica_dir, exist_ok=True)
+    out = _Sink(os.path.join(replica_dir, "stdout.log"))
+    err = _Sink(os.path.join(replica_dir, "stderr.log"))
+    combined = _Sink(os.path.join(replica_dir, "combined.log"))
+    env = dict(os.environ)
+    env.update(extra_env)
+    try:
+        proc = subprocess.Popen(
+            command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    except OSError as e:
+        msg = f"jupyter_sched: cannot start {command[0]!r} on {os.environ.get('SLURMD_NODENAME', 'this node')}: {e}\n"
+        now = time.time()
+        err.write(msg.encode(), now)
+        combined.write(msg.encode(), now)
+        return 126 if isinstance(e, PermissionError) else 127
+
+    def forward(signum: int, _frame: object) -> None:
+        try:
+            proc.send_signal(signum)
+        except OSError:
+            pass
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, forward)
+
+    assert proc.stdout is not None and proc.stderr is not None
+    sinks = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    open_fds = set(sinks)
+    exited_at = None
+    while open_fds:
+        if exited_at is None and proc.poll() is not None:
+            exited_at = time.monotonic()
+        if exited_at is not None and time.monotonic() - exited_at > _DRAIN_AFTER_EXIT:
+            break  # orphans of the command still hold the pipes: stop waiting for them
+        try:
+            ready, _, _ = select.select(list(open_fds), [], [], 0.5)
+        except InterruptedError:
+            continue
+        for fd in ready:
+            data = os.read(fd, _READ_SIZE)
+            if not data:
+                open_fds.discard(fd)
+                continue
+            now = time.time()
+            sinks[fd].write(data, now)
+            combined.write(data, now)
+    code = proc.wait()
+    if code < 0:  # killed by a signal: die of the same one, so Slurm records it as such
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+        return 128 - code
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,621 @@
+"""The slurm backend: an AppDef runs as one Slurm batch job, each replica a het-job component on its own node.
+
+``submit_dryrun`` renders the batch script (see :mod:`slurm_batch` for the mapping) and checks with ``sinfo``
+that the partition can hold the app; ``schedule`` writes the script, a manifest and the replicas' log files
+into the app's directory under ``job_dir`` and runs ``sbatch --parsable``. The Slurm job id is the app id.
+
+State comes from Slurm itself: ``scontrol`` while the controller holds the job (pending, running, and
+``MinJobAge`` after it ended), ``sacct`` for each replica's step (its own state, exit code, start and end)
+and for jobs the controller has forgotten. ``list`` shows the jobs this session submitted (recorded under
+``<job root>/<session>/jobs/``, so any process sees them), with their states read from Slurm in one query.
+
+Logs are the files the replica wrapper writes on the node (``<app_dir>/<role>/<k>/{stdout,stderr,combined}.log``
+with time indexes), read with the same line and ``\\r`` semantics as the local backend (:mod:`slurm_logs`).
+The app directory must be on a filesystem every node shares with the submitting machine (the default, under
+the user's home, usually is).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, TypedDict
+
+from jupyter_sched.schedulers import slurm_cli
+from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream, stream_arg
+from jupyter_sched.schedulers.slurm_batch import (
+    LOG_FILES,
+    MANIFEST,
+    SCRIPT_NAME,
+    WRAPPER_NAME,
+    SlurmBatchRequest,
+    build_request,
+    check_fit,
+)
+from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, parse_exit_code, parse_time, split_job_id
+from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
+from jupyter_sched.specs import (
+    NONE,
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    InvalidRunConfigException,
+    ReplicaStatus,
+    Role,
+    RoleStatus,
+    UnknownAppException,
+    random_id,
+    runopts,
+)
+
+__all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "create_scheduler", "default_job_root"]
+
+_TIME_RE = re.compile(r"^(?:\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(?::\d{1,2}){0,2}|UNLIMITED|INFINITE)$", re.I)
+_FINISHED_RECHECK = 0.5  # seconds between Slurm queries while a log iterator waits for a replica to end
+_ENDED_CACHE = 1000  # ended jobs remembered per scheduler
+_STEP_LAG = 3.0  # longest wait for sacct to record the steps of a job that just ended
+
+
+class SlurmOpts(TypedDict, total=False):
+    partition: Optional[str]
+    time: Optional[str]
+    account: Optional[str]
+    qos: Optional[str]
+    constraint: Optional[str]
+    mail_user: Optional[str]
+    mail_type: Optional[str]
+    comment: Optional[str]
+    job_dir: Optional[str]
+    cwd: Optional[str]
+    python: str
+    kill_on_bad_exit: bool
+    sbatch_opts: Optional[Dict[str, str]]
+
+
+def default_job_root() -> str:
+    """Where app directories and the session's job records go without ``job_dir``:
+    ``$JUPYTER_SCHED_SLURM_DIR``, else ``$XDG_STATE_HOME/jupyter_sched/slurm`` (``~/.local/state/...``).
+    A home directory is usually shared by every node of a cluster; ``/tmp`` is not."""
+    env = os.environ.get("JUPYTER_SCHED_SLURM_DIR")
+    if env:
+        return env
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(state, "jupyter_sched", "slurm")
+
+
+# -- what Slurm says about one job ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Component:
+    offset: int
+    state: str
+    reason: str
+    nodes: str
+    start: Optional[float]
+    end: Optional[float]
+    exit_code: Optional[int]
+    work_dir: str
+    name: str
+
+
+@dataclass
+class _Job:
+    job_id: str
+    components: List[_Component]
+    steps: Dict[int, Dict[str, str]]  # component offset -> sacct row of its step 0 (current attempt only)
+    restarts: int
+    manifest: Optional[Dict[str, Any]] = None
+    replicas: List[Tuple[str, int]] = field(default_factory=list)  # (role, replica id) by component offset
+
+    @property
+    def leader(self) -> _Component:
+        return self.components[0]
+
+    @property
+    def state(self) -> AppState:
+        return map_state(self.leader.state)
+
+
+def _from_controller(records: List[Dict[str, str]]) -> Tuple[List[_Component], int]:
+    comps = [
+        _Component(
+            offset=int(r.get("HetJobOffset") or 0),
+            state=r.get("JobState", ""),
+            reason=r.get("Reason", ""),
+            nodes=r.get("NodeList", "") if r.get("NodeList") not in ("(null)", None) else "",
+            start=parse_time(r.get("StartTime")),
+            end=parse_time(r.get("EndTime")),
+            exit_code=parse_exit_code(r.get("ExitCode")),
+            work_dir=r.get("WorkDir", ""),
+            name=r.get("JobName", ""),
+        )
+        for r in records
+    ]
+    restarts = int(records[0].get("Restarts") or 0) if records else 0
+    return comps, restarts
+
+
+def _from_accounting(rows: List[Dict[str, str]]) -> Tuple[List[_Component], int]:
+    latest: Dict[int, Dict[str, str]] = {}
+    attempts: Dict[int, int] = {}
+    for row in rows:
+        ids = split_job_id(row["JobID"])
+        if ids.step is not None:
+            continue
+        offset = ids.component or 0
+        latest[offset] = row  # sacct lists earlier attempts first
+        attempts[offset] = attempts.get(offset, 0) + 1
+    comps = [
+        _Component(
+            offset=offset,
+            state=row["State"],
+            reason="",
+            nodes=row["NodeList"] if row["NodeList"] != "None assigned" else "",
+            start=parse_time(row["Start"]),
+            end=parse_time(row["End"]),
+            exit_code=parse_exit_code(row["ExitCode"]),
+            work_dir=row["WorkDir"],
+            name=row["JobName"],
+        )
+        for offset, row in sorted(latest.items())
+    ]
+    return comps, max(attempts.get(0, 1) - 1, 0)
+
+
+def _current_steps(rows: List[Dict[str, str]], comps: List[_Component]) -> Dict[int, Dict[str, str]]:
+    """Each component's step 0 *of the current attempt* (a requeued job's old steps started earlier)."""
+    start = {c.offset: c.start for c in comps}
+    steps: Dict[int, Dict[str, str]] = {}
+    for row in rows:
+        ids = split_job_id(row["JobID"])
+        if ids.step != "0":
+            continue
+        offset = ids.component or 0
+        began, step_start = start.get(offset), parse_time(row["Start"])
+        if began is None or step_start is None or step_start < began:
+            continue
+        steps[offset] = row
+    return steps
+
+
+def _read_json(path: str) -> Optional[Dict[str, Any]]:
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_json(path: str, data: Dict[str, Any]) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(tmp, path)
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read() or NONE
+    except OSError:
+        return NONE
+
+
+# -- the scheduler -------------------------------------------------------------------------------------------------
+
+
+class SlurmScheduler(Scheduler[SlurmBatchRequest]):
+    """Runs apps as Slurm batch jobs; see the module docstring and docs/slurm.md."""
+
+    def __init__(self, session_name: str, job_root: Optional[str] = None) -> None:
+        super().__init__("slurm", session_name)
+        self._root = os.path.abspath(os.path.expanduser(job_root or default_job_root()))
+        self._finished: Dict[Tuple[str, str, int], Tuple[bool, float]] = {}
+        self._ended: Dict[str, _Job] = {}  # jobs that ended, as Slurm finally recorded them
+
+    # -- options and dry run ---------------------------------------------------------------------------------------
+    def _run_opts(self) -> runopts:
+        opts = runopts()
+        opts.add("partition", str, "partition to run in (default: the cluster's default partition)")
+        opts.add("time", str, "time limit: minutes, MM:SS, HH:MM:SS or D-HH[:MM[:SS]] (default: the partition's)")
+        opts.add("account", str, "account to charge (sbatch --account)")
+        opts.add("qos", str, "quality of service (sbatch --qos)")
+        opts.add("constraint", str, "node features every replica needs (sbatch --constraint), e.g. 'intel&ib'")
+        opts.add("mail_user", str, "who gets Slurm's mail about the job (sbatch --mail-user)")
+        opts.add("mail_type", str, "when Slurm mails: NONE, BEGIN, END, FAIL, REQUEUE, ALL, ... (sbatch --mail-type)")
+        opts.add("comment", str, "a comment stored with the job (sbatch --comment)")
+        opts.add(
+            "job_dir",
+            str,
+            "directory for the batch script, its output and the replicas' logs (one sub-directory per app);"
+            " every node must see it (default: $JUPYTER_SCHED_SLURM_DIR or ~/.local/state/jupyter_sched/slurm,"
+            " then /<session>)",
+        )
+        opts.add("cwd", str, "working directory of the replicas; must exist on the nodes (default: the current one)")
+        opts.add("python", str, "python the nodes run the replica log wrapper with (stdlib only)", default="python3")
+        opts.add(
+            "kill_on_bad_exit",
+            bool,
+            "when a replica exits non-zero, stop the other replicas (srun --kill-on-bad-exit)",
+            default=True,
+        )
+        opts.add(
+            "sbatch_opts",
+            Dict[str, str],
+            "more sbatch options for every replica, option:value ('' for a flag), e.g."
+            " sbatch_opts=reservation:rsv1;exclusive:''",
+        )
+        return opts
+
+    def _validate(self, app: AppDef, scheduler: str) -> None:
+        """A role without a resource gets the partition's defaults (one CPU), so none is required."""
+
+    def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmBatchRequest]:
+        limit = cfg.get("time")
+        if limit and not _TIME_RE.match(str(limit)):
+            raise InvalidRunConfigException(
+                f"run option time={limit!r} is not a Slurm time limit; use minutes ('30'), 'HH:MM:SS' or 'D-HH:MM:SS'",
+                "time",
+                cfg,
+            )
+        cwd = os.path.abspath(os.path.expanduser(str(cfg.get("cwd") or os.getcwd())))
+        job_dir = os.path.abspath(os.path.expanduser(str(cfg.get("job_dir") or self._session_dir())))
+        app_dir = os.path.join(job_dir, f"{app.name}-{random_id()}")
+        request = build_request(app, cfg, self.session_name, app_dir, cwd)
+        self._check_capacity(app, request, cfg, strict=False)
+        return AppDryRunInfo(request, repr)
+
+    def _session_dir(self) -> str:
+        return os.path.join(self._root, self.session_name)
+
+    def _index_dir(self) -> str:
+        return os.path.join(self._session_dir(), "jobs")
+
+    def _check_capacity(self, app: AppDef, request: SlurmBatchRequest, cfg: Mapping[str, CfgVal], strict: bool) -> None:
+        """Refuses (InvalidAppError) an app the cluster cannot hold. Without an answer from ``sinfo`` the
+        dry run only notes that nothing was checked; ``schedule`` then raises."""
+        try:
+            parts = slurm_cli.partitions()
+        except SlurmError as e:
+            if strict:
+                raise
+            request.capacity = f"not checked ({e})"
+            return
+        constraint = cfg.get("constraint")
+        request.capacity = check_fit(app, parts, request.partition, str(constraint) if constraint else None)
+        request.capacity_checked = True
+
+    # -- submit ----------------------------------------------------------------------------------------------------
+    def schedule(self, dryrun_info: AppDryRunInfo[SlurmBatchRequest]) -> str:
+        request = dryrun_info.request
+        if not request.capacity_checked and dryrun_info.app is not None:
+            self._check_capacity(dryrun_info.app, request, dryrun_info.cfg, strict=True)
+        manifest = self._materialize(request)
+        submitted = time.time()
+        try:
+            proc = slurm_cli.run(request.sbatch_cmd)
+        except SlurmError:
+            shutil.rmtree(request.app_dir, ignore_errors=True)
+            raise
+        if proc.returncode != 0:
+            shutil.rmtree(request.app_dir, ignore_errors=True)
+            detail = (proc.stderr or proc.stdout).strip()
+            raise SlurmError(f"sbatch refused app {request.app_name!r}: {detail or f'exit {proc.returncode}'}")
+        job_id = proc.stdout.strip().split(";")[0]
+        manifest.update(job_id=job_id, submitted=submitted)
+        _write_json(os.path.join(request.app_dir, MANIFEST), manifest)
+        os.makedirs(self._index_dir(), exist_ok=True)
+        _write_json(
+            os.path.join(self._index_dir(), f"{job_id}.json"),
+            {"job_id": job_id, "name": request.app_name, "app_dir": request.app_dir, "submitted": submitted},
+        )
+        return job_id
+
+    def _materialize(self, request: SlurmBatchRequest) -> Dict[str, Any]:
+        """Writes the app's directory: script, replica wrapper, manifest and empty log files (so readers never
+        wait for a file a replica that failed to start would create)."""
+        try:
+            os.makedirs(request.app_dir)
+            for rep in request.replicas:
+                os.makedirs(rep.dir, exist_ok=True)
+                for name in LOG_FILES:
+                    for path in (os.path.join(rep.dir, name), os.path.join(rep.dir, name[: -len(".log")] + ".idx")):
+                        open(path, "ab").close()
+            script = os.path.join(request.app_dir, SCRIPT_NAME)
+            with open(script, "w") as f:
+                f.write(request.script)
+            os.chmod(script, 0o755)
+            shutil.copyfile(
+                os.path.join(os.path.dirname(__file__), WRAPPER_NAME), os.path.join(request.app_dir, WRAPPER_NAME)
+            )
+            manifest = {
+                "app_name": request.app_name,
+                "session": request.session,
+                "job_id": None,
+                "app_dir": request.app_dir,
+                "cwd": request.cwd,
+                "max_retries": request.max_retries,
+                "roles": request.roles,
+                "replicas": [
+                    {"role": r.role, "replica_id": r.replica_id, "component": r.offset, "dir": r.dir}
+                    for r in request.replicas
+                ],
+            }
+            _write_json(os.path.join(request.app_dir, MANIFEST), manifest)
+        except OSError as e:
+            shutil.rmtree(request.app_dir, ignore_errors=True)
+            raise ValueError(
+                f"job_dir: cannot write the app directory {request.app_dir!r} ({e.strerror or e})."
+                " Set --cfg job_dir=<a writable directory every node can see>."
+            ) from e
+        return manifest
+
+    # -- describe --------------------------------------------------------------------------------------------------
+    def _job(self, app_id: str) -> Optional[_Job]:
+        """What Slurm knows of job ``app_id`` (None if nothing, or if it names a non-leader het component)."""
+        if not re.fullmatch(r"\d+", app_id or ""):
+            return None
+        cached = self._ended.get(app_id)
+        if cached is not None:
+            return cached
+        records = slurm_cli.job_components(app_id)
+        comps: List[_Component] = []
+        restarts = 0
+        if records:
+            het = records[0].get("HetJobId")
+            if het and het != app_id:
+                return None
+            comps, restarts = _from_controller(records)
+            if comps[0].start is None:  # pending: no steps yet, no need to ask the database
+                return self._attach_manifest(_Job(app_id, comps, {}, restarts))
+        deadline = time.monotonic() + _STEP_LAG
+        while True:
+            accounting = slurm_cli.accounting_rows([app_id])
+            rows = [r for r in accounting or [] if split_job_id(r["JobID"]).job == app_id]
+            if not records:
+                if not rows:
+                    return None
+                comps, restarts = _from_accounting(rows)
+                if not comps:
+                    return None
+            job = _Job(app_id, comps, _current_steps(rows, comps), restarts)
+            if not job.state.is_terminal or accounting is None:
+                return self._attach_manifest(job)
+            started = [c.offset for c in comps if c.start is not None]
+            if all(o in job.steps for o in started) or time.monotonic() >= deadline:
+                # The database records a step a moment after the controller ends the job: wait for it so
+                # that the final status has every replica's exit code, then keep it (it cannot change).
+                while len(self._ended) >= _ENDED_CACHE:
+                    self._ended.pop(next(iter(self._ended)))
+                self._ended[app_id] = self._attach_manifest(job)
+                return self._ended[app_id]
+            time.sleep(0.1)
+
+    def _attach_manifest(self, job: _Job) -> _Job:
+        work_dir = job.leader.work_dir
+        manifest = _read_json(os.path.join(work_dir, MANIFEST)) if work_dir else None
+        if manifest is not None and str(manifest.get("job_id")) != job.job_id:
+            manifest = None
+        job.manifest = manifest
+        by_offset: Dict[int, Tuple[str, int]] = {}
+        if manifest:
+            for rep in manifest.get("replicas", []):
+                by_offset[int(rep["component"])] = (str(rep["role"]), int(rep["replica_id"]))
+        for comp in job.components:
+            if comp.offset in by_offset:
+                job.replicas.append(by_offset[comp.offset])
+                continue
+            parts = comp.name.split(":")
+            if len(parts) == 3 and parts[2].isdigit():
+                job.replicas.append((parts[1], int(parts[2])))
+            else:
+                job.replicas.append((comp.name or "job", comp.offset))
+        return job
+
+    def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
+        job = self._job(app_id)
+        if job is None:
+            return None
+        app_state = job.state
+        roles: Dict[str, RoleStatus] = {}
+        rep_dirs = self._replica_dirs(job)
+        for comp, (role, k) in zip(job.components, job.replicas):
+            state, exit_code, started, finished = self._replica_state(job, comp, app_state)
+            rep_dir = rep_dirs.get((role, k))
+            roles.setdefault(role, RoleStatus(role, [])).replicas.append(
+                ReplicaStatus(
+                    id=k,
+                    state=state,
+                    role=role,
+                    hostname=comp.nodes,
+                    structured_error_msg=_read_text(os.path.join(rep_dir, "error.json")) if rep_dir else NONE,
+                    exit_code=exit_code,
+                    started=started,
+                    finished=finished,
+                    num_restarts=job.restarts,
+                )
+            )
+        errors = [
+            r.structured_error_msg for rs in roles.values() for r in rs.replicas if r.structured_error_msg != NONE
+        ]
+        leader = job.leader
+        msg = slurm_cli.slurm_state_name(leader.state)
+        if leader.reason and leader.reason not in ("None", "(null)"):
+            msg += f" ({leader.reason})"
+        if job.restarts:
+            msg += f"; requeued {job.restarts} time(s)"
+        manifest = job.manifest or {}
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=app_state,
+            num_restarts=job.restarts,
+            msg=msg,
+            structured_error_msg=errors[0] if errors else NONE,
+            ui_url=f"file://{manifest['app_dir']}" if manifest.get("app_dir") else None,
+            roles_statuses=list(roles.values()),
+            roles=[
+                Role(
+                    name=r["name"],
+                    image=r.get("image", ""),
+                    entrypoint=r.get("entrypoint", ""),
+                    args=list(r.get("args", [])),
+                    num_replicas=int(r.get("num_replicas", 1)),
+                    max_retries=int(r.get("max_retries", 0)),
+                )
+                for r in manifest.get("roles", [])
+            ],
+        )
+
+    @staticmethod
+    def _replica_state(
+        job: _Job, comp: _Component, app_state: AppState
+    ) -> Tuple[AppState, Optional[int], Optional[float], Optional[float]]:
+        """A replica's state, exit code, start and end: from its own step when Slurm has one for the current
+        attempt, else from its component (which shares the job's state)."""
+        step = job.steps.get(comp.offset)
+        if step is not None:
+            state = map_state(step["State"])
+            if state.is_terminal:
+                return state, parse_exit_code(step["ExitCode"]), parse_time(step["Start"]), parse_time(step["End"])
+            if not app_state.is_terminal:
+                return AppState.RUNNING, None, parse_time(step["Start"]), None
+        state = map_state(comp.state)
+        if app_state.is_terminal:
+            state = app_state
+        exit_code = comp.exit_code if state.is_terminal and len(job.components) == 1 else None
+        return state, exit_code, comp.start, comp.end if state.is_terminal else None
+
+    @staticmethod
+    def _replica_dirs(job: _Job) -> Dict[Tuple[str, int], str]:
+        if not job.manifest:
+            return {}
+        return {(str(r["role"]), int(r["replica_id"])): str(r["dir"]) for r in job.manifest.get("replicas", [])}
+
+    # -- list ------------------------------------------------------------------------------------------------------
+    def list(self) -> List[ListAppResponse]:
+        """Jobs this session submitted (from any process), with their states from Slurm. Jobs Slurm no longer
+        knows (or whose id now belongs to another job, after a cluster reset) are left out."""
+        entries: Dict[str, Dict[str, Any]] = {}
+        try:
+            names = os.listdir(self._index_dir())
+        except OSError:
+            return []
+        for name in names:
+            if not name.endswith(".json"):
+                continue
+            entry = _read_json(os.path.join(self._index_dir(), name))
+            if entry and str(entry.get("job_id", "")).isdigit():
+                entries[str(entry["job_id"])] = entry
+        if not entries:
+            return []
+        ids = sorted(entries, key=int)
+        found: Dict[str, Tuple[str, str]] = {
+            job_id: (row["State"], row["WorkDir"]) for job_id, row in slurm_cli.queue_states(ids).items()
+        }
+        rest = [i for i in ids if i not in found]
+        for row in slurm_cli.accounting_rows(rest, allocations_only=True) or []:
+            parts = split_job_id(row["JobID"])
+            if parts.step is None and parts.component in (None, 0) and parts.job in entries:
+                found[parts.job] = (row["State"], row["WorkDir"])  # the last attempt wins
+        out = []
+        for job_id in ids:
+            if job_id not in found:
+                continue
+            state, work_dir = found[job_id]
+            if os.path.normpath(work_dir) != os.path.normpath(str(entries[job_id].get("app_dir"))):
+                continue
+            out.append(
+                ListAppResponse(app_id=job_id, state=map_state(state), name=str(entries[job_id].get("name", "")))
+            )
+        return out
+
+    # -- cancel ----------------------------------------------------------------------------------------------------
+    def _cancel_existing(self, app_id: str) -> None:
+        """``scancel``: Slurm signals every replica (SIGTERM, SIGKILL after KillWait); returns at once and the
+        app ends CANCELLED."""
+        proc = slurm_cli.run(["scancel", app_id])
+        if proc.returncode != 0 and "already completing or completed" not in proc.stderr:
+            slurm_cli.check_result(proc, f"scancel {app_id}")
+
+    def wait_for_change(self, app_id: str, timeout: float) -> None:
+        """Slurm has no change feed for one job: poll, but not more than ten times a second."""
+        time.sleep(max(timeout, 0.1))
+
+    # -- logs ------------------------------------------------------------------------------------------------------
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+    ) -> Iterable[str]:
+        stream = stream_arg(streams)
+        job = self._job(app_id)
+        if job is None:
+            raise UnknownAppException(app_id)
+        dirs = self._replica_dirs(job)
+        if not dirs:
+            raise ValueError(
+                f"Slurm job {app_id} was not submitted by jupyter_sched (no {MANIFEST} in its work dir"
+                f" {job.leader.work_dir!r}), so its replicas' log files are unknown; read its output files"
+                " (scontrol show job shows StdOut) directly"
+            )
+        rep_dir = dirs.get((role_name, k))
+        if rep_dir is None:
+            roles = sorted({r for r, _ in dirs})
+            if role_name not in roles:
+                raise ValueError(f"app {app_id} has no role {role_name!r}; its roles are: {', '.join(roles)}")
+            count = sum(1 for r, _ in dirs if r == role_name)
+            raise ValueError(f"role {role_name!r} of app {app_id} has replicas 0..{count - 1}, not {k}")
+        path = os.path.join(
+            rep_dir, {Stream.STDOUT: "stdout.log", Stream.STDERR: "stderr.log"}.get(stream, "combined.log")
+        )
+        if not os.path.exists(path):
+            raise ValueError(
+                f"the log file {path} does not exist here: job_dir must be on a filesystem shared with the nodes"
+            )
+        return SlurmLogIterator(
+            path, lambda: self._replica_finished(app_id, role_name, k), regex, should_tail, since, until
+        )
+
+    def _replica_finished(self, app_id: str, role_name: str, k: int) -> bool:
+        """True once the replica can write nothing more: the app ended, or the replica's step ended and no
+        retry can start it again. Slurm is asked at most every half second per replica."""
+        key = (app_id, role_name, k)
+        done, checked = self._finished.get(key, (False, 0.0))
+        if done or time.monotonic() - checked < _FINISHED_RECHECK:
+            return done
+        done = self._query_finished(app_id, role_name, k)
+        self._finished[key] = (done, time.monotonic())
+        return done
+
+    def _query_finished(self, app_id: str, role_name: str, k: int) -> bool:
+        job = self._job(app_id)
+        if job is None or job.state.is_terminal:
+            return True
+        max_retries = int((job.manifest or {}).get("max_retries", 0))
+        if job.restarts < max_retries:
+            return False
+        for comp, (role, rk) in zip(job.components, job.replicas):
+            if (role, rk) == (role_name, k):
+                step = job.steps.get(comp.offset)
+                return step is not None and map_state(step["State"]).is_terminal
+        return True
+
+
+def create_scheduler(session_name: str, job_root: Optional[str] = None, **kwargs: Any) -> SlurmScheduler:
+    """``slurm``: apps run as Slurm batch jobs. Other keyword arguments (meant for other backends) are
+    ignored."""
+    return SlurmScheduler(session_name, job_root=job_root)
