@@ -119,7 +119,10 @@ nodes_idle() { # all N nodes answer and are idle (or busy with jobs: mixed/alloc
     ((n >= SLURM_NODES))
 }
 
-cluster_up() { scontrol ping >/dev/null 2>&1 && nodes_idle; }
+# Up means: the controller answers, the nodes are idle, and (with accounting) the database answers too:
+# slurmdbd stays up when MariaDB dies, so sacct then fails while sinfo looks healthy.
+accounting_up() { [[ "$SLURM_ACCOUNTING" != 1 ]] || sacct -n -X -S now >/dev/null 2>&1; }
+cluster_up() { scontrol ping >/dev/null 2>&1 && nodes_idle && accounting_up; }
 
 # --- actions --------------------------------------------------------------------------------------------------
 
@@ -255,7 +258,8 @@ start_mariadb() {
         install -d -o mysql -g mysql -m 0755 /run/mysqld
         mkdir -p "$LOG_DIR"
         log "starting mariadbd (unix socket only)"
-        nohup /usr/sbin/mariadbd --user=mysql --skip-networking \
+        # setsid: its own session, so it outlives the shell (or CI job) that started it.
+        setsid nohup /usr/sbin/mariadbd --user=mysql --skip-networking \
             --pid-file=/run/mysqld/mysqld.pid --socket=/run/mysqld/mysqld.sock \
             >>"$LOG_DIR/mariadb.log" 2>&1 </dev/null &
         wait_for "$SLURM_START_TIMEOUT" mariadb "$LOG_DIR/mariadb.log" mariadb -e 'select 1'
