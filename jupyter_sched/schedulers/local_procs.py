@@ -14,15 +14,13 @@ import heapq
 import os
 import selectors
 import signal
-import struct
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
-INDEX_RECORD = struct.Struct("<Qd")
-"""One record per chunk appended to a log: the file size after the chunk, and when it was read."""
+from jupyter_sched.schedulers.log_files import INDEX_RECORD
 
 _READ_SIZE = 1 << 16
 _LEFTOVER_GRACE_S = 5.0

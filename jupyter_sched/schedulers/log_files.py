@@ -1,0 +1,166 @@
+"""Reading a replica's log file that a writer appends chunk by chunk, with a time index beside it.
+
+The local backend's IO loop and the Slurm backend's replica wrapper both write ``<stream>.log`` plus
+``<stream>.idx``: one record ``(file size after the chunk, time the chunk was read)`` per chunk. This module
+reads such a pair with the log items every backend yields: whole lines ending in ``\\n``; a ``\\r`` progress
+frame as its own item as soon as it is written; a trailing partial line once the replica has ended (or,
+without ``should_tail``, as part of "what is there now"); ``since``/``until`` by the time each chunk was
+written. Subclasses say how to know the replica ended and how to wait for more output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+import time
+from datetime import datetime
+from typing import BinaryIO, Hashable, Iterator, List, Optional, Tuple
+
+from jupyter_sched.logs.lines import LineSplitter
+
+INDEX_RECORD = struct.Struct("<Qd")
+"""One record per chunk appended to a log: the file size after the chunk, and when it was read."""
+
+_CHUNK = 1 << 16
+
+
+class IndexedLogIterator:
+    """Iterates one log file; see the module docstring. ``close()`` ends a follow from another thread."""
+
+    def __init__(
+        self,
+        log_file: str,
+        regex: Optional[str] = None,
+        should_tail: bool = False,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+    ) -> None:
+        self._log_file = log_file
+        self._regex = re.compile(regex) if regex else None
+        self._should_tail = should_tail and until is None
+        self._since = since.timestamp() if since else None
+        self._until = until.timestamp() if until else None
+        self._closed = False
+        self._idle = 0  # consecutive waits without new output: paces polling
+
+    # -- what a backend provides ----------------------------------------------------------------------------
+    def _finished(self) -> bool:
+        """True once the replica can write nothing more (everything it wrote is in the file)."""
+        raise NotImplementedError
+
+    def _change_token(self) -> Hashable:
+        """Taken before each pass over the file; :meth:`_wait_for_change` returns early once it is stale."""
+        return None
+
+    def _wait_for_change(self, token: Hashable, idle: int) -> None:
+        """Blocks until there may be new output; ``idle`` counts the waits that found nothing."""
+        time.sleep(min(0.05 * 1.5**idle, 0.25))
+
+    def _wake(self) -> None:
+        """Wakes a blocked :meth:`_wait_for_change` (after ``close``), where the backend can."""
+
+    # -- iteration ---------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stops a follow, even while the replica is silent: the iterator ends at its next wake-up."""
+        self._closed = True
+        self._wake()
+
+    def __iter__(self) -> Iterator[str]:
+        items = self._timed_items() if (self._since or self._until) else self._items()
+        if self._regex is None:
+            return items
+        pattern = self._regex
+        return (item for item in items if pattern.search(item))
+
+    def _wait(self, token: Hashable) -> bool:
+        """Waits for new output; False once closed."""
+        if self._closed:
+            return False
+        self._wait_for_change(token, self._idle)
+        self._idle += 1
+        return not self._closed
+
+    def _open(self, path: str) -> BinaryIO:
+        """Opens a log file, waiting for it while the replica has not finished (a writer may create its
+        files a moment after the replica starts)."""
+        while True:
+            token = self._change_token()
+            try:
+                return open(path, "rb", buffering=0)
+            except FileNotFoundError:
+                if self._finished() and not os.path.exists(path):
+                    raise
+                if not self._wait(token):
+                    raise
+
+    def _items(self) -> Iterator[str]:
+        splitter = LineSplitter()
+        held = b""  # a trailing b"\r" of a full read, kept back so "\r\n" is never cut in two
+        with self._open(self._log_file) as f:
+            while True:
+                token = self._change_token()
+                done = self._finished()  # before reading: what a finished replica wrote is all there
+                while True:
+                    chunk = f.read(_CHUNK)
+                    if not chunk:
+                        break
+                    if held:
+                        chunk, held = held + chunk, b""
+                    if len(chunk) >= _CHUNK and chunk.endswith(b"\r"):
+                        chunk, held = chunk[:-1], b"\r"
+                    self._idle = 0
+                    yield from splitter.feed(chunk)
+                if held:
+                    yield from splitter.feed(held)
+                    held = b""
+                if done or not self._should_tail:
+                    yield from splitter.flush()
+                    return
+                if not self._wait(token):
+                    return
+
+    def _timed_items(self) -> Iterator[str]:
+        """Walks the index: each chunk is kept or dropped by the time it was written."""
+        splitter = LineSplitter()
+        since, until = self._since, self._until
+        pos = 0
+        with self._open(self._log_file) as log, self._open(index_path(self._log_file)) as index:
+            while True:
+                token = self._change_token()
+                done = self._finished()
+                for end, when in _records(index):
+                    data = log.read(end - pos)
+                    pos = end
+                    if until is not None and when > until:
+                        return
+                    self._idle = 0
+                    items = splitter.feed(data)
+                    if since is None or when >= since:
+                        yield from items
+                if done or not self._should_tail:
+                    last = splitter.flush()
+                    if last and (since is None or time.time() >= since):
+                        yield from last
+                    return
+                if not self._wait(token):
+                    return
+
+
+def index_path(log_file: str) -> str:
+    """``stdout.log`` -> ``stdout.idx``."""
+    return log_file[: -len(".log")] + ".idx"
+
+
+def _records(index: BinaryIO) -> Iterator[Tuple[int, float]]:
+    """Whole index records not read yet (a record being written is left for the next pass)."""
+    data = index.read() or b""
+    usable = len(data) - len(data) % INDEX_RECORD.size
+    if usable < len(data):
+        index.seek(usable - len(data), os.SEEK_CUR)
+    yield from INDEX_RECORD.iter_unpack(data[:usable])
+
+
+def read_index(path: str) -> List[Tuple[int, float]]:
+    with open(path, "rb") as f:
+        return list(_records(f))
