@@ -12,16 +12,11 @@ SIGINT is left alone, so interrupting a cell never kills jobs. Apps are recorded
 
 from __future__ import annotations
 
-import abc
 import os
 import shlex
-import shutil
 import signal
-import subprocess
-import sys
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,9 +29,28 @@ from jupyter_sched.schedulers.api import (
     Stream,
     stream_arg,
 )
+from jupyter_sched.schedulers.local_images import (
+    CWDImageProvider,
+    ImageProvider,
+    LocalDirectoryImageProvider,
+)
 from jupyter_sched.schedulers.local_logs import LogIterator
-from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica, _Sink
+from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient
+from jupyter_sched.schedulers.local_request import (
+    PopenRequest,
+    ReplicaParam,
+    assign_gpus,
+    format_request,
+)
+from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
+from jupyter_sched.schedulers.local_spawn import (
+    check_entrypoints,
+    killpg,
+    make_dirs,
+    rollback,
+    spawn,
+)
 from jupyter_sched.schedulers.local_state import (
     STATE_FILE,
     AppRecord,
@@ -48,9 +62,7 @@ from jupyter_sched.specs import (
     NONE,
     AppDef,
     AppDryRunInfo,
-    AppState,
     CfgVal,
-    InvalidAppError,
     ReplicaStatus,
     Role,
     RoleStatus,
@@ -60,10 +72,15 @@ from jupyter_sched.specs import (
     runopts,
 )
 
+__all__ = [
+    "CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "LocalOpts", "LocalScheduler",
+    "LogIterator", "PopenRequest", "ReplicaParam", "SignalException", "create_cwd_scheduler",
+    "create_dir_scheduler", "create_scheduler", "default_log_dir",
+]  # fmt: skip
+
 RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
 ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
 CANCEL_MARKER = "cancelled"
-EXIT_CODE_FILE = "exit_code"
 
 
 class LocalOpts(TypedDict, total=False):
@@ -85,144 +102,6 @@ def default_log_dir() -> str:
         return env
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(state, "jupyter_sched", "logs")
-
-
-# -- the request -----------------------------------------------------------------------------------------
-
-
-@dataclass
-class ReplicaParam:
-    """What one replica's ``Popen`` gets. ``env`` holds only what the app and scheduler set; the process
-    sees it on top of the owner's environment."""
-
-    args: List[str]
-    env: Dict[str, str]
-    stdout: Optional[str] = None
-    stderr: Optional[str] = None
-    combined: Optional[str] = None
-    cwd: Optional[str] = None
-
-    @property
-    def command_line(self) -> str:
-        """The argv as a copyable shell line (quoted; it is *not* run through a shell)."""
-        return shlex.join(self.args)
-
-
-@dataclass
-class PopenRequest:
-    """Everything needed to start every replica of an app."""
-
-    app_id: str
-    log_dir: str
-    role_params: Dict[str, List[ReplicaParam]]
-    role_log_dirs: Dict[str, List[str]]
-    cancel_grace: float = 10.0
-    outlive_owner: bool = False
-
-
-def format_request(request: PopenRequest) -> str:
-    """A readable rendering of the request: per replica its argv, cwd, env and log files."""
-    out = [f"PopenRequest(app_id={request.app_id})", f"  log_dir: {request.log_dir}"]
-    for role, params in request.role_params.items():
-        out.append(f"  role {role}: {len(params)} replica(s)")
-        for k, p in enumerate(params):
-            out.append(f"    [{k}] argv: {p.command_line}")
-            out.append(f"        cwd:  {p.cwd}")
-            for key in sorted(p.env):
-                out.append(f"        env:  {key}={p.env[key]}")
-            out.append(f"        logs: {request.role_log_dirs[role][k]}/{{stdout,stderr,combined}}.log")
-    return "\n".join(out)
-
-
-# -- image providers ---------------------------------------------------------------------------------------
-
-
-class ImageProvider(abc.ABC):
-    """Turns a role's image into a directory on this machine (an "image root")."""
-
-    @abc.abstractmethod
-    def fetch(self, image: str) -> str:
-        """Returns the path of the image root (or ``""`` if there is nothing to fetch)."""
-
-    def fetch_role(self, role: Role) -> str:
-        return self.fetch(role.image)
-
-    def get_cwd(self, image: str) -> Optional[str]:
-        return None
-
-    def get_entrypoint(self, img_root: str, role: Role) -> str:
-        return os.path.join(img_root, role.entrypoint)
-
-    def get_replica_param(
-        self,
-        img_root: str,
-        role: Role,
-        stdout: Optional[str] = None,
-        stderr: Optional[str] = None,
-        combined: Optional[str] = None,
-    ) -> ReplicaParam:
-        return ReplicaParam(
-            args=[self.get_entrypoint(img_root, role), *role.args],
-            env=dict(role.env),
-            stdout=stdout,
-            stderr=stderr,
-            combined=combined,
-            cwd=self.get_cwd(role.image),
-        )
-
-
-class CWDImageProvider(ImageProvider):
-    """Ignores the image name: replicas run in the current working directory (read at dry-run time)."""
-
-    def __init__(self, cfg: Optional[Mapping[str, CfgVal]] = None) -> None:
-        self._cfg = cfg or {}
-
-    def fetch(self, image: str) -> str:
-        return os.getcwd()
-
-    def get_cwd(self, image: str) -> Optional[str]:
-        return os.getcwd()
-
-    def get_entrypoint(self, img_root: str, role: Role) -> str:
-        return role.entrypoint
-
-
-class LocalDirectoryImageProvider(ImageProvider):
-    """The image name is an absolute path to an existing directory; replicas run there."""
-
-    def __init__(self, cfg: Optional[Mapping[str, CfgVal]] = None) -> None:
-        self._cfg = cfg or {}
-
-    def fetch(self, image: str) -> str:
-        if not os.path.isabs(image) or not os.path.isdir(image):
-            raise ValueError(
-                f"Invalid image name: {image}, does not exist or is not a directory."
-                " With the local_dir scheduler the image is an absolute path to a directory."
-            )
-        return image
-
-    def get_cwd(self, image: str) -> Optional[str]:
-        return image
-
-    def get_entrypoint(self, img_root: str, role: Role) -> str:
-        """Absolute entrypoints run as given; a relative path (or a file present in the image) resolves
-        against the image root; a bare command name is looked up on PATH."""
-        entry = role.entrypoint
-        if os.path.isabs(entry):
-            return entry
-        candidate = os.path.join(img_root, entry)
-        if "/" in entry or os.path.exists(candidate):
-            return candidate
-        return entry
-
-
-class SignalException(Exception):
-    """Raised in the owner when it receives SIGTERM and had no handler of its own, so that ``with``
-    blocks unwind and close their schedulers."""
-
-    def __init__(self, msg: str, sigval: signal.Signals) -> None:
-        super().__init__(msg)
-        self.sigval = sigval
 
 
 # -- the scheduler -------------------------------------------------------------------------------------------
@@ -258,7 +137,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         self._loop = ProcessLoop()
         self._lock = threading.Lock()
         self._closed = False
-        _SignalCleanup.register(self)
+        SignalCleanup.register(self)
 
     # -- options and dry run ----------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
@@ -331,7 +210,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             role_params[role.name] = params
             role_log_dirs[role.name] = dirs
         if cfg.get("auto_set_cuda_visible_devices"):
-            _assign_gpus(app, role_params)
+            assign_gpus(app, role_params)
         return PopenRequest(
             app_id=app_id,
             log_dir=app_dir,
@@ -362,8 +241,8 @@ class LocalScheduler(Scheduler[PopenRequest]):
             raise RuntimeError("this LocalScheduler was closed; create a new one (or a new runner)")
         request = dryrun_info.request
         app = dryrun_info.app
-        self._check_entrypoints(request)
-        self._make_dirs(request)
+        check_entrypoints(request)
+        make_dirs(request)
         record = AppRecord(
             app_id=request.app_id,
             name=app.name if app else request.app_id.rsplit("-", 1)[0],
@@ -389,11 +268,16 @@ class LocalScheduler(Scheduler[PopenRequest]):
                         combined=param.combined or "",
                         error_file=param.env.get(ERROR_FILE_ENV, ""),
                     )
-                    rep = self._spawn(param, rep_record, local_app)
+                    rep = spawn(
+                        param,
+                        rep_record,
+                        request.outlive_owner,
+                        lambda r, rr=rep_record: self._on_replica_done(local_app, rr, r),
+                    )
                     started.append(rep)
                     record.replicas.append(rep_record)
         except BaseException as e:
-            self._rollback(started, request)
+            rollback(started, request)
             if isinstance(e, OSError):
                 raise RuntimeError(
                     f"could not start replica {role_name}[{k}] ({shlex.join(param.args)}): {e}."
@@ -425,114 +309,6 @@ class LocalScheduler(Scheduler[PopenRequest]):
             os.symlink(app_dir, os.path.join(default_session_dir, os.path.basename(app_dir)))
         except OSError:
             pass  # discoverability is a convenience; the app itself is fine
-
-    def _check_entrypoints(self, request: PopenRequest) -> None:
-        for role_name, params in request.role_params.items():
-            param = params[0]
-            exe = param.args[0]
-            path = param.env.get("PATH")
-            if "/" in exe:
-                full = exe if os.path.isabs(exe) else os.path.join(param.cwd or os.getcwd(), exe)
-                ok = os.path.isfile(full) and os.access(full, os.X_OK)
-            else:
-                ok = shutil.which(exe, path=path) is not None
-            if not ok:
-                raise InvalidAppError(
-                    f"role {role_name!r}.entrypoint",
-                    f"{exe!r} is not an executable file" + ("" if "/" in exe else " on PATH"),
-                    "Install it, fix the name, or give its absolute path (use 'sh' with '-c' for shell syntax)",
-                )
-
-    def _make_dirs(self, request: PopenRequest) -> None:
-        try:
-            for dirs in request.role_log_dirs.values():
-                for d in dirs:
-                    os.makedirs(d)
-        except OSError as e:
-            shutil.rmtree(request.log_dir, ignore_errors=True)
-            raise ValueError(
-                f"log_dir: cannot create {request.log_dir!r} ({e.strerror})."
-                " Set --cfg log_dir=<a writable directory>."
-            ) from e
-
-    def _spawn(self, param: ReplicaParam, rep_record: ReplicaRecord, local_app: _LocalApp) -> Replica:
-        env = dict(os.environ)
-        env.update(param.env)
-        if local_app.record.outlive_owner:
-            return self._spawn_detached(param, env, rep_record, local_app)
-        sinks = [_Sink(p) for p in (param.stdout, param.stderr, param.combined) if p]
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        try:
-            proc = subprocess.Popen(
-                param.args,
-                env=env,
-                cwd=param.cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=out_w,
-                stderr=err_w,
-                start_new_session=True,
-            )
-        except BaseException:
-            for fd in (out_r, err_r):
-                os.close(fd)
-            raise
-        finally:
-            os.close(out_w)
-            os.close(err_w)
-        rep_record.pid = proc.pid
-        rep_record.started = time.time()
-        return Replica(
-            proc=proc,
-            out_fd=out_r,
-            err_fd=err_r,
-            stdout=sinks[0],
-            stderr=sinks[1],
-            combined=sinks[2],
-            on_done=lambda rep: self._on_replica_done(local_app, rep_record, rep),
-        )
-
-    def _spawn_detached(
-        self, param: ReplicaParam, env: Dict[str, str], rep_record: ReplicaRecord, local_app: _LocalApp
-    ) -> Replica:
-        """``outlive_owner``: the replica writes straight to its log files (no pipe to this process, so it
-        survives it) under a wrapper that records its exit code (see ``local_detached``)."""
-        replica_dir = os.path.dirname(param.stdout or "")
-        exit_file = os.path.join(replica_dir, EXIT_CODE_FILE)
-        with open(param.stdout or os.devnull, "ab") as out, open(param.stderr or os.devnull, "ab") as err:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "jupyter_sched.schedulers.local_detached", exit_file, *param.args],
-                env=env,
-                cwd=param.cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
-        rep_record.pid = proc.pid
-        rep_record.started = time.time()
-        sinks = [_Sink(p) for p in (param.stdout, param.stderr, param.combined) if p]
-        return Replica(
-            proc=proc,
-            out_fd=-1,
-            err_fd=-1,
-            stdout=sinks[0],
-            stderr=sinks[1],
-            combined=sinks[2],
-            on_done=lambda rep: self._on_replica_done(local_app, rep_record, rep),
-        )
-
-    def _rollback(self, started: List[Replica], request: PopenRequest) -> None:
-        for rep in started:
-            _killpg(rep.pid, signal.SIGKILL)
-        for rep in started:
-            rep.proc.wait()
-            for fd in (rep.out_fd, rep.err_fd):
-                if fd >= 0:
-                    os.close(fd)
-            for sink in (rep.stdout, rep.stderr, rep.combined):
-                sink.close()
-        shutil.rmtree(request.log_dir, ignore_errors=True)
 
     def _on_replica_done(self, local_app: _LocalApp, rep_record: ReplicaRecord, rep: Replica) -> None:
         """Loop thread: the replica exited and its output is fully written."""
@@ -649,8 +425,8 @@ class LocalScheduler(Scheduler[PopenRequest]):
         open(os.path.join(record.app_dir, CANCEL_MARKER), "w").close()
         pids = [r.pid for r in record.replicas if not r.done and r.pid]
         for pid in pids:
-            _killpg(pid, signal.SIGTERM)
-        timer = threading.Timer(10.0, lambda: [_killpg(p, signal.SIGKILL) for p in pids])
+            killpg(pid, signal.SIGTERM)
+        timer = threading.Timer(10.0, lambda: [killpg(p, signal.SIGKILL) for p in pids])
         timer.daemon = True
         timer.start()
 
@@ -667,14 +443,20 @@ class LocalScheduler(Scheduler[PopenRequest]):
                 pass
         for rep in app.replicas:
             if rep.exited_at is None:
-                _killpg(rep.pid, signal.SIGTERM)
+                killpg(rep.pid, signal.SIGTERM)
         delay = _grace_of(app) if grace is None else grace
         self._loop.call_later(delay, lambda: self._kill_survivors(app))
 
     def _kill_survivors(self, app: _LocalApp) -> None:
         for rep in app.replicas:
             if rep.exited_at is None:  # not reaped: its pid is still its group's id
-                _killpg(rep.pid, signal.SIGKILL)
+                killpg(rep.pid, signal.SIGKILL)
+
+    def _stop_owned_apps(self, grace: float) -> None:
+        """SIGTERM to every running app this process owns (not those meant to outlive it)."""
+        for app in list(self._apps.values()):
+            if not app.record.outlive_owner:
+                self._cancel_owned(app, grace=grace)
 
     def close(self) -> None:
         """Stops this scheduler's running apps (SIGTERM, then SIGKILL after at most 2 s) and its IO thread.
@@ -791,92 +573,7 @@ def _read_error(path: str) -> str:
         return NONE
 
 
-def _killpg(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _assign_gpus(app: AppDef, role_params: Dict[str, List[ReplicaParam]]) -> None:
-    """Gives each replica of a GPU role its own consecutive block of devices, if there are enough."""
-    wanted = sum(r.num_replicas * max(r.resource.gpu, 0) for r in app.roles)
-    available = _gpu_count()
-    if wanted == 0:
-        return
-    if available < wanted:
-        import warnings
-
-        warnings.warn(
-            f"auto_set_cuda_visible_devices: {wanted} GPUs requested but {available} found;"
-            " CUDA_VISIBLE_DEVICES was not set",
-            stacklevel=3,
-        )
-        return
-    nxt = 0
-    for role in app.roles:
-        if role.resource.gpu <= 0:
-            continue
-        for param in role_params[role.name]:
-            ids = range(nxt, nxt + role.resource.gpu)
-            param.env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in ids)
-            nxt += role.resource.gpu
-
-
-def _gpu_count() -> int:
-    """GPUs listed by ``nvidia-smi -L``; 0 when it is missing or fails."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return 0
-    try:
-        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=10, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    return sum(1 for line in out.splitlines() if line.strip().startswith("GPU"))
-
-
 _OWN_START = process_start_time(os.getpid())
-
-
-class _SignalCleanup:
-    """Ends every live local scheduler's replicas on SIGTERM (always) and SIGINT (outside IPython), then
-    chains to the handler that was installed before. Installed once, from the main thread only."""
-
-    _schedulers: "weakref.WeakSet[LocalScheduler]" = weakref.WeakSet()
-    _installed = False
-    _previous: Dict[int, Any] = {}
-
-    @classmethod
-    def register(cls, scheduler: LocalScheduler) -> None:
-        cls._schedulers.add(scheduler)
-        if cls._installed or threading.current_thread() is not threading.main_thread():
-            return
-        cls._installed = True
-        sigs = [signal.SIGTERM]
-        if not _in_ipython():
-            sigs.append(signal.SIGINT)
-        for sig in sigs:
-            cls._previous[sig] = signal.getsignal(sig)
-            signal.signal(sig, cls._handle)
-
-    @classmethod
-    def _handle(cls, signum: int, frame: Any) -> None:
-        for scheduler in list(cls._schedulers):
-            for app in list(scheduler._apps.values()):
-                if not app.record.outlive_owner:
-                    scheduler._cancel_owned(app, grace=2.0)
-        previous = cls._previous.get(signum)
-        if callable(previous):
-            previous(signum, frame)
-        elif previous == signal.SIG_DFL:
-            raise SignalException(f"Process {os.getpid()} got signal: {signum}", signal.Signals(signum))
-
-
-def _in_ipython() -> bool:
-    import sys
-
-    ipython = sys.modules.get("IPython")
-    return bool(ipython and getattr(ipython, "get_ipython", lambda: None)())
 
 
 def create_scheduler(

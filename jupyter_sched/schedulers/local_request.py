@@ -1,0 +1,91 @@
+"""The local backend's request: what each replica's ``Popen`` gets, and how a dry run prints it."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import warnings
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+from jupyter_sched.specs import AppDef
+
+
+@dataclass
+class ReplicaParam:
+    """What one replica's ``Popen`` gets. ``env`` holds only what the app and scheduler set; the process
+    sees it on top of the owner's environment."""
+
+    args: List[str]
+    env: Dict[str, str]
+    stdout: Optional[str] = None
+    stderr: Optional[str] = None
+    combined: Optional[str] = None
+    cwd: Optional[str] = None
+
+    @property
+    def command_line(self) -> str:
+        """The argv as a copyable shell line (quoted; it is *not* run through a shell)."""
+        return shlex.join(self.args)
+
+
+@dataclass
+class PopenRequest:
+    """Everything needed to start every replica of an app."""
+
+    app_id: str
+    log_dir: str
+    role_params: Dict[str, List[ReplicaParam]]
+    role_log_dirs: Dict[str, List[str]]
+    cancel_grace: float = 10.0
+    outlive_owner: bool = False
+
+
+def format_request(request: PopenRequest) -> str:
+    """A readable rendering of the request: per replica its argv, cwd, env and log files."""
+    out = [f"PopenRequest(app_id={request.app_id})", f"  log_dir: {request.log_dir}"]
+    for role, params in request.role_params.items():
+        out.append(f"  role {role}: {len(params)} replica(s)")
+        for k, p in enumerate(params):
+            out.append(f"    [{k}] argv: {p.command_line}")
+            out.append(f"        cwd:  {p.cwd}")
+            for key in sorted(p.env):
+                out.append(f"        env:  {key}={p.env[key]}")
+            out.append(f"        logs: {request.role_log_dirs[role][k]}/{{stdout,stderr,combined}}.log")
+    return "\n".join(out)
+
+
+def assign_gpus(app: AppDef, role_params: Dict[str, List[ReplicaParam]]) -> None:
+    """Gives each replica of a GPU role its own consecutive block of devices, if there are enough."""
+    wanted = sum(r.num_replicas * max(r.resource.gpu, 0) for r in app.roles)
+    available = gpu_count()
+    if wanted == 0:
+        return
+    if available < wanted:
+        warnings.warn(
+            f"auto_set_cuda_visible_devices: {wanted} GPUs requested but {available} found;"
+            " CUDA_VISIBLE_DEVICES was not set",
+            stacklevel=3,
+        )
+        return
+    nxt = 0
+    for role in app.roles:
+        if role.resource.gpu <= 0:
+            continue
+        for param in role_params[role.name]:
+            ids = range(nxt, nxt + role.resource.gpu)
+            param.env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in ids)
+            nxt += role.resource.gpu
+
+
+def gpu_count() -> int:
+    """GPUs listed by ``nvidia-smi -L``; 0 when it is missing or fails."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return 0
+    try:
+        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in out.splitlines() if line.strip().startswith("GPU"))

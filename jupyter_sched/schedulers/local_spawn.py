@@ -1,0 +1,145 @@
+"""Starting a local app's replicas: checks that run before anything starts, the spawn itself, rollback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import Callable, Dict, List
+
+from jupyter_sched.schedulers.local_procs import Replica, _Sink
+from jupyter_sched.schedulers.local_request import PopenRequest, ReplicaParam
+from jupyter_sched.schedulers.local_state import ReplicaRecord
+from jupyter_sched.specs import InvalidAppError
+
+EXIT_CODE_FILE = "exit_code"
+
+
+def killpg(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def check_entrypoints(request: PopenRequest) -> None:
+    """Every role's entrypoint must be an executable file (on PATH for a bare name): checked before any
+    replica starts, so a typo never leaves half an app running."""
+    for role_name, params in request.role_params.items():
+        param = params[0]
+        exe = param.args[0]
+        path = param.env.get("PATH")
+        if "/" in exe:
+            full = exe if os.path.isabs(exe) else os.path.join(param.cwd or os.getcwd(), exe)
+            ok = os.path.isfile(full) and os.access(full, os.X_OK)
+        else:
+            ok = shutil.which(exe, path=path) is not None
+        if not ok:
+            raise InvalidAppError(
+                f"role {role_name!r}.entrypoint",
+                f"{exe!r} is not an executable file" + ("" if "/" in exe else " on PATH"),
+                "Install it, fix the name, or give its absolute path (use 'sh' with '-c' for shell syntax)",
+            )
+
+
+def make_dirs(request: PopenRequest) -> None:
+    """Creates every replica directory (the replica may write its error file there at once)."""
+    try:
+        for dirs in request.role_log_dirs.values():
+            for d in dirs:
+                os.makedirs(d)
+    except OSError as e:
+        shutil.rmtree(request.log_dir, ignore_errors=True)
+        raise ValueError(
+            f"log_dir: cannot create {request.log_dir!r} ({e.strerror})."
+            " Set --cfg log_dir=<a writable directory>."
+        ) from e
+
+
+def spawn(
+    param: ReplicaParam, rep_record: ReplicaRecord, detached: bool, on_done: Callable[[Replica], None]
+) -> Replica:
+    """Starts one replica in its own session, without a shell, its output piped to the IO loop."""
+    env = dict(os.environ)
+    env.update(param.env)
+    if detached:
+        return _spawn_detached(param, env, rep_record, on_done)
+    sinks = [_Sink(p) for p in (param.stdout, param.stderr, param.combined) if p]
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            param.args,
+            env=env,
+            cwd=param.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=err_w,
+            start_new_session=True,
+        )
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    rep_record.pid = proc.pid
+    rep_record.started = time.time()
+    return Replica(
+        proc=proc,
+        out_fd=out_r,
+        err_fd=err_r,
+        stdout=sinks[0],
+        stderr=sinks[1],
+        combined=sinks[2],
+        on_done=on_done,
+    )
+
+
+def _spawn_detached(
+    param: ReplicaParam, env: Dict[str, str], rep_record: ReplicaRecord, on_done: Callable[[Replica], None]
+) -> Replica:
+    """``outlive_owner``: the replica writes straight to its log files (no pipe to this process, so it
+    survives it) under a wrapper that records its exit code (see ``local_detached``)."""
+    replica_dir = os.path.dirname(param.stdout or "")
+    exit_file = os.path.join(replica_dir, EXIT_CODE_FILE)
+    with open(param.stdout or os.devnull, "ab") as out, open(param.stderr or os.devnull, "ab") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyter_sched.schedulers.local_detached", exit_file, *param.args],
+            env=env,
+            cwd=param.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+    rep_record.pid = proc.pid
+    rep_record.started = time.time()
+    sinks = [_Sink(p) for p in (param.stdout, param.stderr, param.combined) if p]
+    return Replica(
+        proc=proc,
+        out_fd=-1,
+        err_fd=-1,
+        stdout=sinks[0],
+        stderr=sinks[1],
+        combined=sinks[2],
+        on_done=on_done,
+    )
+
+
+def rollback(started: List[Replica], request: PopenRequest) -> None:
+    """Kills the replicas already started and removes the app's directory: all or nothing."""
+    for rep in started:
+        killpg(rep.pid, signal.SIGKILL)
+    for rep in started:
+        rep.proc.wait()
+        for fd in (rep.out_fd, rep.err_fd):
+            if fd >= 0:
+                os.close(fd)
+        for sink in (rep.stdout, rep.stderr, rep.combined):
+            sink.close()
+    shutil.rmtree(request.log_dir, ignore_errors=True)
