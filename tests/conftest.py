@@ -1,7 +1,8 @@
 """Shared fixtures. Tests run real processes, engines and browsers; nothing here mocks them.
 
 Every test session gets its own ``JUPYTER_SCHED_LOG_DIR`` so tests never touch the user's state dir.
-``engine`` fixtures skip when an engine is missing on a developer machine, but FAIL under ``CI=true``,
+``docker_engine`` and ``slurm_cluster`` (a running Slurm cluster: ``bash scripts/setup/slurm.sh`` starts a
+local one) skip when an engine is missing on a developer machine, but FAIL under ``CI=true``,
 where the project's setup scripts are expected to have installed and started it.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from typing import Iterator
 
 import pytest
@@ -59,3 +61,54 @@ def docker_engine() -> None:
     probe = subprocess.run(["docker", "info"], capture_output=True, text=True)
     if probe.returncode != 0:
         missing_engine("Docker", probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else "docker info failed")
+
+
+@dataclass(frozen=True)
+class SlurmCluster:
+    """The cluster the tests run on: its default partition, node count and the per-node sizes."""
+
+    partition: str
+    nodes: int
+    cpus: int
+    memMB: int
+    job_root: str
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """A Slurm cluster that answers ``sinfo``, with at least 4 nodes in its default partition.
+
+    App directories (scripts and logs) go to a per-session temporary job root; on this single-host test
+    cluster every "node" shares the filesystem.
+    """
+    if shutil.which("sinfo") is None:
+        missing_engine("Slurm", "no sinfo on PATH (run: sudo bash scripts/setup/slurm.sh)")
+    try:
+        probe = subprocess.run(["sinfo", "-h", "-N", "-o", "%P|%c|%m|%t"], capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        missing_engine("Slurm", "sinfo did not answer within 20 s (is slurmctld up? scripts/setup/slurm.sh status)")
+    if probe.returncode != 0:
+        missing_engine("Slurm", probe.stderr.strip() or f"sinfo exited {probe.returncode}")
+    rows = [line.split("|") for line in probe.stdout.split()]
+    default = [r for r in rows if r[0].endswith("*")]
+    if not default:
+        missing_engine("Slurm", "the cluster has no default partition")
+    usable = [r for r in default if r[3].rstrip("*~#!%$@^-") in ("idle", "mix", "alloc", "comp")]
+    if len(usable) < 4:
+        missing_engine(
+            "Slurm", f"need 4 nodes up in the default partition, found {len(usable)}: {probe.stdout.strip()}"
+        )
+    root = str(tmp_path_factory.mktemp("slurm_jobs"))
+    old = os.environ.get("JUPYTER_SCHED_SLURM_DIR")
+    os.environ["JUPYTER_SCHED_SLURM_DIR"] = root  # also seen by subprocesses the tests start
+    yield SlurmCluster(
+        partition=default[0][0].rstrip("*"),
+        nodes=len(default),
+        cpus=min(int(r[1].rstrip("+")) for r in default),
+        memMB=min(int(r[2].rstrip("+")) for r in default),
+        job_root=root,
+    )
+    if old is None:
+        os.environ.pop("JUPYTER_SCHED_SLURM_DIR", None)
+    else:
+        os.environ["JUPYTER_SCHED_SLURM_DIR"] = old

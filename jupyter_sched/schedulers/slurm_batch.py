@@ -242,6 +242,10 @@ def build_request(app: AppDef, cfg: Mapping[str, CfgVal], session: str, app_dir:
                 srun.append("--kill-on-bad-exit=1")
             env = dict(r.env)
             env.setdefault(ERROR_FILE_ENV, os.path.join(rep_dir, "error.json"))
+            # the same identity variables as the local and docker backends
+            env["JUPYTER_SCHED_APP_ID"] = _APP_ID_MARK
+            env["JUPYTER_SCHED_ROLE_NAME"] = role.name
+            env["JUPYTER_SCHED_REPLICA_ID"] = str(k)
             command = [shlex.quote(python), shlex.quote(wrapper), shlex.quote(rep_dir)]
             for key, value in env.items():
                 command += ["-e", shell_word(f"{key}={value}")]

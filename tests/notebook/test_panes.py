@@ -232,9 +232,11 @@ def test_unload_stops_the_panes_but_not_the_job(ip: Any, widgets: Any, recorder:
 def test_docker_job_view(ip: Any, widgets: Any, recorder: Any, docker_engine: None) -> None:
     import subprocess
 
+    from tests.conftest import missing_engine
+
     image = "jupyter-sched/busybox:local"
     if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
-        pytest.skip(f"{image} is missing: run `bash scripts/setup/images.sh`")
+        missing_engine(image, "the image is missing: run `bash scripts/setup/images.sh`")
     job = launch(ip, f"-s local_docker utils.sh --image {image} --num_replicas 2 'echo out-$JUPYTER_SCHED_REPLICA_ID; echo err >&2'")
     try:
         view = shown(job)
@@ -243,3 +245,18 @@ def test_docker_job_view(ip: Any, widgets: Any, recorder: Any, docker_engine: No
         assert "sh/0 | </span>out-0" in log and "sh/1 ! </span>err" in log
     finally:
         subprocess.run(["docker", "rm", "-f", f"{job.app_id}-sh-0", f"{job.app_id}-sh-1"], capture_output=True)
+
+
+def test_slurm_job_view(ip: Any, widgets: Any, recorder: Any, slurm_cluster: Any) -> None:
+    """The same panes over a job on the real Slurm cluster: per-replica states, node names, both logs."""
+    job = launch(
+        ip,
+        "-s slurm utils.sh --num_replicas 2"
+        " 'printf \"step 1\\rstep 2\\n\"; echo rank-$JUPYTER_SCHED_REPLICA_ID; echo warn >&2'",
+    )
+    view = shown(job)
+    status, log = view.status_pane.html.value, view.log_pane.html.value
+    assert "SUCCEEDED" in status and job.handle.startswith("slurm://")
+    assert status.count("node") >= 2  # each replica's row names the node it ran on
+    assert "sh/0 | </span>rank-0" in log and "sh/1 | </span>rank-1" in log and "sh/1 ! </span>warn" in log
+    assert "step 2" in log and "step 1" not in log  # the \r frame was redrawn in place

@@ -28,7 +28,7 @@ from jupyter_sched.specs import (
     random_id,
     resource,
 )
-from tests.schedulers.conftest import SlurmCluster
+from tests.conftest import SlurmCluster
 
 PY = sys.executable
 
