@@ -62,6 +62,32 @@ class ReaperClient:
         cls._send("-" + " ".join(str(p) for p in pgids))
 
 
+def escalate_later(grace: float, pgids: Iterable[int]) -> None:
+    """Starts a detached process that sends SIGKILL to the groups still alive after ``grace`` seconds."""
+    subprocess.Popen(
+        [sys.executable, "-m", "jupyter_sched.schedulers.local_reaper", "--escalate", str(grace),
+         *[str(p) for p in pgids]],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )  # fmt: skip
+
+
+def _escalate(grace: float, pgids: list[int]) -> None:
+    deadline = time.monotonic() + grace
+    live = [p for p in pgids if _group_alive(p)]
+    while live and time.monotonic() < deadline:
+        time.sleep(0.05)
+        live = [p for p in live if _group_alive(p)]
+    for pgid in live:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def _group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -89,6 +115,9 @@ def _mark_owner_gone(app_dir: str, owner_pid: int) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--escalate"]:
+        _escalate(float(sys.argv[2]), [int(p) for p in sys.argv[3:]])
+        return
     owner = os.getppid()
     groups: Dict[int, str] = {}
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -36,7 +36,7 @@ from jupyter_sched.schedulers.local_images import (
 )
 from jupyter_sched.schedulers.local_logs import LogIterator
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
-from jupyter_sched.schedulers.local_reaper import ReaperClient
+from jupyter_sched.schedulers.local_reaper import ReaperClient, escalate_later
 from jupyter_sched.schedulers.local_request import (
     PopenRequest,
     ReplicaParam,
@@ -426,9 +426,9 @@ class LocalScheduler(Scheduler[PopenRequest]):
         pids = [r.pid for r in record.replicas if not r.done and r.pid]
         for pid in pids:
             killpg(pid, signal.SIGTERM)
-        timer = threading.Timer(10.0, lambda: [killpg(p, signal.SIGKILL) for p in pids])
-        timer.daemon = True
-        timer.start()
+        # The SIGKILL after the grace period must happen even if this process exits right away (a CLI
+        # `cancel`), so a small detached process of its own does it.
+        escalate_later(record.cancel_grace, pids)
 
     def _cancel_owned(self, app: _LocalApp, grace: Optional[float] = None) -> None:
         record = app.record

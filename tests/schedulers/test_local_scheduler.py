@@ -264,6 +264,18 @@ def test_cancel_escalates_to_sigkill_without_blocking(sched: LocalScheduler, log
     sched.cancel("never-submitted-app")
 
 
+def test_cancel_from_a_process_that_exits_at_once_still_escalates(sched: LocalScheduler, log_dir: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A CLI `cancel` exits right after sending SIGTERM; the SIGKILL after the grace period still comes."""
+    ready = str(tmp_path / "ready")
+    code = f"import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); open({ready!r}, 'w').close(); time.sleep(600)"
+    app_id = run(sched, py_app(code), log_dir, cancel_grace=1.0)
+    wait_for_file(ready)
+    canceller = f"from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler as c; c('test', log_dir={log_dir!r}).cancel({app_id!r})"
+    subprocess.run([PY, "-c", canceller], check=True, timeout=60)
+    desc = wait_done(sched, app_id)
+    assert desc.state == AppState.CANCELLED
+
+
 def test_cancel_kills_the_whole_process_group(sched: LocalScheduler, log_dir: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     child_pid = tmp_path / "child"
     app_id = run(sched, sh_app(f"sleep 600 & echo $! > {child_pid}; wait"), log_dir)
