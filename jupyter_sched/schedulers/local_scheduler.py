@@ -354,6 +354,9 @@ class LocalScheduler(Scheduler[PopenRequest]):
         record = self._record(app_id)
         if record is None:
             return None
+        # The IO thread may finish a replica while this runs: read one consistent copy, so the app's state
+        # and its replicas' states always agree (a replica sets exit_code before finished).
+        record = record.snapshot()
         roles_statuses: Dict[str, RoleStatus] = {}
         for rep in record.replicas:
             status = roles_statuses.setdefault(rep.role, RoleStatus(rep.role, []))

@@ -11,7 +11,7 @@ import json
 import os
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, List, Optional
 
 from jupyter_sched.specs import AppState
@@ -79,6 +79,10 @@ class AppRecord:
         if any(r.exit_code != 0 for r in self.replicas):
             return AppState.FAILED
         return AppState.SUCCEEDED
+
+    def snapshot(self) -> "AppRecord":
+        """A copy that the IO thread's later updates do not touch."""
+        return replace(self, replicas=[replace(r) for r in self.replicas])
 
     def replica(self, role: str, k: int) -> Optional[ReplicaRecord]:
         for rep in self.replicas:
