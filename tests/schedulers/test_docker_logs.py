@@ -3,7 +3,6 @@ since/until, and following (live, across restarts, without losing or repeating l
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timedelta, timezone
 from typing import Any, List
 
@@ -81,13 +80,14 @@ def test_since_and_until(docker_sched: DockerScheduler) -> None:
 
 
 def test_follow_yields_lines_while_the_replica_runs(docker_sched: DockerScheduler) -> None:
-    app_id = docker_sched.submit(sh("echo start; sleep 1.5; echo end"), {})
-    t0 = time.monotonic()
+    app_id = docker_sched.submit(sh("echo start; sleep 600; echo end"), {"cancel_grace": 1})
     it = iter(docker_sched.log_iter(app_id, "main", should_tail=True))
     assert next(it) == "start\n"
-    assert time.monotonic() - t0 < 1.2, "the first line should arrive while the replica is still running"
-    assert list(it) == ["end\n"]
-    assert docker_sched.describe(app_id).state == AppState.SUCCEEDED  # type: ignore[union-attr]
+    # the first line came while the replica still runs (it sleeps until we cancel it)
+    assert docker_sched.describe(app_id).state == AppState.RUNNING  # type: ignore[union-attr]
+    docker_sched.cancel(app_id)
+    assert list(it) == []
+    assert wait_done(docker_sched, app_id).state == AppState.CANCELLED
 
 
 def test_follow_is_complete_for_a_big_log(docker_sched: DockerScheduler) -> None:
@@ -114,9 +114,8 @@ def test_follow_of_a_cancelled_app_ends(docker_sched: DockerScheduler) -> None:
     it = iter(docker_sched.log_iter(app_id, "main", should_tail=True))
     assert next(it) == "up\n"
     docker_sched.cancel(app_id)
-    t0 = time.monotonic()
-    assert list(it) == []
-    assert time.monotonic() - t0 < 4
+    assert list(it) == []  # the follow ends with the app (it would block for 100 s otherwise)
+    assert docker_sched.describe(app_id).state == AppState.CANCELLED  # type: ignore[union-attr]
 
 
 def test_unknown_role_or_replica(docker_sched: DockerScheduler) -> None:

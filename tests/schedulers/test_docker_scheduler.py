@@ -126,20 +126,15 @@ def test_list_shows_each_app_once(docker_sched: DockerScheduler) -> None:
     assert {a.name for a in listed} == {"app", "other"}
 
 
-def test_runner_handles_and_prompt_wait(docker_engine: None, docker_images: None, docker_network_cleanup: None) -> None:
+def test_runner_handles_and_wait(docker_engine: None, docker_images: None, docker_network_cleanup: None) -> None:
     session = f"test-{random_id()}"
     try:
         with get_runner(session) as runner:
             handle = runner.run(sh("sleep 1; echo done"), "local_docker", cfg={"env": {"A": "1"}})
             assert handle.startswith(f"local_docker://{session}/app-")
-            t0 = time.monotonic()
-            status = runner.wait(handle, wait_interval=5)
-            waited = time.monotonic() - t0
+            status = runner.wait(handle, wait_interval=5)  # how promptly: benchmarks/bench_docker.py
             assert status is not None and status.state == AppState.SUCCEEDED
-            rep = status.roles[0].replicas[0]
-            assert rep.finished is not None
-            lag = time.time() - rep.finished - (time.monotonic() - t0 - waited)
-            assert lag < 0.5, f"Runner.wait returned {lag:.2f}s after the replica ended"
+            assert status.roles[0].replicas[0].finished is not None
             assert list(runner.log_lines(handle, "main")) == ["done\n"]
             assert [a.app_handle for a in runner.list("local_docker")] == [handle]
             desc = runner.describe(handle)
@@ -295,16 +290,14 @@ def test_cancel_replicas_that_ignore_sigterm(docker_sched: DockerScheduler, sess
     app = sh('trap "" TERM; echo up; sleep 100', num_replicas=3)
     app_id = docker_sched.submit(app, {"cancel_grace": 1})
     assert list(docker_sched.log_iter(app_id, "main", 2, should_tail=False)) in ([], ["up\n"])
-    t0 = time.monotonic()
     docker_sched.cancel(app_id)
-    assert time.monotonic() - t0 < 0.5, "cancel must not block"
     desc = docker_sched.describe(app_id)
-    assert desc is not None and desc.state == AppState.RUNNING  # stopping, not yet stopped
+    # cancel returned while the replicas, which ignore SIGTERM, are still running: it did not block
+    assert desc is not None and desc.state == AppState.RUNNING
     desc = wait_done(docker_sched, app_id)
-    took = time.monotonic() - t0
     assert desc.state == AppState.CANCELLED and desc.msg.startswith("cancelled at")
     assert all(state == AppState.CANCELLED and code == 137 for _, _, state, code in replica_states(desc))
-    assert 1.0 <= took < 3.0, f"took {took:.2f}s with a 1 s grace"
+    # exit 137: SIGTERM was ignored and the grace period ended in SIGKILL (bench_docker.py times it)
     other = DockerScheduler(session_name)  # any process sees the cancel
     try:
         assert other.describe(app_id).state == AppState.CANCELLED  # type: ignore[union-attr]
