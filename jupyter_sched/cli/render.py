@@ -8,7 +8,7 @@ import re
 from enum import Enum
 from typing import Any, List
 
-from jupyter_sched.specs import BindMount, DeviceMount, VolumeMount
+from jupyter_sched.specs import BindMount, DeviceMount, Role, VolumeMount
 
 _MOUNT_KINDS = {BindMount: "bind", VolumeMount: "volume", DeviceMount: "device"}
 _PLAIN = re.compile(r"^[A-Za-z0-9_./@%+-][A-Za-z0-9_./@%+=, -]*$")
@@ -17,7 +17,9 @@ _PLAIN = re.compile(r"^[A-Za-z0-9_./@%+-][A-Za-z0-9_./@%+=, -]*$")
 def to_plain(obj: Any) -> Any:
     """Dataclasses -> dicts (field order kept), enums -> their string, tuples -> lists, recursively."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out = {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        # a Role subclass (e.g. a component's hook-carrying role) renders as the Role the user wrote
+        fields = dataclasses.fields(Role) if isinstance(obj, Role) else dataclasses.fields(obj)
+        out = {f.name: to_plain(getattr(obj, f.name)) for f in fields}
         kind = _MOUNT_KINDS.get(type(obj))
         return {"type": kind, **out} if kind else out
     if isinstance(obj, Enum):
