@@ -140,7 +140,6 @@ PYTHON_IMAGE = "jupyter-sched/python:local"  # built by scripts/setup/images.sh
 @pytest.fixture
 def docker_runner(docker_engine: None) -> Any:
     """A runner on a session of its own; every container of that session is removed afterwards."""
-    import os
     import subprocess
 
     from jupyter_sched.runner import get_runner
@@ -150,10 +149,9 @@ def docker_runner(docker_engine: None) -> Any:
         subprocess.run(["docker", "image", "inspect", PYTHON_IMAGE], capture_output=True).returncode
         != 0
     ):
-        message = f"test image {PYTHON_IMAGE} is missing: run `bash scripts/setup/images.sh`"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(message)
-        pytest.skip(message)
+        from tests.conftest import missing_engine
+
+        missing_engine(f"test image {PYTHON_IMAGE}", "missing: run `bash scripts/setup/images.sh`")
     session = f"test-{random_id()}"
     try:
         with get_runner(session) as runner:

@@ -167,7 +167,9 @@ def test_restart_finds_docker_apps_again(kernel: Tuple[Any, Any], docker_engine:
 
     image = "jupyter-sched/busybox:local"
     if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
-        pytest.skip(f"{image} is missing: run `bash scripts/setup/images.sh`")
+        from tests.conftest import missing_engine
+
+        missing_engine(image, "the image is missing: run `bash scripts/setup/images.sh`")
     from jupyter_sched.specs import random_id
 
     session = f"nbtest-{random_id()}"
