@@ -30,6 +30,8 @@ __all__ = ["LineSplitter", "split_lines", "DEFAULT_MAX_LINE_CHARS"]
 DEFAULT_MAX_LINE_CHARS = 1 << 20
 # One item: any non-terminator run followed by "\r\n", "\r" or "\n".
 _ITEM = re.compile(r"[^\r\n]*(?:\r\n?|\n)")
+# Characters other than "\r"/"\n" that str.splitlines() also splits on; text without them can use it.
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def split_lines(text: str) -> list[str]:
@@ -99,7 +101,10 @@ class LineSplitter:
             self._pending += len(text)
             return self._cut_pending() if self._pending >= self.max_line_chars else []
         head, tail = text[:end], text[end:]
-        items = _ITEM.findall(head) if "\r" in head else split_lines(head)
+        if _OTHER_BREAKS.search(head):
+            items = _ITEM.findall(head) if "\r" in head else split_lines(head)
+        else:  # the common case: C-speed splitting, same items ("\r", "\r\n" and "\n" end lines)
+            items = head.splitlines(True)
         if self._parts:
             self._parts.append(items[0])
             items[0] = "".join(self._parts)

@@ -10,6 +10,7 @@ written. Subclasses say how to know the replica ended and how to wait for more o
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import struct
@@ -67,11 +68,13 @@ class IndexedLogIterator:
         self._wake()
 
     def __iter__(self) -> Iterator[str]:
-        items = self._timed_items() if (self._since or self._until) else self._items()
+        # The generators below yield one list of items per chunk read; chain() hands the items out at C
+        # speed, so the Python generator resumes once per 64 KiB instead of once per line.
+        batches = self._timed_batches() if (self._since or self._until) else self._batches()
+        items = itertools.chain.from_iterable(batches)
         if self._regex is None:
             return items
-        pattern = self._regex
-        return (item for item in items if pattern.search(item))
+        return filter(self._regex.search, items)
 
     def _wait(self, token: Hashable) -> bool:
         """Waits for new output; False once closed."""
@@ -94,7 +97,7 @@ class IndexedLogIterator:
                 if not self._wait(token):
                     raise
 
-    def _items(self) -> Iterator[str]:
+    def _batches(self) -> Iterator[List[str]]:
         splitter = LineSplitter()
         held = b""  # a trailing b"\r" of a full read, kept back so "\r\n" is never cut in two
         with self._open(self._log_file) as f:
@@ -110,17 +113,17 @@ class IndexedLogIterator:
                     if len(chunk) >= _CHUNK and chunk.endswith(b"\r"):
                         chunk, held = chunk[:-1], b"\r"
                     self._idle = 0
-                    yield from splitter.feed(chunk)
+                    yield splitter.feed(chunk)
                 if held:
-                    yield from splitter.feed(held)
+                    yield splitter.feed(held)
                     held = b""
                 if done or not self._should_tail:
-                    yield from splitter.flush()
+                    yield splitter.flush()
                     return
                 if not self._wait(token):
                     return
 
-    def _timed_items(self) -> Iterator[str]:
+    def _timed_batches(self) -> Iterator[List[str]]:
         """Walks the index: each chunk is kept or dropped by the time it was written."""
         splitter = LineSplitter()
         since, until = self._since, self._until
@@ -137,11 +140,11 @@ class IndexedLogIterator:
                     self._idle = 0
                     items = splitter.feed(data)
                     if since is None or when >= since:
-                        yield from items
+                        yield items
                 if done or not self._should_tail:
                     last = splitter.flush()
                     if last and (since is None or time.time() >= since):
-                        yield from last
+                        yield last
                     return
                 if not self._wait(token):
                     return
