@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Generic, Iterable, Iterator, List, Mapping, Optional, TypeVar
+from typing import Generic, Iterable, Iterator, List, Mapping, Optional, Tuple, TypeVar
 
 from jupyter_sched.logs.lines import split_lines
 from jupyter_sched.specs import (
@@ -215,6 +215,19 @@ def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
         yield from lines
     if pending:
         yield pending
+
+
+def unknown_replica(app_id: str, role_name: str, k: int, replicas: Iterable[Tuple[str, int]]) -> ValueError:
+    """The error for a ``log_iter`` of a role or replica the app does not have, naming what exists.
+
+    ``replicas`` are the app's ``(role, replica index)`` pairs.
+    """
+    pairs = list(replicas)
+    roles = sorted({role for role, _ in pairs})
+    if role_name not in roles:
+        return ValueError(f"app {app_id} has no role {role_name!r}; its roles are: {', '.join(roles)}")
+    count = sum(1 for role, _ in pairs if role == role_name)
+    return ValueError(f"role {role_name!r} of app {app_id} has replicas 0..{count - 1}, not {k}")
 
 
 def stream_arg(streams: Optional[Stream]) -> Stream:

@@ -43,6 +43,7 @@ from jupyter_sched.schedulers.api import (
     Scheduler,
     Stream,
     stream_arg,
+    unknown_replica,
 )
 from jupyter_sched.schedulers.docker_engine import (
     HOW_TO_START,
@@ -535,11 +536,9 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
             and (r.get("Labels") or {}).get(LABEL_REPLICA_ID) == str(k)
         ]  # fmt: skip
         if not match:
-            roles = sorted({(r.get("Labels") or {}).get(LABEL_ROLE_NAME, "") for r in replicas})
-            if role_name not in roles:
-                raise ValueError(f"app {app_id} has no role {role_name!r}; its roles are: {', '.join(roles)}")
-            count = sum(1 for r in replicas if (r.get("Labels") or {}).get(LABEL_ROLE_NAME) == role_name)
-            raise ValueError(f"role {role_name!r} of app {app_id} has replicas 0..{count - 1}, not {k}")
+            labels = [r.get("Labels") or {} for r in replicas]
+            pairs = ((lb.get(LABEL_ROLE_NAME, ""), int(lb.get(LABEL_REPLICA_ID, -1))) for lb in labels)
+            raise unknown_replica(app_id, role_name, k, pairs)
         return DockerLogIterator(
             self._docker(),
             match[0]["Id"],

@@ -28,6 +28,7 @@ from jupyter_sched.schedulers.api import (
     Scheduler,
     Stream,
     stream_arg,
+    unknown_replica,
 )
 from jupyter_sched.schedulers.local_images import (
     CWDImageProvider,
@@ -506,11 +507,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             raise UnknownAppException(app_id)
         rep = record.replica(role_name, k)
         if rep is None:
-            roles = sorted({r.role for r in record.replicas})
-            if role_name not in roles:
-                raise ValueError(f"app {app_id} has no role {role_name!r}; its roles are: {', '.join(roles)}")
-            count = sum(1 for r in record.replicas if r.role == role_name)
-            raise ValueError(f"role {role_name!r} of app {app_id} has replicas 0..{count - 1}, not {k}")
+            raise unknown_replica(app_id, role_name, k, ((r.role, r.replica_id) for r in record.replicas))
         path = {Stream.STDOUT: rep.stdout, Stream.STDERR: rep.stderr, Stream.COMBINED: rep.combined}[stream]
         if record.outlive_owner and (since or until):
             raise ValueError(

@@ -27,7 +27,14 @@ from datetime import datetime
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, TypedDict
 
 from jupyter_sched.schedulers import slurm_cli
-from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler, Stream, stream_arg
+from jupyter_sched.schedulers.api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    Stream,
+    stream_arg,
+    unknown_replica,
+)
 from jupyter_sched.schedulers.slurm_batch import (
     LOG_FILES,
     MANIFEST,
@@ -574,11 +581,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             )
         rep_dir = dirs.get((role_name, k))
         if rep_dir is None:
-            roles = sorted({r for r, _ in dirs})
-            if role_name not in roles:
-                raise ValueError(f"app {app_id} has no role {role_name!r}; its roles are: {', '.join(roles)}")
-            count = sum(1 for r, _ in dirs if r == role_name)
-            raise ValueError(f"role {role_name!r} of app {app_id} has replicas 0..{count - 1}, not {k}")
+            raise unknown_replica(app_id, role_name, k, dirs)
         path = os.path.join(
             rep_dir, {Stream.STDOUT: "stdout.log", Stream.STDERR: "stderr.log"}.get(stream, "combined.log")
         )

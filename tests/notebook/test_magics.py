@@ -52,8 +52,6 @@ def test_run_parses_exactly_like_the_cli(ip: Any, magics: Any) -> None:
     ],
 )
 def test_run_bad_arguments_raise_usage_error(ip: Any, magics: Any, line: str, needle: str) -> None:
-    if "local_docker" in line:
-        pytest.importorskip("jupyter_sched.schedulers.docker_scheduler")
     with pytest.raises(UsageError, match=needle):
         run(ip, line)
 

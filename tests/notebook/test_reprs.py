@@ -118,7 +118,6 @@ def test_docker_dryrun_is_rendered_without_importing_docker(ip: Any, magics: Any
 
 
 def test_real_docker_dryrun_masks_the_copyable_command(ip: Any, magics: Any) -> None:
-    pytest.importorskip("jupyter_sched.schedulers.docker_scheduler")
     info = ip.run_line_magic(
         "sched_run", "--dryrun -s local_docker utils.sh --env HF_TOKEN=abc123,X=1 --memMB 512 --num_replicas 2 'echo hi'"
     )
