@@ -217,6 +217,18 @@ def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
         yield pending
 
 
+def role_summary(role: Role) -> dict:
+    """The parts of a Role a backend records beside an app, so ``describe`` can rebuild it later."""
+    return {
+        "name": role.name,
+        "image": role.image,
+        "entrypoint": role.entrypoint,
+        "args": list(role.args),
+        "num_replicas": role.num_replicas,
+        "max_retries": role.max_retries,
+    }
+
+
 def unknown_replica(app_id: str, role_name: str, k: int, replicas: Iterable[Tuple[str, int]]) -> ValueError:
     """The error for a ``log_iter`` of a role or replica the app does not have, naming what exists.
 

@@ -75,17 +75,22 @@ def escalate_later(grace: float, pgids: Iterable[int]) -> None:
     )  # fmt: skip
 
 
-def _escalate(grace: float, pgids: list[int]) -> None:
+def _signal_groups(pgids: Iterable[int], sig: int) -> None:
+    for pgid in pgids:
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _escalate(grace: float, pgids: Iterable[int]) -> None:
+    """Waits up to ``grace`` seconds for the groups to end, then sends SIGKILL to those still alive."""
     deadline = time.monotonic() + grace
     live = [p for p in pgids if _group_alive(p)]
     while live and time.monotonic() < deadline:
         time.sleep(0.05)
         live = [p for p in live if _group_alive(p)]
-    for pgid in live:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    _signal_groups(live, signal.SIGKILL)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -132,20 +137,8 @@ def main() -> None:
                 groups.pop(int(p), None)
     # stdin closed: the owner is gone
     live = [p for p in groups if _group_alive(p)]
-    for pgid in live:
-        try:
-            os.killpg(pgid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
-    deadline = time.monotonic() + GRACE_S
-    while live and time.monotonic() < deadline:
-        time.sleep(0.05)
-        live = [p for p in live if _group_alive(p)]
-    for pgid in live:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    _signal_groups(live, signal.SIGTERM)
+    _escalate(GRACE_S, live)
     for app_dir in set(groups.values()):
         _mark_owner_gone(app_dir, owner)
 

@@ -27,6 +27,7 @@ from jupyter_sched.schedulers.api import (
     ListAppResponse,
     Scheduler,
     Stream,
+    role_summary,
     stream_arg,
     unknown_replica,
 )
@@ -252,7 +253,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             owner_pid=os.getpid(),
             owner_started=_OWN_START,
             submitted=time.time(),
-            roles=[_role_summary(r) for r in (app.roles if app else [])],
+            roles=[role_summary(r) for r in (app.roles if app else [])],
             outlive_owner=request.outlive_owner,
             cancel_grace=request.cancel_grace,
         )
@@ -551,16 +552,6 @@ class LocalScheduler(Scheduler[PopenRequest]):
 
 def _grace_of(app: _LocalApp) -> float:
     return app.record.cancel_grace
-
-
-def _role_summary(role: Role) -> Dict[str, Any]:
-    return {
-        "name": role.name,
-        "image": role.image,
-        "entrypoint": role.entrypoint,
-        "args": list(role.args),
-        "num_replicas": role.num_replicas,
-    }
 
 
 def _read_error(path: str) -> str:

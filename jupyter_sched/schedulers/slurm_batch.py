@@ -23,6 +23,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from jupyter_sched.schedulers.api import role_summary
 from jupyter_sched.schedulers.slurm_cli import Node, Partition
 from jupyter_sched.specs import AppDef, CfgVal, InvalidAppError, Role, macros
 
@@ -273,17 +274,6 @@ def build_request(app: AppDef, cfg: Mapping[str, CfgVal], session: str, app_dir:
         roles=[role_summary(r) for r in app.roles],
         partition=str(cfg["partition"]) if cfg.get("partition") else None,
     )
-
-
-def role_summary(role: Role) -> Dict[str, Any]:
-    return {
-        "name": role.name,
-        "image": role.image,
-        "entrypoint": role.entrypoint,
-        "args": list(role.args),
-        "num_replicas": role.num_replicas,
-        "max_retries": role.max_retries,
-    }
 
 
 # -- does the app fit the cluster? ---------------------------------------------------------------------------------
