@@ -10,11 +10,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from importlib.metadata import entry_points
-from typing import Any, Callable, Dict
+from typing import Any, Dict
 
-from jupyter_sched.schedulers.api import Scheduler
-
-SchedulerFactory = Callable[..., Scheduler]
+from jupyter_sched.schedulers.api import Scheduler, SchedulerFactory
 
 DEFAULT_SCHEDULER_MODULES: Dict[str, str] = {
     "local_cwd": "jupyter_sched.schedulers.local_scheduler:create_cwd_scheduler",
@@ -60,4 +58,7 @@ def get_default_scheduler_name() -> str:
     return next(iter(get_scheduler_factories()))
 
 
-__all__ = ["DEFAULT_SCHEDULER_MODULES", "SchedulerFactory", "get_default_scheduler_name", "get_scheduler_factories"]
+__all__ = [
+    "DEFAULT_SCHEDULER_MODULES", "Scheduler", "SchedulerFactory", "get_default_scheduler_name",
+    "get_scheduler_factories",
+]  # fmt: skip

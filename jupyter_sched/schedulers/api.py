@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Generic, Iterable, Iterator, List, Mapping, Optional, Tuple, TypeVar
+from typing import Any, Generic, Iterable, Iterator, List, Mapping, Optional, Protocol, Tuple, TypeVar
 
 from jupyter_sched.logs.lines import split_lines
 from jupyter_sched.specs import (
@@ -190,11 +190,15 @@ class Scheduler(abc.ABC, Generic[T]):
                 )
 
 
-class SchedulerFactory:
-    """Protocol of registry entries: ``factory(session_name, **kwargs) -> Scheduler``."""
+class SchedulerFactory(Protocol):
+    """What a registry entry is: ``factory(session_name, **kwargs) -> Scheduler``.
 
-    def __call__(self, session_name: str, **kwargs: object) -> Scheduler:  # pragma: no cover - protocol
-        raise NotImplementedError
+    A ``typing.Protocol`` (as in the peer interface), so any function of that shape is one, and the name
+    is a real class that annotations and plugin code can import from here or from ``schedulers``.
+    """
+
+    def __call__(self, session_name: str, **kwargs: Any) -> Scheduler:  # pragma: no cover - protocol
+        ...
 
 
 def filter_regex(regex: str, data: Iterable[str]) -> Iterator[str]:
