@@ -134,7 +134,8 @@ def load_record(app_dir: str) -> Optional[AppRecord]:
             if not rep.done:
                 rep.finished = now
                 rep.exit_code = _recorded_exit_code(rep)
-        record.msg = record.msg or f"owner process {record.owner_pid} exited before the app finished"
+        if not record.outlive_owner:  # for a detached app the owner leaving is what the user asked for
+            record.msg = record.msg or f"owner process {record.owner_pid} exited before the app finished"
     return record
 
 
