@@ -117,6 +117,16 @@ class LabServer:
             if any(p.lower() in line.lower() for p in SERVER_LOG_PROBLEMS)
         ]
 
+    def write_notebook(self, name: str, sources: List[str]) -> str:
+        """Writes a notebook of code cells (the ``python3`` kernel) into the root dir; returns its path there."""
+        import nbformat
+
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+        nbformat.write(nb, str(self.root_dir / name))
+        return name
+
     def shutdown_kernels(self) -> None:
         try:
             for kernel in self.api("GET", "api/kernels"):
@@ -354,6 +364,30 @@ class Lab:
             arg=index,
             timeout=timeout,
             polling=50,
+        )
+
+    def restart_kernel(self, timeout: float = 60_000) -> None:
+        """Restarts the kernel the way a person does: Kernel menu, "Restart Kernel…", then "Restart" in the
+        confirmation dialog. Returns once the kernel went through 'restarting' and is idle again."""
+        self.page.evaluate(
+            f"""() => {{
+                const k = {JS_PANEL}.sessionContext.session.kernel;
+                window.__e2eKernelStates = [];
+                k.statusChanged.connect((_, s) => {{ if (window.__e2eKernelStates) window.__e2eKernelStates.push(s); }});
+            }}"""
+        )
+        self.page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Kernel$")).click()
+        self.page.locator(".lm-Menu-item", has_text=re.compile(r"^Restart Kernel…")).first.click()
+        dialog = self.page.locator(".jp-Dialog")
+        dialog.locator("button.jp-mod-accept", has_text="Restart").click()
+        dialog.wait_for(state="detached")
+        self.page.wait_for_function(
+            f"""() => {{
+                const k = {JS_PANEL}.sessionContext.session.kernel;
+                return (window.__e2eKernelStates || []).includes('restarting') && !!k && k.status === 'idle';
+            }}""",
+            timeout=timeout,
+            polling=100,
         )
 
     def output_text(self, index: int) -> str:
