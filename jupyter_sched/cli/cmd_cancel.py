@@ -19,17 +19,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
+    handle = common.check_handle(args.app_handle)
     with common.open_runner(config) as runner:
-        status = common.require_status(runner, args.app_handle)
+        status = common.require_status(runner, handle)
         if status.is_terminal():
-            print(f"{args.app_handle} already ended ({status.state}); nothing to cancel")
+            print(f"{handle} already ended ({status.state}); nothing to cancel")
             return 0
-        runner.cancel(args.app_handle)
+        runner.cancel(handle)
         if not args.wait:
-            print(f"cancelling {args.app_handle}")
+            print(f"cancelling {handle}")
             return 0
-        final = runner.wait(args.app_handle, wait_interval=1)
+        final = runner.wait(handle, wait_interval=1)
         if final is None:
-            raise CliError(f"{args.app_handle} disappeared while it was being cancelled")
-        print(f"{args.app_handle}: {final.state}")
+            raise CliError(f"{handle} disappeared while it was being cancelled")
+        print(f"{handle}: {final.state}")
     return 0

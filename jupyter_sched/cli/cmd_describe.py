@@ -18,10 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
+    handle = common.check_handle(args.app_handle)
     with common.open_runner(config) as runner:
-        common.require_status(runner, args.app_handle)
-        app = runner.describe(args.app_handle)
+        common.require_status(runner, handle)
+        app = runner.describe(handle)
     if app is None:
-        raise CliError(f"no app {args.app_handle}: it ended and its records were removed")
+        raise CliError(f"no app {handle}: it ended and its records were removed")
     print(to_json(app) if args.json else render(app))
     return 0

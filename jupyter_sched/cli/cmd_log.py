@@ -60,7 +60,11 @@ def parse_identifier(text: str) -> Tuple[str, Optional[str], Optional[List[int]]
     scheme, _, rest = match.group("handle").partition("://")
     session, _, app_id = rest.rpartition("/")
     handle = common.check_handle(f"{scheme}://{session or 'default'}/{app_id}")
-    ids = [int(i) for i in match.group("ids").split(",")] if match.group("ids") else None
+    ids = (
+        list(dict.fromkeys(int(i) for i in match.group("ids").split(",")))  # each replica once
+        if match.group("ids")
+        else None
+    )
     return handle, match.group("role"), ids
 
 
@@ -129,6 +133,7 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
         follow=args.follow,
         streams=args.streams,
     )
+    common.check_window(opts.since, opts.until, [args.since, args.until])
     with common.open_runner(config) as runner:
         errors = stream_app_logs(runner, handle, sys.stdout, role, ids, opts)
         if errors:

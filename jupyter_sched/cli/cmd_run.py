@@ -11,8 +11,10 @@ On the local schedulers replicas are children of the process that started them a
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -27,6 +29,7 @@ from jupyter_sched.specs import (
     AppState,
     AppStatus,
     CfgVal,
+    InvalidAppError,
     InvalidRunConfigException,
     runopts,
 )
@@ -53,6 +56,9 @@ class RunArgs:
     component_defaults: Dict[str, Any] = field(default_factory=dict)
     """The config file's flag defaults for this component: pass them to ``materialize`` (as :func:`execute`
     does) or build the Runner with ``component_defaults=config.components``."""
+    defaults_origin: Optional[str] = None
+    """Where ``component_defaults`` came from (the config file and table); pass it to ``materialize`` so
+    that an error in them names the place to fix."""
 
 
 def build_run_parser(prog: str = "jupyter-sched run") -> argparse.ArgumentParser:
@@ -126,8 +132,8 @@ def split_run_argv(argv: List[str]) -> Tuple[List[str], Optional[str], List[str]
             i += 1
             continue
         raise CliUsageError(
-            f"jupyter-sched run: unknown option {token}. Run options are -s, --cfg, --dryrun, --wait, --log and"
-            f" --workspace; a component's flags go after its name (run COMPONENT {token} ...)"
+            f"jupyter-sched run: error: unknown option {token}. Run options are -s, --cfg, --dryrun, --wait,"
+            f" --log and --workspace; a component's flags go after its name (run COMPONENT {token} ...)"
         )
     return argv, None, []
 
@@ -164,13 +170,45 @@ def config_cfg(config: ProjectConfig, scheduler: str, opts: runopts) -> Dict[str
         except InvalidRunConfigException as e:
             raise CliUsageError(f"{where}: {e}") from None
         if not runopts.is_type(value, opt.opt_type):
-            raise CliUsageError(
-                f"{where}: {key} = {value!r} is not of the option's type {opt.opt_type}"
-            )
+            kind = getattr(opt.opt_type, "__name__", None) or str(opt.opt_type).replace("typing.", "")
+            raise CliUsageError(f"{where}: {key} = {value!r} is not of the option's type {kind}")
         if key == "log_dir" and isinstance(value, str) and config.path:
             value = os.path.join(os.path.dirname(config.path), os.path.expanduser(value))
         out[key] = value
     return out
+
+
+def check_config_tables(config: ProjectConfig) -> None:
+    """Every ``schedulers.NAME`` table must name a scheduler and every ``components."NAME"`` table a built-in
+    or installed component (``file.py:fn`` and ``module:fn`` names are looked up only when they run), so a
+    misspelt table is an error rather than silently ignored."""
+    known = common.scheduler_names()
+    for name in config.schedulers:
+        if name not in known:
+            raise CliUsageError(
+                f"{config.where('schedulers', name)}: no scheduler named {name!r}.{_close(name, known)}"
+                f" Schedulers: {', '.join(known)}"
+            )
+    names = [n for n in config.components if ":" not in n]
+    if not names:
+        return
+    from jupyter_sched.components import list_components
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a broken plugin is reported when it is used
+        components = [c.name for c in list_components()]
+    for name in names:
+        if name not in components:
+            raise CliUsageError(
+                f"{config.where('components', name)}: no component named {name!r}."
+                f"{_close(name, components)} Components: {', '.join(components)}"
+                " (or path/to/file.py:function)"
+            )
+
+
+def _close(name: str, known: List[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" Did you mean {close[0]}?" if close else ""
 
 
 def parse_run_args(
@@ -191,9 +229,10 @@ def parse_run_args(
         except ConfigError as e:
             raise CliUsageError(str(e)) from None
     scheduler = common.pick_scheduler(ns.scheduler, config)
+    check_config_tables(config)
     if not component:
         raise CliUsageError(
-            "jupyter-sched run: which component? e.g. `jupyter-sched run utils.echo --msg hi`;"
+            "jupyter-sched run: error: which component? e.g. `jupyter-sched run utils.echo --msg hi`;"
             f" list them with `jupyter-sched builtins`\n{parser.format_usage().rstrip()}"
         )
     opts = _scheduler_runopts(scheduler, runner)
@@ -215,6 +254,9 @@ def parse_run_args(
         component=component,
         component_args=list(component_args),
         component_defaults=dict(config.components.get(component, {})),
+        defaults_origin=config.where("components", component)
+        if component in config.components
+        else None,
     )
 
 
@@ -240,13 +282,37 @@ def report_end(handle: str, status: Optional[AppStatus]) -> int:
     return 1
 
 
+def dryrun(runner: Any, app: Any, args: RunArgs) -> AppDryRunInfo:
+    """``runner.dryrun`` with ``--workspace`` checked first: a missing directory, or a scheduler without
+    workspace support, is a usage error (exit 2) naming the flag."""
+    workspace = args.workspace
+    if workspace:
+        full = os.path.abspath(os.path.expanduser(workspace))
+        if not os.path.isdir(full):
+            raise CliUsageError(
+                f"--workspace {workspace!r}: not a directory (looked at {full}); give the directory to"
+                " overlay onto the image, e.g. --workspace ."
+            )
+    try:
+        return runner.dryrun(app, args.scheduler, args.cfg, workspace)
+    except (InvalidAppError, InvalidRunConfigException):
+        raise
+    except ValueError as e:
+        if workspace and "does not support workspaces" in str(e):
+            reason = str(e).partition(": ")[2] or str(e)
+            raise CliUsageError(f"--workspace {workspace!r}: {reason}") from None
+        raise
+
+
 def execute(args: RunArgs, runner: Any) -> int:
     """Carries out a parsed ``run``; returns the exit code (1 when a waited-for app did not succeed)."""
     from jupyter_sched.cli.cmd_log import stream_app_logs
     from jupyter_sched.components import materialize
 
-    app = materialize(args.component, args.component_args, args.component_defaults)
-    info = runner.dryrun(app, args.scheduler, args.cfg, args.workspace)
+    app = materialize(
+        args.component, args.component_args, args.component_defaults, args.defaults_origin
+    )
+    info = dryrun(runner, app, args)
     if args.dryrun:
         sys.stdout.write(format_dryrun(info))
         return 0

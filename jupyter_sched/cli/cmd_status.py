@@ -21,21 +21,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
+    handle = common.check_handle(args.app_handle)
     with common.open_runner(config) as runner:
-        status = common.require_status(runner, args.app_handle)
+        status = common.require_status(runner, handle)
     roles = [r.strip() for r in args.roles.split(",") if r.strip()] if args.roles else None
     if roles:
         known = [r.role for r in status.roles]
         unknown = [r for r in roles if r not in known]
         if unknown:
             raise CliError(
-                f"app {args.app_handle} has no role {unknown[0]!r}; its roles are: {', '.join(known) or '(none)'}"
+                f"app {handle} has no role {unknown[0]!r}; its roles are: {', '.join(known) or '(none)'}"
             )
     if args.json:
-        data = {"app_handle": args.app_handle, **status.to_json()}
+        data = {"app_handle": handle, **status.to_json()}
         if roles:
             data["roles"] = [r for r in data["roles"] if r["role"] in roles]
         print(json.dumps(data, indent=2))
     else:
-        print(f"{args.app_handle}:\n{status.format(roles)}")
+        print(f"{handle}:\n{status.format(roles)}")
     return 0

@@ -12,7 +12,12 @@ from jupyter_sched.cli.config import ProjectConfig
 from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.schedulers import get_default_scheduler_name, get_scheduler_factories
-from jupyter_sched.specs import AppStatus, MalformedAppHandleException, parse_app_handle
+from jupyter_sched.specs import (
+    AppStatus,
+    MalformedAppHandleException,
+    make_app_handle,
+    parse_app_handle,
+)
 
 
 def open_runner(config: ProjectConfig) -> Runner:
@@ -40,40 +45,40 @@ def pick_scheduler(flag: Optional[str], config: ProjectConfig) -> str:
 
 
 def check_handle(handle: str) -> str:
+    """The handle, checked (CliUsageError if malformed or of an unknown scheduler) and normalised: an empty
+    session (``local_cwd:///APP_ID``) means ``default``, as in ``log``."""
     try:
-        scheduler = parse_app_handle(handle).scheduler_backend
+        parsed = parse_app_handle(handle)
     except MalformedAppHandleException as e:
         raise CliUsageError(str(e)) from None
-    check_scheduler(scheduler, f"app handle {handle!r}")
-    return handle
+    check_scheduler(parsed.scheduler_backend, f"app handle {handle!r}")
+    return make_app_handle(parsed.scheduler_backend, parsed.session_name or "default", parsed.app_id)
 
 
 def require_status(runner: Runner, handle: str) -> AppStatus:
-    """The app's status, or CliError naming the handle and the apps that do exist."""
-    check_handle(handle)
+    """The app's status, or CliError naming the handle and the apps that do exist. Pass a handle
+    normalised by :func:`check_handle`."""
+    handle = check_handle(handle)
     status = runner.status(handle)
     if status is not None:
         return status
     parsed = parse_app_handle(handle)
     scheduler, session = parsed.scheduler_backend, parsed.session_name
+    missing = f"no app {handle}: it was never submitted, or its records were removed."
     if session != runner.session_name:
-        hint = f" (only session {runner.session_name!r} can be listed here)"
-    else:
-        try:
-            known = [a.app_handle for a in runner.list(scheduler)]
-        except Exception:  # noqa: BLE001 - the listing is only a hint
-            known = []
-        shown = known[-10:]
-        more = f" (and {len(known) - len(shown)} more)" if len(known) > len(shown) else ""
-        hint = (
-            f" Known apps on {scheduler}: {', '.join(shown)}{more}."
-            if known
-            else f" {scheduler} knows no apps in session {session!r}."
-        )
-    raise CliError(
-        f"no app {handle}: it was never submitted, or its records were removed.{hint}"
-        f" List apps with `jupyter-sched list -s {scheduler}`."
+        raise CliError(f"{missing} `jupyter-sched list` shows only session {runner.session_name!r}.")
+    try:
+        known = [a.app_handle for a in runner.list(scheduler)]
+    except Exception:  # noqa: BLE001 - the listing is only a hint
+        known = []
+    shown = known[-10:]
+    more = f" (and {len(known) - len(shown)} more)" if len(known) > len(shown) else ""
+    hint = (
+        f" Known apps on {scheduler}: {', '.join(shown)}{more}."
+        if known
+        else f" {scheduler} knows no apps in session {session!r}."
     )
+    raise CliError(f"{missing}{hint} List apps with `jupyter-sched list -s {scheduler}`.")
 
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
@@ -92,6 +97,18 @@ def parse_time(text: str, flag: str) -> datetime:
         raise CliUsageError(
             f"{flag} {text!r}: not a time; write an ISO time (2024-05-01T12:00:00) or an age (30s, 5m, 2h, 1d)"
         ) from None
+
+
+def check_window(since: Optional[datetime], until: Optional[datetime], texts: List[str]) -> None:
+    """``--since`` after ``--until`` can match nothing: say so instead of printing nothing."""
+    if since is None or until is None:
+        return
+    try:
+        backwards = since > until
+    except TypeError:  # one has a UTC offset and the other not: compare both as local times
+        backwards = since.astimezone() > until.astimezone()
+    if backwards:
+        raise CliUsageError(f"--since {texts[0]} is after --until {texts[1]}; nothing could match")
 
 
 def use_color(stream: TextIO) -> bool:

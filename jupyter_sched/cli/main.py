@@ -115,10 +115,10 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
         sys.stdout.write(e.text)
         return 0
     except USAGE_ERRORS as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
+        _print_error(e)
         return 2
     except FAILURES as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
+        _print_error(e)
         return 1
     except (ValueError, RuntimeError, OSError) as e:
         if isinstance(e, BrokenPipeError):
@@ -128,6 +128,13 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
         return 130
+
+
+def _print_error(error: Exception) -> None:
+    """``jupyter-sched: error: MESSAGE``, unless a parser's message already names the program."""
+    text = str(error)
+    named = text.startswith(f"{PROG}: ") or text.startswith(f"{PROG} ")
+    print(text if named else f"{PROG}: error: {text}", file=sys.stderr)
 
 
 def _broken_pipe() -> int:

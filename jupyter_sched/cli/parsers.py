@@ -16,7 +16,7 @@ class RaisingArgumentParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        raise CliUsageError(f"{self.prog}: {message}\n{self.format_usage().rstrip()}")
+        raise CliUsageError(f"{self.prog}: error: {message}\n{self.format_usage().rstrip()}")
 
     def exit(self, status: int = 0, message: Optional[str] = None) -> NoReturn:
         raise CliExit(status, message or "")

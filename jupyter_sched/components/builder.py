@@ -164,9 +164,15 @@ class Component:
         return self.flags[name], (inline if eq else None)
 
     def parse(
-        self, args: List[str], defaults: Optional[Mapping[str, Any]] = None
+        self,
+        args: List[str],
+        defaults: Optional[Mapping[str, Any]] = None,
+        defaults_origin: Optional[str] = None,
     ) -> Tuple[List[Any], Dict[str, Any]]:
-        """Positional and keyword arguments for the function; raises ComponentArgError or ComponentHelp."""
+        """Positional and keyword arguments for the function; raises ComponentArgError or ComponentHelp.
+
+        ``defaults_origin`` says where ``defaults`` came from (e.g. the config file and table), so that an
+        error in them names the place to fix."""
         values: Dict[str, Any] = {}
         rest: List[str] = []
         i = 0
@@ -198,8 +204,9 @@ class Component:
                     inline = "true"
             elif inline is None:
                 if i + 1 >= len(args):
+                    hint = "; for the help, use --help" if token == "-h" else ""
                     raise self._error(
-                        f"flag {flag.spelling} needs a value ({flag.type})", flag.spelling
+                        f"flag {flag.spelling} needs a value ({flag.type}){hint}", flag.spelling
                     )
                 inline, i = args[i + 1], i + 1
             try:
@@ -223,13 +230,12 @@ class Component:
                 rest = list(args[i:])
                 break
 
+        where = defaults_origin or "defaults"
         for key, raw in (defaults or {}).items():
             name = self._aliases.get(str(key).lstrip("-"))
             if name is None:
                 raise self._error(
-                    f"a default is set for unknown flag {key!r} (check the [tool.jupyter_sched.components."
-                    f"{_toml_key(self.name)}] table of your config). Flags: {', '.join(self.flags) or 'none'}",
-                    str(key),
+                    f"{where}: unknown flag {key!r}. Flags: {', '.join(self.flags) or 'none'}", str(key)
                 )
             if name in values:
                 continue
@@ -237,7 +243,7 @@ class Component:
                 values[name] = self.flags[name].type.coerce(raw)
             except BadValue as e:
                 raise self._error(
-                    f"default for {self.flags[name].spelling}: {e}", self.flags[name].spelling
+                    f"{where}: {key} = {raw!r}: {e}", self.flags[name].spelling
                 ) from None
 
         missing = [f.spelling for f in self.flags.values() if f.required and f.name not in values]
@@ -256,15 +262,27 @@ class Component:
                 keywords[flag.name] = values[flag.name]
         return positional + rest, keywords
 
-    def materialize(self, args: List[str], defaults: Optional[Mapping[str, Any]] = None) -> AppDef:
+    def materialize(
+        self,
+        args: List[str],
+        defaults: Optional[Mapping[str, Any]] = None,
+        defaults_origin: Optional[str] = None,
+    ) -> AppDef:
         """Parses ``args`` and calls the function. ValueError/KeyError raised by the function (e.g. "give
-        exactly one of -m, -c, --script") become ComponentArgError with the usage."""
-        positional, keywords = self.parse(list(args), defaults)
+        exactly one of -m, -c, --script") become ComponentArgError with the usage; any other exception is a
+        bug in the component and becomes ComponentValidationError naming it and the line that raised (the
+        original exception is the ``__cause__``)."""
+        positional, keywords = self.parse(list(args), defaults, defaults_origin)
         try:
             app = self.fn(*positional, **keywords)
         except (ValueError, KeyError) as e:
             message = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
             raise self._error(str(message)) from e
+        except Exception as e:  # noqa: BLE001 - reported with the component's name instead of a traceback
+            raise ComponentValidationError(
+                f"component {self.name} failed: {type(e).__name__}: {e}"
+                f" (a bug in the component, raised at {_raised_at(e, self.fn)})"
+            ) from e
         if not isinstance(app, AppDef):
             raise ComponentValidationError(
                 f"component {self.name} returned {type(app).__name__}, not an AppDef; return AppDef(...)"
@@ -272,8 +290,17 @@ class Component:
         return app
 
 
-def _toml_key(name: str) -> str:
-    return f'"{name}"' if "." in name or ":" in name else name
+def _raised_at(error: BaseException, fn: Callable[..., Any]) -> str:
+    """``file:line`` where ``error`` left the component's own file (the line to look at), else where it was
+    raised."""
+    own = getattr(getattr(fn, "__code__", None), "co_filename", None)
+    tb, found = error.__traceback__, None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == own or (found is None and tb.tb_next is None):
+            found = f"{code.co_filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found or "an unknown line"
 
 
 def _wrap(head: str, parts: List[str], width: int = 100) -> str:
@@ -290,8 +317,10 @@ def _wrap(head: str, parts: List[str], width: int = 100) -> str:
 def build_component(name: str, fn: Callable[..., Any], origin: str = "") -> Component:
     """Checks that ``fn`` is a valid component and describes it; ComponentValidationError names the problem."""
     if not callable(fn) or not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+        kind = type(fn).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
         raise ComponentValidationError(
-            f"{name} is a {type(fn).__name__}, not a function returning an AppDef"
+            f"{name} is {article} {kind}, not a function returning an AppDef"
         )
     try:
         hints = typing.get_type_hints(fn)
@@ -326,6 +355,11 @@ def build_component(name: str, fn: Callable[..., Any], origin: str = "") -> Comp
                 )
             varargs = p.name
             continue
+        if p.name == "help":
+            raise ComponentValidationError(
+                f"component {name}: parameter 'help' cannot be a flag: --help shows the component's help;"
+                " rename it"
+            )
         if p.name not in hints:
             raise ComponentValidationError(
                 f"component {name}: parameter {p.name!r} has no type annotation; annotate it, e.g. `{p.name}: str`"

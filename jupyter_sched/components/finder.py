@@ -184,14 +184,18 @@ def get_component(name: str) -> Component:
 
 
 def materialize(
-    component: str, args: List[str], defaults: Optional[Mapping[str, Any]] = None
+    component: str,
+    args: List[str],
+    defaults: Optional[Mapping[str, Any]] = None,
+    defaults_origin: Optional[str] = None,
 ) -> AppDef:
     """The AppDef of ``component`` given command-line style ``args``, e.g.
     ``materialize("utils.sh", ["--num_replicas", "2", "echo", "hi"])``.
 
     ``defaults`` (flag name -> value; text is parsed like a flag) override the function's defaults and are
-    overridden by ``args``; the runner passes the project's ``[tool.jupyter_sched.components."NAME"]`` table.
+    overridden by ``args``; the runner passes the project's ``[tool.jupyter_sched.components."NAME"]`` table,
+    and ``defaults_origin`` (e.g. that file and table) is named in errors about the defaults.
     Raises ComponentNotFoundError, ComponentValidationError, ComponentArgError (names the flag, shows the
     usage) or ComponentHelp (``--help`` was asked for; ``.text`` is the help).
     """
-    return get_component(component).materialize(list(args), defaults)
+    return get_component(component).materialize(list(args), defaults, defaults_origin)

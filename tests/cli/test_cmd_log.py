@@ -41,6 +41,8 @@ def test_all_replicas_every_line_prefixed_once(module_cli: Cli, three: str) -> N
 
 def test_role_and_replica_selection(module_cli: Cli, three: str) -> None:
     cli = module_cli
+    twice = cli("log", f"{three}/sh/1,1", "--streams", "stdout")
+    assert twice.stdout == "sh/1 r1 a\nsh/1 r1 b\n"  # a replica named twice is read once
     assert cli("log", f"{three}/sh/1", "--streams", "stdout").stdout == "sh/1 r1 a\nsh/1 r1 b\n"
     two = cli("log", f"{three}/sh/0,2", "--streams", "stdout").stdout.splitlines()
     assert sorted(two) == ["sh/0 r0 a", "sh/0 r0 b", "sh/2 r2 a", "sh/2 r2 b"]
@@ -64,6 +66,10 @@ def test_since_and_until(module_cli: Cli, three: str) -> None:
     assert cli("log", f"{three}/sh/0", "--until", "2000-01-01T00:00:00").stdout == ""
     bad = cli("log", three, "--since", "yesterday")
     assert bad.returncode == 2 and "--since 'yesterday': not a time" in bad.stderr
+    backwards = cli("log", three, "--since", "2024-05-02T00:00", "--until", "2024-05-01T00:00")
+    assert backwards.returncode == 2 and (
+        "--since 2024-05-02T00:00 is after --until 2024-05-01T00:00; nothing could match" in backwards.stderr
+    )
 
 
 def test_progress_frames_keep_one_prefix_each(cli: Cli) -> None:

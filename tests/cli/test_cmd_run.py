@@ -158,6 +158,40 @@ def test_ctrl_c_cancels_the_local_app(cli: Cli) -> None:
     assert "State: CANCELLED" in cli("status", handle).stdout
 
 
-def test_workspace_is_refused_by_local_cwd(cli: Cli, tmp_path: Path) -> None:
+def test_bad_workspaces_are_usage_errors(cli: Cli, tmp_path: Path) -> None:
     proc = cli("run", "--workspace", str(tmp_path), "utils.echo")
-    assert proc.returncode == 1 and "does not support workspaces" in proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(
+        f"jupyter-sched: error: --workspace {str(tmp_path)!r}: the local_cwd scheduler does not support"
+        " workspaces; drop --workspace or use local_docker"
+    )
+    missing = cli("run", "-s", "local_docker", "--workspace", "no-such-dir", "utils.echo")
+    assert missing.returncode == 2, missing.stderr
+    assert (
+        f"--workspace 'no-such-dir': not a directory (looked at {cli.cwd / 'no-such-dir'})"
+        in missing.stderr
+    )
+
+
+def test_component_errors_name_the_component_or_the_config_file(cli: Cli) -> None:
+    (cli.cwd / "comps.py").write_text(
+        "from jupyter_sched.specs import AppDef\n\n"
+        "def crash(n: int = 1) -> AppDef:\n"
+        "    return None.roles\n"
+    )
+    crash = cli("run", "comps.py:crash")
+    assert crash.returncode == 2, crash.stderr
+    assert "Traceback" not in crash.stderr
+    assert crash.stderr.startswith(
+        "jupyter-sched: error: component comps.py:crash failed: AttributeError: 'NoneType' object has no"
+    )
+    assert f"raised at {cli.cwd / 'comps.py'}:4)" in crash.stderr
+    (cli.cwd / "pyproject.toml").write_text(
+        '[tool.jupyter_sched.components."utils.echo"]\nnum_replicas = "two"\n'
+    )
+    bad = cli("run", "utils.echo")
+    assert bad.returncode == 2, bad.stderr
+    assert (
+        f"utils.echo: {cli.cwd / 'pyproject.toml'} [tool.jupyter_sched.components.\"utils.echo\"]:"
+        " num_replicas = 'two': 'two' is not a valid int\nusage: utils.echo" in bad.stderr
+    )

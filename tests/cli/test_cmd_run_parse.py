@@ -114,6 +114,12 @@ def test_config_defaults_are_typed_and_overridden_by_flags(tmp_path: Path) -> No
         ),
         ({"local_cwd": {"prepend_cwd": "maybe"}}, r"is not a boolean"),
         ({"local_cwd": {"cancel_grace": [1]}}, r"cancel_grace = \[1\] is not of the option's type"),
+        ({"local_cwd": {"log_dir": 5}}, r"log_dir = 5 is not of the option's type str$"),
+        (
+            {"local_cwdd": {"log_dir": "x"}},
+            r"\[tool.jupyter_sched.schedulers.local_cwdd\]: no scheduler named 'local_cwdd'\. Did you mean"
+            r" local_cwd\? Schedulers: local_cwd, local_dir",
+        ),
     ],
 )
 def test_config_errors_name_the_file_and_table(
@@ -157,3 +163,28 @@ def test_the_parser_and_splitter_are_reusable() -> None:
         ["--log"],
     )
     assert split_run_argv(["--wait"]) == (["--wait"], None, [])
+
+
+def test_config_tables_of_unknown_components_are_errors(tmp_path: Path) -> None:
+    """A misspelt component table would otherwise be ignored without a word."""
+    config = ProjectConfig(
+        path=str(tmp_path / "pyproject.toml"), components={"utils.ehco": {"msg": "x"}}
+    )
+    with pytest.raises(CliUsageError) as info:
+        parse("utils.echo", config=config)
+    assert str(info.value).startswith(
+        f'{tmp_path / "pyproject.toml"} [tool.jupyter_sched.components."utils.ehco"]: no component named'
+        " 'utils.ehco'. Did you mean utils.echo?"
+    )
+    files = ProjectConfig(  # a file or module component is only looked up when it runs
+        path=str(tmp_path / "pyproject.toml"), components={"comps.py:greet": {"who": "x"}}
+    )
+    assert parse("utils.echo", config=files).component_defaults == {}
+
+
+def test_run_args_say_where_the_component_defaults_came_from(tmp_path: Path) -> None:
+    path = str(tmp_path / "pyproject.toml")
+    config = ProjectConfig(path=path, components={"utils.echo": {"msg": "from config"}})
+    args = parse("utils.echo", config=config)
+    assert args.defaults_origin == f'{path} [tool.jupyter_sched.components."utils.echo"]'
+    assert parse("utils.sh", "x", config=config).defaults_origin is None

@@ -48,7 +48,13 @@ def test_version_help_and_usage_errors(cli: Cli) -> None:
         for v in ("run", "status", "log", "list", "cancel", "describe", "runopts", "builtins")
     )
     none = cli()
-    assert none.returncode == 2 and "the following arguments are required: VERB" in none.stderr
+    assert none.returncode == 2 and none.stderr.startswith(
+        "jupyter-sched: error: the following arguments are required: VERB\nusage: jupyter-sched"
+    )  # the program is named once
+    missing = cli("status")
+    assert missing.stderr.startswith(
+        "jupyter-sched status: error: the following arguments are required: app_handle"
+    )
     unknown = cli("frobnicate")
     assert unknown.returncode == 2 and "invalid choice: 'frobnicate'" in unknown.stderr
     assert cli("status", "--help").stdout.startswith("usage: jupyter-sched status")

@@ -36,6 +36,11 @@ def test_status_describe_cancel_of_an_unknown_app_fail_at_once(cli: Cli) -> None
         assert proc.returncode == 1, verb
         assert f"no app {UNKNOWN}: it was never submitted" in proc.stderr
         assert "local_cwd knows no apps in session 'default'" in proc.stderr
+        other = cli(verb, "local_cwd://other/nope-123")
+        assert other.returncode == 1 and other.stderr == (
+            "jupyter-sched: error: no app local_cwd://other/nope-123: it was never submitted, or its records"
+            " were removed. `jupyter-sched list` shows only session 'default'.\n"
+        )
         malformed = cli(verb, "local_cwd:/x")
         assert malformed.returncode == 2 and "is not of the form" in malformed.stderr
 
@@ -90,3 +95,16 @@ def test_cancel_a_running_app_from_another_process(cli: Cli) -> None:
         again.returncode == 0
         and again.stdout == f"{handle} already ended (CANCELLED); nothing to cancel\n"
     )
+
+
+def test_an_empty_session_means_default_for_every_verb(cli: Cli) -> None:
+    """``local_cwd:///APP_ID`` is accepted by ``log`` (like the peer); the other verbs take it too."""
+    handle = cli.run_app("utils.echo", "--msg", "sessionless")
+    short = handle.replace("://default/", ":///")
+    status = cli("status", short)
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.startswith(f"{handle}:\n  State: SUCCEEDED")
+    assert json.loads(cli("status", short, "--json").stdout)["app_handle"] == handle
+    assert cli("describe", short).returncode == 0
+    cancel = cli("cancel", short)
+    assert cancel.stdout == f"{handle} already ended (SUCCEEDED); nothing to cancel\n"

@@ -162,9 +162,9 @@ def test_defaults_sit_between_flags_and_the_signature() -> None:
         {"A": "1"},
     )
     assert parse(defaults={"some-thing": "alias"})["some_thing"] == "alias"
-    with pytest.raises(ComponentArgError, match=r"a default is set for unknown flag 'cnt'"):
+    with pytest.raises(ComponentArgError, match=r"defaults: unknown flag 'cnt'\. Flags: name, count"):
         parse(defaults={"cnt": 1})
-    with pytest.raises(ComponentArgError, match=r"default for --count: expected int"):
+    with pytest.raises(ComponentArgError, match=r"defaults: count = 1\.5: expected int"):
         parse(defaults={"count": 1.5})
 
 
@@ -216,6 +216,10 @@ def int_rest(*numbers: int) -> AppDef:
     return AppDef("x")
 
 
+def helpful(help: str = "") -> AppDef:  # noqa: A002
+    return AppDef("x")
+
+
 def lies(a: int = 1) -> AppDef:
     return "not an app"  # type: ignore[return-value]
 
@@ -230,6 +234,8 @@ def lies(a: int = 1) -> AppDef:
         (kwargs, r"\*\*options cannot become flags"),
         (int_rest, r"\*numbers must be annotated `\*numbers: str`"),
         (len, r"is a builtin_function_or_method, not a function"),
+        (3, r"t.bad is an int, not a function returning an AppDef"),
+        (helpful, r"parameter 'help' cannot be a flag: --help shows the component's help; rename it"),
     ],
 )
 def test_invalid_components_are_rejected_naming_the_parameter(fn: Any, message: str) -> None:
@@ -259,3 +265,47 @@ def test_rest_after_ends_the_flags_like_python_dash_m() -> None:
     assert comp.usage() == "usage: t.runmod [-n INT] [-m STR] [args ...]"
     with pytest.raises(ComponentValidationError, match=r"rest_after names no parameter 'nope'"):
         build_component("t.bad", bad_rest)
+
+
+def crashes(kind: str = "attr") -> AppDef:
+    if kind == "attr":
+        return None.roles  # type: ignore[attr-defined]
+    raise RuntimeError("the cluster config is missing")
+
+
+def test_a_component_that_crashes_is_reported_naming_it_and_where() -> None:
+    """Not a traceback from deep inside the CLI: which component failed, with what, and at which line."""
+    comp = build_component("t.crashes", crashes)
+    with pytest.raises(ComponentValidationError) as info:
+        comp.materialize([])
+    text = str(info.value)
+    assert text.startswith("component t.crashes failed: AttributeError: 'NoneType' object has no attribute")
+    assert f"{__file__}:" in text and "(a bug in the component" in text
+    assert isinstance(info.value.__cause__, AttributeError)  # the traceback stays available
+    with pytest.raises(ComponentValidationError, match=r"failed: RuntimeError: the cluster config is missing"):
+        comp.materialize(["--kind", "runtime"])
+
+
+def test_defaults_errors_name_where_the_defaults_came_from() -> None:
+    comp = build_component("t.everything", everything)
+    origin = '/p/pyproject.toml [tool.jupyter_sched.components."t.everything"]'
+    with pytest.raises(ComponentArgError) as info:
+        comp.materialize([], {"count": "two"}, defaults_origin=origin)
+    assert str(info.value).startswith(f"t.everything: {origin}: count = 'two': 'two' is not a valid int")
+    assert info.value.flag == "--count"
+    with pytest.raises(ComponentArgError, match=r"/p/pyproject.toml .*: unknown flag 'cnt'"):
+        comp.materialize([], {"cnt": 1}, defaults_origin=origin)
+    with pytest.raises(ComponentArgError, match=r"^t.everything: defaults: unknown flag 'cnt'"):
+        comp.materialize([], {"cnt": 1})
+
+
+def resourceful(*args: str, h: Optional[str] = None) -> AppDef:
+    return AppDef("r", [Role("r", "img", entrypoint="echo", args=list(args))])
+
+
+def test_dash_h_of_a_component_with_a_parameter_h_points_to_help() -> None:
+    comp = build_component("t.resourceful", resourceful)
+    with pytest.raises(ComponentArgError, match=r"flag --h needs a value \(Optional\[str\]\); for the help, use --help"):
+        comp.materialize(["-h"])
+    with pytest.raises(ComponentHelp):
+        comp.materialize(["--help"])
