@@ -132,6 +132,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         if cache_size <= 0:
             raise ValueError(f"cache_size={cache_size}: the cache size must be greater than zero")
         self._image_provider_class = image_provider_class
+        self._image_provider_name = getattr(image_provider_class, "__name__", "")
         self._cache_size = cache_size
         self._extra_paths = list(extra_paths or [])
         self._apps: "OrderedDict[str, _LocalApp]" = OrderedDict()
@@ -256,6 +257,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             roles=[role_summary(r) for r in (app.roles if app else [])],
             outlive_owner=request.outlive_owner,
             cancel_grace=request.cancel_grace,
+            image_provider=self._image_provider_name,
         )
         local_app = _LocalApp(record)
         started: List[Replica] = []
@@ -398,7 +400,9 @@ class LocalScheduler(Scheduler[PopenRequest]):
         )
 
     def list(self) -> List[ListAppResponse]:
-        """Apps of this session: those started here and those recorded on disk by other processes."""
+        """Apps of this session: those started here and those recorded on disk by other processes with the
+        same image provider (``local_cwd`` and ``local_dir`` share the log dir, but each lists only its own
+        apps; ``describe`` by app id works from either)."""
         seen: Dict[str, ListAppResponse] = {}
         for app_id, app in list(self._apps.items()):
             seen[app_id] = ListAppResponse(app_id=app_id, state=app.record.state(), name=app.record.name)
@@ -412,7 +416,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
                 if app_id in seen or not os.path.exists(os.path.join(session_dir, app_id, STATE_FILE)):
                     continue
                 record = self._record(app_id)
-                if record is not None:
+                if record is not None and record.image_provider in ("", self._image_provider_name):
                     seen[app_id] = ListAppResponse(app_id=app_id, state=record.state(), name=record.name)
         return sorted(seen.values(), key=lambda r: r.app_id)
 

@@ -60,6 +60,7 @@ class AppRecord:
     outlive_owner: bool = False
     cancel_grace: float = 10.0
     msg: str = ""
+    image_provider: str = ""  # the class that made the request: local_cwd and local_dir share a log dir
 
     @property
     def done(self) -> bool:

@@ -18,6 +18,7 @@ from jupyter_sched.schedulers.local_scheduler import (
     LocalDirectoryImageProvider,
     LocalScheduler,
     create_cwd_scheduler,
+    create_dir_scheduler,
 )
 from jupyter_sched.specs import AppDef, AppState, InvalidAppError, InvalidRunConfigException, Role
 
@@ -380,6 +381,10 @@ def test_list_and_describe_apps_of_another_process(sched: LocalScheduler, log_di
     listed = {r.app_id: r.state for r in sched.list()}
     assert listed[app_id] == AppState.SUCCEEDED and listed[mine] == AppState.SUCCEEDED
     assert list(sched.log_iter(app_id, "r", 0)) == ["from-other\n"]
+    # local_dir shares the log dir: it lists only its own apps, yet still describes these by id
+    other_kind = create_dir_scheduler("test", log_dir=log_dir)
+    assert {r.app_id for r in other_kind.list()}.isdisjoint({app_id, mine})
+    assert other_kind.describe(app_id).state == AppState.SUCCEEDED
 
 
 OWNER = """
