@@ -101,7 +101,10 @@ def split_run_line(argv: Sequence[str], allowed: Sequence[str]) -> RunLine:
 
 
 def parse_replicas(text: Optional[str]) -> Optional[List[int]]:
-    """``0,2,3`` or ``0-3`` (or a mix) as a sorted list; None for None."""
+    """``0,2,3`` or ``0-3`` (or a mix) as a sorted list; None for None.
+
+    An empty selection (``-r ,``, a reversed range ``3-1``) is an error, not an empty list: it would
+    silently show no logs at all."""
     if text is None:
         return None
     out: set = set()
@@ -110,13 +113,14 @@ def parse_replicas(text: Optional[str]) -> Optional[List[int]]:
         if not part:
             continue
         try:
-            if "-" in part:
-                lo, hi = (int(x) for x in part.split("-", 1))
-                out.update(range(lo, hi + 1))
-            else:
-                out.add(int(part))
+            lo, hi = (int(x) for x in part.split("-", 1)) if "-" in part else (int(part), int(part))
         except ValueError:
             raise ArgsError(f"--replicas {text!r}: use replica numbers like 0,1 or 0-3") from None
+        if lo > hi:
+            raise ArgsError(f"--replicas {text!r}: the range {part} is empty; write {hi}-{lo}")
+        out.update(range(lo, hi + 1))
+    if not out:
+        raise ArgsError(f"--replicas {text!r}: use replica numbers like 0,1 or 0-3")
     return sorted(out)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, List as TList, Mapping, Tuple
 
 from traitlets import Bool, Dict, Float, HasTraits, Int, List, TraitError, Unicode, default, validate
 
@@ -26,6 +26,9 @@ class PaneSettings:
     tail_lines: int = 400
     keep_lines: int = 5000
     max_line_chars: int = 4000
+    #: Characters of log HTML per update: colour markup can make one 4,000-character line ~150 KB, so
+    #: lines x characters alone does not bound what a tick sends (or costs to render).
+    max_update_chars: int = 256_000
 
 
 class SchedConfig(HasTraits):
@@ -87,6 +90,21 @@ class SchedConfig(HasTraits):
 
         return importlib.util.find_spec("ipywidgets") is not None
 
+    @validate("scheduler_cfg")
+    def _check_scheduler_cfg(self, proposal: Any) -> Any:
+        """Each value is the run options of one scheduler as a dict; the options themselves are checked
+        against the scheduler when %sched_run uses them (that needs the scheduler's runopts)."""
+        for name, opts in proposal["value"].items():
+            if not isinstance(opts, Mapping):
+                hint = f" (as a dict: {{{name!r}: {{'cancel_grace': 2}}}})"
+                raise TraitError(
+                    f"scheduler_cfg[{name!r}] = {opts!r} must be a dict of run options{hint}"
+                    if not isinstance(opts, str) else
+                    f"scheduler_cfg[{name!r}] = {opts!r} must be a dict of run options, not a --cfg string;"
+                    f" write {{{name!r}: {{'cancel_grace': '2'}}}} instead of {{{name!r}: 'cancel_grace=2'}}"
+                )  # fmt: skip
+        return proposal["value"]
+
     @validate("refresh_interval")
     def _check_refresh(self, proposal: Any) -> float:
         return _at_least(proposal, 0.05)
@@ -109,6 +127,37 @@ class SchedConfig(HasTraits):
             keep_lines=max(self.keep_lines, self.tail_lines),
             max_line_chars=self.max_line_chars,
         )
+
+
+def checked_config(config: Any, section: str = "SchedMagics") -> Tuple[Any, TList[str]]:
+    """``config`` without the ``c.SchedMagics.*`` values its traits refuse, and one message per value
+    dropped (naming it and why). A refused value would make the whole magics class fail to build (traitlets
+    rolls back every value and raises), i.e. ``%load_ext`` fail because of one typo in
+    ``ipython_kernel_config.py`` or an earlier bad ``%config`` (IPython keeps it in the shell's config)."""
+    from copy import deepcopy
+
+    from traitlets.config import LazyConfigValue
+
+    if config is None or section not in config:
+        return config, []
+    probe = SchedConfig()
+    bad, problems = [], []
+    for name, value in list(config[section].items()):
+        if name not in probe.trait_names() or not probe.trait_metadata(name, "config"):
+            continue  # traitlets warns about unknown names itself
+        try:
+            if isinstance(value, LazyConfigValue):  # e.g. c.SchedMagics.list_schedulers.append(...)
+                value = deepcopy(value).get_value(getattr(probe, name))  # get_value caches: not the original
+            setattr(probe, name, value)
+        except Exception as e:  # noqa: BLE001 - TraitError, or whatever a lazy value raises
+            bad.append(name)
+            problems.append(f"{section}.{name} = {value!r} ignored (using the default): {e}")
+    if not bad:
+        return config, []
+    good = deepcopy(config)
+    for name in bad:
+        del good[section][name]
+    return good, problems
 
 
 def _at_least(proposal: Any, low: float) -> float:

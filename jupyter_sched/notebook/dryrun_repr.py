@@ -1,10 +1,11 @@
 """How a dry run (``AppDryRunInfo``) displays: a table per replica, a text rendering, and JSON.
 
-Per replica: the argv as a copyable shell line, the env with secrets masked (names matching
-TOKEN|SECRET|PASSWORD|KEY|CREDENTIAL), the cwd, log files or image, mounts and limits. The local backend's
-``PopenRequest`` is recognised by its ``role_params``; a docker request by ``to_json()`` (and
-``docker_run_command()`` for the copyable line) without importing docker; anything else falls back to its
-dataclass fields or repr. Masking applies to all three renderings, JSON included.
+Per replica: the argv as a copyable shell line, the env with secrets masked (:mod:`.masking`: secret-looking
+names, and credentials inside URLs, also inside command lines and scripts), the cwd, log files or image,
+mounts and limits. The local backend's ``PopenRequest`` is recognised by its ``role_params``; a docker
+request by ``to_json()`` with ``containers`` (and ``docker_run_command()`` for the copyable line) without
+importing docker; a Slurm batch request by ``to_json()`` with ``replicas`` (srun commands, plus how it is
+submitted); anything else falls back to its repr. Masking applies to all three renderings, JSON included.
 
 The JSON goes out as ``application/vnd.jupyter-sched.dryrun+json``, not ``application/json``: JupyterLab
 ranks its JSON tree viewer above HTML, so a plain ``application/json`` entry would replace the table with
@@ -19,7 +20,8 @@ import json
 import shlex
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from jupyter_sched.notebook.theme import MASK, SECRET_NAME, code, esc, mask_env, table
+from jupyter_sched.notebook.masking import MASK, SECRET_NAME, mask_env, mask_shell_text, mask_value
+from jupyter_sched.notebook.theme import code, esc, table
 
 Replica = Dict[str, Any]
 """label, argv (a copyable shell line), env (masked), cwd, logs, image, command, mounts, limits, name."""
@@ -57,22 +59,8 @@ def _local_replicas(request: Any) -> List[Replica]:
 
 
 def mask_command_line(line: str) -> str:
-    """A ``docker run`` line with the values of secret-looking ``--env``/``-e`` variables masked (and any
-    trailing ``#`` comment dropped)."""
-    try:
-        tokens = shlex.split(line, comments=True)
-    except ValueError:
-        return MASK
-    out = []
-    for i, token in enumerate(tokens):
-        flag = tokens[i - 1] if i else ""
-        inline = token.startswith("--env=")
-        if flag in ("--env", "-e") or inline:
-            name, eq, _ = token[len("--env="):].partition("=") if inline else token.partition("=")
-            if eq and SECRET_NAME.search(name):
-                token = f"--env={name}={MASK}" if inline else f"{name}={MASK}"
-        out.append(token)
-    return shlex.join(out)
+    """A command line with secret-looking ``--env``/``-e`` values masked (see :func:`mask_shell_text`)."""
+    return mask_shell_text(line)
 
 
 _LIMIT_KEYS = (("cpus", "nano_cpus"), ("memory", "mem_limit"), ("shm_size",), ("gpus", "device_requests"),
@@ -131,14 +119,39 @@ def _docker_replicas(request: Any) -> List[Replica]:
     return out
 
 
+def _slurm_replicas(data: Mapping[str, Any]) -> List[Replica]:
+    """A Slurm batch request's ``to_json()``: per replica its srun command, env, logs and resources."""
+    out = []
+    for rep in data["replicas"]:
+        srun = [str(o) for o in rep.get("srun") or []]
+        cwd = next((o.split("=", 1)[1] for o in srun if o.startswith("--chdir=")), data.get("cwd"))
+        env = rep.get("env") or {}
+        out.append(
+            {
+                "label": f"{rep.get('role')}/{rep.get('replica_id')}",
+                "argv": mask_shell_text(str(rep.get("command") or "")),
+                "env": mask_env(env) if isinstance(env, Mapping) else env,
+                "cwd": cwd,
+                "logs": [str(x) for x in (rep.get("logs") or {}).values()],
+                "limits": {**(rep.get("resources") or {}), "sbatch": " ".join(map(str, rep.get("sbatch") or []))},
+            }
+        )
+    return out
+
+
 def replicas(info: Any) -> Optional[List[Replica]]:
-    """The per-replica view of a dry run, or None when the request has a shape we don't know."""
+    """The per-replica view of a dry run, or None when the request has a shape we don't know (then the
+    displays fall back to the request's own repr, masked)."""
     request = info.request
     try:
         if hasattr(request, "role_params"):
             return _local_replicas(request)
         if callable(getattr(request, "to_json", None)):
-            return _docker_replicas(request)
+            data = request.to_json()
+            if isinstance(data, Mapping) and isinstance(data.get("containers"), list):
+                return _docker_replicas(request)
+            if isinstance(data, Mapping) and isinstance(data.get("replicas"), list):
+                return _slurm_replicas(data)
     except Exception:  # noqa: BLE001 - a repr must never raise; fall back to the generic rendering
         return None
     return None
@@ -149,13 +162,13 @@ def _mask_tree(value: Any, key: str = "") -> Any:
     if isinstance(value, Mapping):
         return {str(k): (MASK if SECRET_NAME.search(str(k)) and not isinstance(v, (Mapping, list)) else
                          _mask_tree(v, str(k))) for k, v in value.items()}  # fmt: skip
-    if key == "docker_run" and isinstance(value, str):
-        return mask_command_line(value)
     if isinstance(value, (list, tuple)):
         if key in ("environment", "env") and all(isinstance(e, str) and "=" in e for e in value):
-            return [f"{e.split('=', 1)[0]}={MASK}" if SECRET_NAME.search(e.split("=", 1)[0]) else e for e in value]
+            return ["=".join((e.split("=", 1)[0], mask_value(*e.split("=", 1)))) for e in value]
         return [_mask_tree(v, key) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
+    if isinstance(value, str):
+        return mask_shell_text(value)  # commands and scripts carry env values too (-e/--env NAME=VALUE)
+    if isinstance(value, (int, float, bool)) or value is None:
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _mask_tree({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, key)
@@ -219,7 +232,19 @@ def dryrun_html(info: Any) -> str:
         )
     cfg = ", ".join(f"{k}={v!r}" for k, v in _mask_tree(dict(info.cfg)).items() if v not in (None, "", [], {}))
     cfg_html = f'<div style="font-size:12px;opacity:0.8">cfg: {esc(cfg)}</div>' if cfg else ""
-    return head + cfg_html + body + "</div>"
+    notes = "".join(f'<div style="font-size:12px">{esc(k)}: {code(v)}</div>' for k, v in _notes(info))
+    return head + cfg_html + notes + body + "</div>"
+
+
+def _notes(info: Any) -> List[Tuple[str, str]]:
+    """App-wide lines of a request that has them (Slurm: how it is submitted and whether it fits)."""
+    try:
+        data = info.request.to_json() if callable(getattr(info.request, "to_json", None)) else None
+    except Exception:  # noqa: BLE001 - a repr must never raise
+        return []
+    if not isinstance(data, Mapping) or not isinstance(data.get("replicas"), list):
+        return []
+    return [(k, mask_shell_text(str(data[k]))) for k in ("submit", "capacity") if data.get(k)]
 
 
 def dryrun_text(info: Any) -> str:
@@ -227,6 +252,7 @@ def dryrun_text(info: Any) -> str:
     reps = replicas(info)
     app = info.app
     out = [f"dry run of {app.name if app else '?'} on {info.scheduler or '?'} (nothing was started)"]
+    out.extend(f"  {k}: {v}" for k, v in _notes(info))
     if reps is None:
         out.append(_masked_repr(info))
         return "\n".join(out)
@@ -246,7 +272,7 @@ def dryrun_text(info: Any) -> str:
 
 def _masked_repr(info: Any) -> str:
     lines = []
-    for line in repr(info).splitlines():
+    for line in mask_shell_text(repr(info)).splitlines():
         name = line.strip().split("=", 1)[0].split(":")[-1].strip()
         lines.append(line.split("=", 1)[0] + "=" + MASK if "=" in line and SECRET_NAME.search(name) else line)
     return "\n".join(lines)

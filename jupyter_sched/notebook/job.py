@@ -42,13 +42,17 @@ class Job:
         self._lock = threading.Lock()
         self._view: Optional["JobView"] = None
         self.last_status: Optional[AppStatus] = None
-        #: One-shot: the next display is a one-line summary (set after a blocking wait already showed
-        #: the live view in the same cell, and by ``--quiet``).
-        self.compact_next = False
+        #: The cell (execution count) whose display of this job is a one-line summary: set by
+        #: :meth:`compact_in_this_cell` after a blocking wait already showed the live view, and by
+        #: ``--quiet``. One-shot, and only for that cell: ``job = %sched_run --quiet ...`` then ``job`` in
+        #: a later cell shows the full display.
+        self._compact_cell: Optional[int] = None
 
     def __repr__(self) -> str:
-        state = self.last_status.state if self.last_status is not None else "?"
-        return f"<Job {self.handle} {state}>"
+        """The handle, and the state only once it is final (a running state here would go stale in a
+        saved notebook; ``job.state`` asks the scheduler)."""
+        status = self.last_status
+        return f"<Job {self.handle} {status.state}>" if status is not None and status.is_terminal() else f"<Job {self.handle}>"
 
     # -- the API --------------------------------------------------------------------------------------
     def fetch_status(self) -> Optional[AppStatus]:
@@ -114,6 +118,14 @@ class Job:
             return self._view
 
     # -- display --------------------------------------------------------------------------------------
+    def compact_in_this_cell(self) -> None:
+        """The display of this job at the end of the running cell is the one-line summary."""
+        self._compact_cell = _cell_number()
+
+    def _take_compact(self) -> bool:
+        cell, self._compact_cell = self._compact_cell, None
+        return cell is not None and cell == _cell_number()
+
     def reattach_hint(self) -> str:
         return f"re-attach: %sched_status {self.handle} | logs: %sched_logs {self.handle} | stop: %sched_cancel {self.handle}"
 
@@ -144,8 +156,7 @@ class Job:
         )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
-        if self.compact_next:
-            self.compact_next = False
+        if self._take_compact():
             bundle = {"text/plain": self.summary(), "text/html": f"<div>{esc(self.summary())}</div>"}
         elif self._interactive():
             self.fetch_status()
@@ -209,6 +220,15 @@ class View:
         bundle["text/plain"] = self.text
         bundle["text/html"] = self.html
         return _filter(bundle, include, exclude)
+
+
+def _cell_number() -> Optional[int]:
+    """The execution count of the running cell (the same while its magics run and its result displays);
+    -1 outside IPython."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return -1 if shell is None else int(getattr(shell, "execution_count", -1))
 
 
 def _filter(bundle: Dict[str, Any], include: Any, exclude: Any) -> Dict[str, Any]:

@@ -9,6 +9,7 @@ materialised exactly as the CLI does (with the config file's component defaults)
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -79,6 +80,8 @@ def plan_run(
         cfg["outlive_owner"] = True
     try:
         app = _app(run_args, namespace or {}, cell is not None, materialize)
+        if cell is not None:
+            _check_cell_app(app, line, cell)
         info = runner.dryrun(app, run_args.scheduler, cfg, run_args.workspace)
     except ComponentHelp as e:
         return Plan(run_args=run_args, help=e.text)
@@ -90,13 +93,43 @@ def plan_run(
 def _cell_argv(line: RunLine, cell: str) -> List[str]:
     """The cell as the script of ``utils.sh`` (or code of ``utils.python`` with ``--python``); what
     follows the run options on the line are that component's flags (``--num_replicas 2 --name prep``)."""
+    if not cell.strip():
+        raise ArgsError("%%sched_run: the cell is empty (only blank lines); write the script in the cell")
     rest = line.rest[1:] if line.rest[:1] == ["--"] else list(line.rest)
     if line.flag("python"):
         return [*line.run_options, "utils.python", *rest, "-c", cell]
     return [*line.run_options, "utils.sh", *rest, "--", cell]
 
 
+def _check_cell_app(app: AppDef, line: RunLine, cell: str) -> None:
+    """The cell must be the whole program: the component's ``*args`` (a shell script's words, or after
+    ``-m``/``-c``/``--script`` the program's argv) would silently change it, so anything on the line
+    that landed there is an error naming it."""
+    args = list(app.roles[0].args) if len(app.roles) == 1 else []
+    if args == ["-c", cell]:
+        return
+    rest = line.rest[1:] if line.rest[:1] == ["--"] else list(line.rest)
+    if line.flag("python"):
+        raise ArgsError(
+            f"%%sched_run --python: the cell is the code (python -c CELL), so the line cannot also give"
+            f" {shlex.join(rest)!r}; keep only flags such as --num_replicas 2 --name prep, or run a module"
+            " or script with the line magic: %sched_run utils.python -m MODULE"
+        )
+    script = args[1] if len(args) == 2 else ""
+    quoted = " " + shlex.quote(cell)
+    extra = shlex.split(script[: -len(quoted)]) if script.endswith(quoted) else rest
+    if extra[-1:] == ["--"]:  # the separator _cell_argv put before the cell
+        extra = extra[:-1]
+    raise ArgsError(
+        f"%%sched_run: {shlex.join(extra)!r} on the line is not a flag of utils.sh, and the cell is the"
+        " whole script; for Python use %%sched_run --python, and to run a component use the line magic"
+        f" %sched_run {shlex.join(extra)} ..."
+    )
+
+
 def _app(run_args: Any, namespace: Mapping[str, Any], is_cell: bool, materialize: Any) -> AppDef:
+    from jupyter_sched.components.errors import ComponentError
+
     value = namespace.get(run_args.component) if run_args.component.isidentifier() and not is_cell else None
     if isinstance(value, AppDef):
         if run_args.component_args:
@@ -105,4 +138,14 @@ def _app(run_args: Any, namespace: Mapping[str, Any], is_cell: bool, materialize
                 f" (got {' '.join(run_args.component_args)}). Change the AppDef instead."
             )
         return value
-    return materialize(run_args.component, run_args.component_args, run_args.component_defaults)
+    try:
+        return materialize(
+            run_args.component, run_args.component_args, run_args.component_defaults, run_args.defaults_origin
+        )
+    except ComponentError as e:
+        if run_args.component in namespace and run_args.component.isidentifier() and not is_cell:
+            raise ArgsError(
+                f"{e} ({run_args.component} is a {type(value).__name__} variable, not an AppDef: assign an"
+                " AppDef to it to run it)"
+            ) from None
+        raise

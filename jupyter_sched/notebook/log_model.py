@@ -182,12 +182,17 @@ class LogMux:
     def _gutter(self, view: str) -> bool:
         return len(self._indices(view)) > 1
 
-    def to_html(self, view: str = ALL, last_n: int = 400) -> Tuple[str, int]:
-        """The rows of ``view`` as escaped HTML lines (content of a ``<pre>``) and the hidden count."""
+    def to_html(self, view: str = ALL, last_n: int = 400, max_chars: Optional[int] = None) -> Tuple[str, int]:
+        """The rows of ``view`` as escaped HTML lines (content of a ``<pre>``) and the hidden count.
+
+        ``max_chars`` bounds the HTML: rows are rendered newest first until the next one would pass it
+        (the newest is always shown), and the older ones are counted as hidden. Without it, 400 lines of
+        4,000 characters with a colour per character would be tens of megabytes per update."""
         rows, hidden = self.rows(view, last_n)
         gutter = self._gutter(view)
-        out = []
-        for i, line in rows:
+        out: List[str] = []
+        size = 0
+        for n, (i, line) in enumerate(reversed(rows)):
             source = self.sources[i]
             body = line.to_html()
             if gutter:
@@ -199,8 +204,12 @@ class LogMux:
                 )
             if source.is_stderr:
                 body = f'<span style="{_STDERR_BG}">{body}</span>'
+            size += len(body) + 1
+            if max_chars is not None and out and size > max_chars:
+                hidden += len(rows) - n
+                break
             out.append(body)
-        return "\n".join(out), hidden
+        return "\n".join(reversed(out)), hidden
 
     def plain(self, view: str = ALL, last_n: int = 400) -> List[str]:
         """The rows of ``view`` as plain text, prefixed with ``role/k |`` (``!`` for stderr) when the

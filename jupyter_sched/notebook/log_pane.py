@@ -207,7 +207,7 @@ class LogPane:
             return
         view = self.selector.value
         if self.follow.value or not self._body:
-            body, hidden = self.mux.to_html(view, self.settings.tail_lines)
+            body, hidden = self.mux.to_html(view, self.settings.tail_lines, self.settings.max_update_chars)
             self._body, self._hidden = body, hidden
             self._rendered_version = self.mux.version
         value = self._header(view) + (

@@ -54,6 +54,8 @@ def run(magics: "SchedMagics", args: Any, local_ns: Optional[Dict[str, Any]]) ->
     from jupyter_sched.notebook.log_model import LogMux
     from jupyter_sched.notebook.log_pane import LogPane, app_sources, follow_limit, read_snapshot
 
+    if args.snapshot and args.follow:
+        raise ArgsError("--snapshot and -f/--follow contradict each other: give one (a snapshot does not update)")
     job, role, ids = resolve_target(magics, args.target, args.role, args.replicas, local_ns)
     status = job.fetch_status()
     if status is None:

@@ -9,6 +9,7 @@ running, unless ``cancel_on_interrupt`` is set. Configuration is the traits of :
 
 from __future__ import annotations
 
+import warnings
 from collections import ChainMap
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Mapping, Optional
@@ -18,7 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
-from jupyter_sched.notebook.config import SchedConfig
+from jupyter_sched.notebook.config import SchedConfig, checked_config
 from jupyter_sched.notebook.session import Session
 
 
@@ -54,8 +55,13 @@ class SchedMagics(Magics, SchedConfig):
     """Launch and watch jobs from a notebook. Configure with ``%config SchedMagics``."""
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        problems: List[str] = []
+        if shell is not None and "config" not in kwargs:
+            kwargs["config"], problems = checked_config(getattr(shell, "config", None))
         super().__init__(shell=shell, **kwargs)
         self.session = Session(self)
+        for problem in problems:
+            warnings.warn(problem, stacklevel=2)
 
     # -- helpers ----------------------------------------------------------------------------------------
     def _namespace(self, local_ns: Optional[Dict[str, Any]] = None) -> Mapping[str, Any]:
@@ -153,7 +159,7 @@ class SchedMagics(Magics, SchedConfig):
         if run_line.flag("quiet"):
             if wait:
                 self._wait(job)
-            job.compact_next = True
+            job.compact_in_this_cell()
             return job
         if not wait:
             return job
@@ -162,7 +168,7 @@ class SchedMagics(Magics, SchedConfig):
 
             display(job)
             self._wait(job)
-            job.compact_next = True
+            job.compact_in_this_cell()
             return job
         print(f"{job.name} launched: {handle} (waiting; interrupt to detach)", flush=True)
         if run_args.log:

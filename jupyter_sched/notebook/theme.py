@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-import re
 import time
 from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from jupyter_sched.notebook.masking import MASK, SECRET_NAME, mask_env, mask_value  # noqa: F401 - re-exported
 
 
 STATE_COLORS: Mapping[str, str] = {
@@ -31,8 +32,6 @@ TABLE_STYLE = "border-collapse:collapse;font-size:12px;margin:2px 0"
 CELL_STYLE = "padding:1px 8px;text-align:left"
 ROW_STYLE = "border-bottom:1px solid rgba(128,128,128,0.25);vertical-align:top"
 
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
-MASK = "********"
 
 
 def esc(value: Any) -> str:
@@ -82,11 +81,6 @@ def elapsed(started: Optional[float], finished: Optional[float], now: Optional[f
         return None
     end = finished if finished is not None else (time.time() if now is None else now)
     return end - started
-
-
-def mask_env(env: Mapping[str, Any]) -> dict[str, str]:
-    """A copy of ``env`` (sorted by name) whose values are masked when the name looks like a secret."""
-    return {k: (MASK if SECRET_NAME.search(k) else str(v)) for k, v in sorted(env.items())}
 
 
 def plural(n: int, word: str) -> str:

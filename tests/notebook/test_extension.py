@@ -88,6 +88,34 @@ def test_config_magic_lists_and_sets_traits(ip: Any, magics: Any, capsys: Any) -
         magics.tail_lines = 0
 
 
+def test_scheduler_cfg_must_map_schedulers_to_options(ip: Any, magics: Any) -> None:
+    with pytest.raises(TraitError, match=r"scheduler_cfg\['local_cwd'\].*5.*dict of run options"):
+        magics.scheduler_cfg = {"local_cwd": 5}
+    with pytest.raises(TraitError, match="cancel_grace=2"):
+        magics.scheduler_cfg = {"local_cwd": "cancel_grace=2"}
+    magics.scheduler_cfg = {"local_cwd": {"cancel_grace": "2"}}
+
+
+def test_a_bad_config_value_does_not_stop_the_extension_loading(ip: Any, magics: Any) -> None:
+    """%config with a bad value is refused, but IPython keeps it in the shell's config (as a bad value in
+    ipython_kernel_config.py would be): loading again must still work, warn naming the value, keep the
+    good values and use the default for the bad one."""
+    ip.run_line_magic("config", "SchedMagics.tail_lines = 77")
+    ip.run_line_magic("config", "SchedMagics.refresh_interval = 0.001")
+    assert magics.refresh_interval == 0.25 and magics.tail_lines == 77
+    try:
+        unload(ip)
+        with pytest.warns(UserWarning, match=r"SchedMagics.refresh_interval = 0.001.*>= 0.05"):
+            again = load(ip)
+        assert again.tail_lines == 77 and again.refresh_interval == 0.25
+        assert sum(1 for c in ip.configurables if type(c).__name__ == "SchedMagics") == 1
+    finally:
+        del ip.config.SchedMagics["refresh_interval"]
+        del ip.config.SchedMagics["tail_lines"]
+        current = loaded(ip)
+        current.tail_lines = type(current).tail_lines.default_value
+
+
 def test_interactive_defaults_off_in_a_terminal_and_with_the_env_var(monkeypatch: Any) -> None:
     from jupyter_sched.notebook.config import SchedConfig
 
@@ -155,3 +183,19 @@ def test_autoload_block_loads_the_extension_in_ipython(tmp_path: Any, lazy: bool
                          capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "True"
+
+
+def test_checked_config_keeps_good_and_lazy_values_and_drops_bad_ones() -> None:
+    from traitlets.config import Config
+
+    from jupyter_sched.notebook.config import checked_config
+
+    c = Config()
+    c.SchedMagics.list_schedulers.append("local_docker")  # a LazyConfigValue, resolved only for the check
+    c.SchedMagics.keep_lines = 10
+    assert checked_config(c) == (c, [])
+    c.SchedMagics.keep_lines = -1
+    good, problems = checked_config(c)
+    assert problems == ["SchedMagics.keep_lines = -1 ignored (using the default): keep_lines must be >= 1, got -1"]
+    assert "keep_lines" not in good.SchedMagics and c.SchedMagics.keep_lines == -1
+    assert good.SchedMagics.list_schedulers.get_value([]) == ["local_docker"]

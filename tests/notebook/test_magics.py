@@ -76,6 +76,18 @@ def test_appdef_variable_runs_as_is(ip: Any, magics: Any) -> None:
     assert info.app.name == "mine" and info.request.role_params["worker"][0].args == ["echo", "from", "appdef"]
     with pytest.raises(UsageError, match="takes no arguments"):
         run(ip, "--dryrun myapp --msg x")
+    ip.user_ns["notapp"] = "a string"
+    with pytest.raises(UsageError, match="notapp is a str variable, not an AppDef"):
+        run(ip, "--dryrun notapp")
+
+
+def test_a_bad_config_default_names_its_file_and_table(
+    ip: Any, magics: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.jupyter_sched.components."utils.echo"]\nnum_replicas = "two"\n')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match=r"pyproject\.toml \[tool\.jupyter_sched\.components\.\"utils\.echo\"\]"):
+        run(ip, "--dryrun utils.echo")
 
 
 def test_notebook_flags_are_taken_only_before_the_component(ip: Any, magics: Any) -> None:
@@ -128,8 +140,21 @@ def test_run_returns_at_once_and_the_job_can_be_cancelled(ip: Any, magics: Any) 
     assert job.state == AppState.RUNNING
     text = job._repr_mimebundle_()["text/plain"]
     assert "RUNNING" not in text and job.handle in text  # nothing that would go stale
+    assert "RUNNING" not in repr(job) and "RUNNING" not in repr([job])  # e.g. a list of jobs as a cell result
     job.cancel()
     assert job.wait(timeout=30).state == AppState.CANCELLED
+    assert repr(job) == f"<Job {job.handle} CANCELLED>"  # a final state cannot go stale
+
+
+def test_compact_display_is_only_for_the_launching_cell(ip: Any, magics: Any, capsys: Any) -> None:
+    """``job = %sched_run --quiet ...`` displays nothing in its cell; showing ``job`` in a later cell is the
+    full display (final state and how to re-attach), not the one-line summary meant for the launching cell."""
+    capsys.readouterr()
+    assert ip.run_cell("qjob = %sched_run --quiet --wait utils.echo --msg later", store_history=True).success
+    job = ip.user_ns["qjob"]
+    assert ip.run_cell("qjob", store_history=True).success
+    out = capsys.readouterr().out
+    assert "SUCCEEDED" in out and f"re-attach: %sched_status {job.handle}" in out
 
 
 def test_quiet_shows_one_line_once(ip: Any, magics: Any) -> None:
@@ -153,6 +178,21 @@ def test_cell_magic_runs_the_cell_as_a_shell_script(ip: Any, magics: Any) -> Non
     job = ip.run_cell_magic("sched_run", "--wait --num_replicas 2 --name cellsh", 'echo "a  b" | tr a A\necho $((1+2))\n')
     assert job.name == "cellsh" and job.last_status.state == AppState.SUCCEEDED
     assert job.logs(role="sh", k=1, streams="stdout") == ["A  b", "3"]
+
+
+@pytest.mark.parametrize(
+    "line, cell, needle",
+    [
+        ("--dryrun utils.python", "print(1)", "'utils.python'.*--python"),  # not silently part of the script
+        ("--dryrun echo", "hi", "'echo'"),
+        ("--dryrun --python -m mypkg", "print(1)", "-m mypkg"),  # would hand the cell to mypkg as argv
+        ("--dryrun --python --script x.py", "print(1)", "--script x.py"),
+        ("--dryrun", "  \n\t\n", "empty"),  # a blank cell is no script
+    ],
+)
+def test_cell_magic_line_takes_only_flags(ip: Any, magics: Any, line: str, cell: str, needle: str) -> None:
+    with pytest.raises(UsageError, match=needle):
+        ip.run_cell_magic("sched_run", line, cell)
 
 
 def test_cell_magic_python(ip: Any, magics: Any) -> None:
@@ -268,6 +308,10 @@ def test_logs_follow_in_text_mode_prints_until_the_end(ip: Any, magics: Any, cap
         ("nosuchapp-123", "no app 'nosuchapp-123'"),
         ("bad://", "not"),
         ("{h}/python/0 other", "two roles"),
+        ("{h} -r 3-1", "'3-1'.*1-3"),  # an empty range would silently show nothing
+        ("{h} -r ,", "replica numbers"),
+        ("{h} -r=-1", "replica numbers"),
+        ("{h} --snapshot -f", "--snapshot.*--follow"),
     ],
 )
 def test_logs_errors_are_usage_errors(ip: Any, magics: Any, logged: Job, args: str, needle: str) -> None:

@@ -63,6 +63,24 @@ def test_flood_fed_by_hand_is_one_update_per_tick(recorder: Any) -> None:
     assert len(pane.mux._terms[0].lines) <= settings.keep_lines
 
 
+def test_long_coloured_lines_are_bounded_in_bytes_not_just_lines(recorder: Any) -> None:
+    """Lines of 4,000 characters, each character in its own colour, are ~150 KB of HTML each (400 of them
+    ~57 MB per update): the pane renders newest-first up to a byte budget and counts the rest as not shown."""
+    settings = PaneSettings(tail_lines=400, keep_lines=5000, max_line_chars=4000)
+    pane = LogPane(LogMux([Source("w", 0, "stdout")], settings.keep_lines, settings.max_line_chars), settings)
+    rainbow = "".join(f"\x1b[3{i % 8}m#" for i in range(4000)) + "\x1b[0m"
+    for i in range(40):
+        pane._on_item(0, f"{i:03d}{rainbow}\n")
+    before = len(recorder.updates(pane.html.comm.comm_id))
+    pane._tick()
+    (update,) = recorder.updates(pane.html.comm.comm_id)[before:]
+    value = update["data"]["state"]["value"]
+    assert update["bytes"] < 2 * settings.max_update_chars
+    shown = value.split("<pre", 1)[1].count("\n") + 1
+    assert 1 <= shown < 40 and "039<span" in value  # the newest line is always there
+    assert f"{40 - shown:,} earlier lines not shown" in value
+
+
 def test_flood_from_a_real_job_sends_a_bounded_number_of_updates(ip: Any, widgets: Any, recorder: Any) -> None:
     widgets.refresh_interval = 0.25
     code = f"import sys\nw = sys.stdout.write\nfor i in range({FLOOD}): w(f'line {{i}}\\n')\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from typing import Any, Dict, List
 
@@ -85,6 +86,63 @@ def test_local_dryrun_table_masks_secrets(ip: Any, magics: Any) -> None:
     assert DRYRUN_MIME in ip.display_formatter.format(info)[0]
     with pytest.raises(KeyError):  # no plain application/json: JupyterLab would show it instead of the table
         ip.display_formatter.formatters["application/json"].lookup(info)
+
+
+LEAKY_ENV = {
+    "NPM_AUTH": "s-auth", "GPG_PASSPHRASE": "s-phrase", "MYSQL_PWD": "s-pwd", "DB_PASS": "s-pass",
+    "AZURE_STORAGE_CONNECTION_STRING": "AccountKey=s-azure", "SESSION_COOKIE": "s-cookie",
+    "DATABASE_URL": "postgres://admin:s-url@db:5432/x", "PIP_INDEX_URL": "https://s-tok@pypi.example/simple",
+}  # fmt: skip
+PLAIN_ENV = {"PWD": "/home/me", "EPOCHS": "3", "DOCS_URL": "https://example.com/a@b"}
+
+
+@pytest.mark.parametrize("mime", ["text/html", "text/plain", DRYRUN_MIME])
+def test_what_counts_as_a_secret(ip: Any, magics: Any, mime: str) -> None:
+    """Secrets hide behind more names than TOKEN/KEY/PASSWORD (auth, passphrases, *_PWD, cookies,
+    connection strings), and in values: credentials inside a URL. Ordinary values stay readable."""
+    env = ",".join(f"{k}={v}" for k, v in {**LEAKY_ENV, **PLAIN_ENV}.items())
+    for scheduler in ("local_cwd", "local_docker"):
+        info = ip.run_line_magic("sched_run", f"--dryrun -s {scheduler} utils.sh --env {shlex.quote(env)} true")
+        shown = json.dumps(fmt(ip, mime, info))
+        for value in ("s-auth", "s-phrase", "s-pwd", "s-pass", "s-azure", "s-cookie", "s-url", "s-tok"):
+            assert value not in shown, (scheduler, value)
+        assert "/home/me" in shown and "example.com/a@b" in shown
+        assert ("EPOCHS=3" if mime != DRYRUN_MIME else '"EPOCHS": "3"') in shown
+        assert "db:5432/x" in shown  # a URL keeps everything but its credentials
+    app = AppDef("a", [Role("w", "img", entrypoint="true", env={**LEAKY_ENV, **PLAIN_ENV})])
+    if mime == "text/html":
+        html = fmt(ip, mime, app)
+        assert not any(v in html for v in ("s-auth", "s-pwd", "s-url", "s-tok")) and "/home/me" in html
+
+
+def test_slurm_dryrun_is_a_table_per_replica_with_secrets_masked(ip: Any, magics: Any, slurm_cluster: Any) -> None:
+    """The Slurm request (to_json with replicas, a script and srun commands carrying -e NAME=VALUE) shows
+    one table per replica, and the token is in none of the three renderings, nor in the JSON's script."""
+    info = ip.run_line_magic(
+        "sched_run", "--dryrun -s slurm utils.sh --env HF_TOKEN=abc123,X=1 --num_replicas 2 'echo \"a  b\"'"
+    )
+    html, text = fmt(ip, "text/html", info), fmt(ip, "text/plain", info)
+    data = fmt(ip, DRYRUN_MIME, info)
+    for rendering in (html, text, json.dumps(data)):
+        assert "abc123" not in rendering
+    assert "HF_TOKEN=********" in data["request"]["script"] and "X=1" in data["request"]["script"]
+    assert "<b>sh/0</b>" in html and "<b>sh/1</b>" in html and "sbatch --parsable" in html
+    assert "  sh/1:" in text and "    argv: " in text and "stdout.log" in text
+    argv = next(line for line in text.splitlines() if line.startswith("    argv: "))
+    assert argv.endswith("-- sh -c 'echo \"a  b\"'")  # still a copyable command: quoting kept as written
+    assert 'JUPYTER_SCHED_APP_ID="$SLURM_JOB_ID"' in argv
+
+
+def test_masking_keeps_a_command_line_copyable() -> None:
+    line = "docker run --env 'A=1 2' -e HF_TOKEN=abc --env=DB_PASSWORD=\"x y\" img sh -c 'echo \"$HOME\" # not a comment' # note"
+    masked = dryrun_repr.mask_command_line(line)
+    assert masked == (
+        "docker run --env 'A=1 2' -e 'HF_TOKEN=********' --env='DB_PASSWORD=********' img"
+        " sh -c 'echo \"$HOME\" # not a comment' # note"
+    )
+    assert dryrun_repr.mask_command_line("git clone https://me:tok@github.com/a/b x#y") == (
+        "git clone https://********@github.com/a/b x#y"
+    )
 
 
 @dataclass
