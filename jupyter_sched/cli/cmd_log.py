@@ -41,6 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("-f", "--follow", "-t", "--tail", dest="follow", action="store_true",
                         help="keep printing new lines until the replicas end")  # fmt: skip
+    parser.add_argument("-n", "--lines", type=int, metavar="N",
+                        help="start at each replica's last N lines (with -f, then follow)")  # fmt: skip
     parser.add_argument(
         "--since", help="only lines written after this time: ISO (2024-05-01T12:00) or an age (5m)"
     )
@@ -132,7 +134,10 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
         until=common.parse_time(args.until, "--until") if args.until else None,
         follow=args.follow,
         streams=args.streams,
+        last=args.lines,
     )
+    if args.lines is not None and args.lines < 1:
+        raise CliUsageError(f"-n/--lines {args.lines}: give 1 or more (leave it out for every line)")
     common.check_window(opts.since, opts.until, [args.since, args.until])
     with common.open_runner(config) as runner:
         errors = stream_app_logs(runner, handle, sys.stdout, role, ids, opts)

@@ -10,12 +10,14 @@ before another replica writes, so lines never run into each other.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import re
 import threading
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, TextIO, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
@@ -127,6 +129,8 @@ class TailOptions:
     until: Optional[datetime] = None
     follow: bool = False
     streams: Optional[str] = None
+    last: Optional[int] = None
+    """Start each replica at its last ``last`` items (lines or ``\r`` frames) instead of its first."""
 
 
 _DONE = object()
@@ -148,19 +152,17 @@ def tail(
     printer = LogPrinter(out, replicas, color)
     items: "queue.Queue[Tuple[Tuple[str, int], object]]" = queue.Queue(maxsize=4096)
 
+    def lines_of(role: str, k: int, follow: bool) -> Iterable[str]:
+        return runner.log_lines(
+            app_handle, role, k, opts.regex, opts.since, opts.until, follow, opts.streams  # type: ignore[arg-type]
+        )
+
     def read(replica: Tuple[str, int]) -> None:
         role, k = replica
         try:
-            lines: Iterable[str] = runner.log_lines(
-                app_handle,
-                role,
-                k,
-                opts.regex,
-                opts.since,
-                opts.until,
-                opts.follow,
-                opts.streams,  # type: ignore[arg-type]
-            )
+            lines: Iterable[str] = lines_of(role, k, opts.follow)
+            if opts.last is not None:
+                lines = _from_last(lines_of(role, k, False), opts.last, lines if opts.follow else None)
             for line in lines:
                 items.put((replica, line))
         except Exception as e:  # noqa: BLE001 - reported to the user, the other replicas go on
@@ -201,3 +203,20 @@ def tail(
         printer.write_many(lines)
     printer.finish()
     return errors
+
+
+def _from_last(snapshot: Iterable[str], last: int, follow: Optional[Iterable[str]]) -> Iterator[str]:
+    """The last ``last`` items of ``snapshot``, then what ``follow`` yields after the snapshot's items.
+
+    ``follow`` reads the same log from its start and yields the same items in the same order (a running
+    replica's unfinished line is in neither until it ends), so skipping as many items as the snapshot had
+    continues exactly where it stopped: nothing lost, nothing printed twice. Memory is ``last`` items.
+    """
+    window: "deque[str]" = deque(maxlen=last)
+    seen = 0
+    for item in snapshot:
+        window.append(item)
+        seen += 1
+    yield from window
+    if follow is not None:
+        yield from itertools.islice(follow, seen, None)

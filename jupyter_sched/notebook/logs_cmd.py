@@ -78,7 +78,7 @@ def run(magics: "SchedMagics", args: Any, local_ns: Optional[Dict[str, Any]]) ->
     title = f"{job.name} {job.handle}"
     if not magics.interactive:
         if args.follow:
-            print_follow(magics, job, sources, args.regex, since, until, args.streams)
+            print_follow(magics, job, sources, args.regex, since, until, args.streams, args.tail)
         else:
             mux = read_snapshot(job.runner, job.handle, sources, settings, args.regex, since, until)
             print(snapshot_text(mux, settings.tail_lines))
@@ -113,13 +113,14 @@ def snapshot_text(mux: Any, last_n: int) -> str:
 
 def print_follow(
     magics: "SchedMagics", job: "Job", sources: List[Any], regex: Optional[str], since: Any, until: Any,
-    streams: Optional[str],
+    streams: Optional[str], last: Optional[int] = None,
 ) -> None:  # fmt: skip
-    """Prints the replicas' lines as they come (the CLI's printer) until they end; ■ detaches."""
+    """Prints the replicas' lines as they come (the CLI's printer) until they end, starting at each
+    replica's last ``last`` lines if given; ■ detaches."""
     from jupyter_sched.cli.tail import TailOptions, tail
 
     replicas = list(dict.fromkeys((s.role, s.k) for s in sources))
-    opts = TailOptions(regex=regex, since=since, until=until, follow=True, streams=streams)
+    opts = TailOptions(regex=regex, since=since, until=until, follow=True, streams=streams, last=last)
     with magics.detach_on_interrupt(job):
         tail(job.runner, job.handle, replicas, sys.stdout, opts, on_error=lambda m: print(m, file=sys.stderr))
 

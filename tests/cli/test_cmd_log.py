@@ -91,6 +91,33 @@ def test_follow_a_running_app_until_it_ends_then_report_its_failure(cli: Cli) ->
     assert follow.returncode == 1 and f"{handle}: FAILED" in follow.stderr
 
 
+def test_last_n_lines_of_each_replica(module_cli: Cli, three: str) -> None:
+    cli = module_cli
+    assert cli("log", f"{three}/sh/1", "-n", "1", "--streams", "stdout").stdout == "sh/1 r1 b\n"
+    assert sorted(cli("log", f"{three}/sh", "--lines", "1", "--streams", "stdout").stdout.splitlines()) == [
+        "sh/0 r0 b", "sh/1 r1 b", "sh/2 r2 b"
+    ]  # fmt: skip
+    assert cli("log", f"{three}/sh/1", "-n", "99", "--streams", "stdout").stdout == "sh/1 r1 a\nsh/1 r1 b\n"
+    bad = cli("log", three, "-n", "0")
+    assert bad.returncode == 2 and "-n/--lines 0: give 1 or more" in bad.stderr
+
+
+def test_follow_from_the_last_n_lines_continues_without_gap_or_repeat(cli: Cli) -> None:
+    gate = cli.cwd / "gate"
+    script = f"for i in 1 2 3 4 5; do echo line $i; done; while [ ! -e {gate} ]; do sleep 0.05; done; echo line 6"
+    handle = cli("run", "--cfg", "outlive_owner=true", "utils.sh", script).stdout.strip()
+    for _ in range(200):  # until all five lines are in the log (the app then waits for the gate)
+        if len(cli("log", handle).stdout.splitlines()) == 5:
+            break
+    follow = cli.popen("log", "-f", "-n", "2", handle)
+    assert follow.stdout is not None
+    first = [follow.stdout.readline(), follow.stdout.readline()]  # printed after its snapshot was taken
+    gate.touch()
+    rest, err = follow.communicate(timeout=60)
+    assert first + [rest] == ["sh/0 line 4\n", "sh/0 line 5\n", "sh/0 line 6\n"], err
+    assert follow.returncode == 0, err
+
+
 def test_prefixes_are_coloured_only_on_a_terminal(module_cli: Cli, three: str) -> None:
     cli = module_cli
     piped = cli("log", f"{three}/sh/1", "--streams", "stdout")

@@ -293,6 +293,8 @@ def test_logs_follow_in_text_mode_prints_until_the_end(ip: Any, magics: Any, cap
     out = logs(ip, capsys, f"{job.handle} -f")
     assert [line.split(None, 1)[1] for line in out.splitlines()] == ["tick 1", "tick 2", "tick 3"]
     assert job.state == AppState.SUCCEEDED
+    out = logs(ip, capsys, f"{job.handle} -f -n 1")  # -n: each replica's last N lines, then follow
+    assert [line.split(None, 1)[1] for line in out.splitlines()] == ["tick 3"]
 
 
 @pytest.mark.parametrize(
