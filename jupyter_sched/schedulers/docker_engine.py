@@ -64,6 +64,17 @@ def has_docker() -> bool:
         client.close()
 
 
+def lost_engine(e: BaseException) -> Optional[DockerNotAvailableError]:
+    """The error to raise instead of ``e`` if ``e`` says the connection to the engine broke or was refused
+    (the engine stopped or restarted, ``DOCKER_HOST`` went away); None for any other error."""
+    import requests
+    import urllib3
+
+    if isinstance(e, (requests.exceptions.ConnectionError, urllib3.exceptions.ProtocolError)):
+        return DockerNotAvailableError(f"lost the connection to the Docker engine: {e}. {HOW_TO_START}")
+    return None
+
+
 def _reason(e: BaseException) -> str:
     text = str(e)
     for marker in ("Connection refused", "No such file or directory", "Permission denied", "timed out"):

@@ -3,8 +3,9 @@
 Pure data (no docker import): ``DockerContainer.kwargs`` are exactly the keyword arguments of the docker
 SDK's ``client.containers.create(image, command, **kwargs)``, with plain JSON-able values (mounts and
 device requests are the dicts the engine API takes), so a role's ``pre_proc`` hook can edit them. The
-request renders three ways: ``repr`` (readable, per container), ``docker_run_command()`` (a shell-quoted
-``docker run`` line to reproduce a replica by hand) and ``to_json()`` (for the notebook's rich display).
+request renders three ways: ``repr`` (readable, per container, one row per value: control characters are
+shown as escapes), ``docker_run_command()`` (a shell-quoted ``docker run`` line to reproduce a replica by
+hand) and ``to_json()`` (for the notebook's rich display).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -187,7 +189,7 @@ def _format_container(c: DockerContainer) -> List[str]:
     out = [f"container {c.name} (role {c.role}, replica {c.replica_id})"]
 
     def row(key: str, value: str) -> None:
-        out.append(f"  {key + ':' if key else '':<9} {value}")
+        out.append(f"  {key + ':' if key else '':<9} {_one_line(value)}")
 
     row("image", c.image)
     row("command", shlex.join(c.command))
@@ -219,6 +221,16 @@ def _format_container(c: DockerContainer) -> List[str]:
     if kw.get("privileged"):
         row("flags", "privileged")
     return out
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _one_line(text: str) -> str:
+    """``text`` with control characters as backslash escapes, so that a value with a newline stays on its
+    row of the readable repr (``docker_run_command`` keeps the real characters, quoted for the shell)."""
+    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 
 def _fmt_cpus(nano: int) -> str:

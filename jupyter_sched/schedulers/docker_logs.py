@@ -1,19 +1,27 @@
 """Reading a replica container's log through the engine's logs endpoint.
 
 Items follow the ``Scheduler.log_iter`` contract (whole lines ending in ``\\n``, ``\\r`` progress frames as
-their own items, a final partial line at the end), assembled by :class:`LineSplitter` from the raw
-multiplexed stream, which is parsed here in large reads (no per-frame socket reads, no whole-log string).
+their own items, a final partial line at the end), assembled by a :class:`LineSplitter` *per stream* from
+the raw multiplexed stream, which is parsed here in large reads (no per-frame socket reads, no whole-log
+string). One splitter per stream because the engine stores a line longer than 16 KiB as several partial
+records, and a line of the other stream can land between them: with streams combined, that line stays
+whole and so does the long one (which one comes first is the engine's order of complete lines).
 
 Following (``should_tail=True``) asks the engine for timestamps. When the follow stream ends, the
 container is inspected: if it is still running (the engine ended the stream early, a known daemon
 behaviour) or it is being restarted by its retry policy, the stream is re-opened with ``since`` = the last
 timestamp seen; once it has ended, one more plain read from that timestamp picks up whatever the stream
 missed. Frames at the resume timestamp that were already yielded are skipped, so nothing is lost or
-repeated.
+repeated. A follow connection that breaks (an engine restart, a proxy) is resumed the same way; if the
+engine cannot be reached any more, iteration raises ``DockerNotAvailableError`` (which says how to start
+one). A plain read that breaks raises it too, rather than return a silently truncated log.
 
-Two limits come from docker's default ``json-file`` log driver: it stores a record only at ``\\n`` (or
-every 16 KiB, or at exit), so a ``\\r`` progress bar arrives when its line ends, not frame by frame; and it
-stores text as JSON, so invalid UTF-8 is already U+FFFD when it is read back.
+Limits of the engine (Docker 20.10, default ``json-file`` log driver): its log copier stores a record only
+at ``\\n`` (or every 16 KiB, or at exit), so a ``\\r`` progress bar arrives when its line ends, not frame by
+frame; and ``json-file`` stores each record as JSON text, so invalid UTF-8 is already U+FFFD when it is read
+back -- including a multi-byte character that the 16 KiB split happens to cut in two (its bytes are lost on
+disk). The ``local`` driver would keep the bytes, but on 20.10 it drops the ``\\n`` that ends a line longer
+than 16 KiB, which is worse, so the replicas keep the engine's default driver.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 
 from jupyter_sched.logs.lines import LineSplitter
 from jupyter_sched.schedulers.api import Stream
+from jupyter_sched.schedulers.docker_engine import lost_engine
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
@@ -89,7 +98,7 @@ class DockerLogIterator:
         """How many times following re-opened the stream (restarts, or a stream the engine ended early)."""
 
     def __iter__(self) -> Iterator[str]:
-        items = self._follow() if self._should_tail else self._read_all()
+        items = _engine_errors(self._follow() if self._should_tail else self._read_all())
         if self._regex is None:
             return items
         pattern = self._regex
@@ -137,13 +146,17 @@ class DockerLogIterator:
                     if not data:
                         return
                     yield data
+        except Exception as e:  # noqa: BLE001
+            if not follow or lost_engine(e) is None:
+                raise
+            # the follow connection broke: like a stream the engine ended, the caller inspects and resumes
         finally:
             response.close()
 
     # -- one plain read: what is there now ----------------------------------------------------------------
     def _read_all(self) -> Iterator[str]:
-        splitter = LineSplitter()
-        feed = splitter.feed
+        splitters = _Splitters()
+        feed = splitters.feed
         unpack = _HEADER.unpack_from
         rest = b""
         for data in self._chunks(self._open(False, False, self._since), follow=False):
@@ -151,8 +164,7 @@ class DockerLogIterator:
                 data = rest + data
             n = len(data)
             pos = 0
-            out: List[bytes] = []
-            append = out.append
+            runs = _Runs()
             while pos + 8 <= n:
                 kind, size = unpack(data, pos)
                 end = pos + 8 + size
@@ -160,12 +172,12 @@ class DockerLogIterator:
                     break
                 if kind == _SYSTEM_ERR:
                     raise RuntimeError(f"docker logs: {data[pos + 8 : end].decode('utf-8', 'replace')}")
-                append(data[pos + 8 : end])
+                runs.add(kind, data[pos + 8 : end])
                 pos = end
             rest = data[pos:]
-            if out:
-                yield from feed(b"".join(out))
-        yield from splitter.flush()
+            for kind, body in runs.done():
+                yield from feed(kind, body)
+        yield from splitters.flush()
 
     # -- follow until the replica has ended ---------------------------------------------------------------------
     def _follow(self) -> Iterator[str]:
@@ -174,13 +186,13 @@ class DockerLogIterator:
             if state != "removed":
                 yield from self._read_all()
             return
-        splitter = LineSplitter()
+        splitters = _Splitters()
         cursor = _Cursor(self._since)
         while True:
             received = False
-            for data in cursor.payloads(self._chunks(self._open(True, True, cursor.since), follow=True)):
+            for kind, data in cursor.payloads(self._chunks(self._open(True, True, cursor.since), follow=True)):
                 received = True
-                yield from splitter.feed(data)
+                yield from splitters.feed(kind, data)
             state = self._settle()
             if state not in _RESUMABLE:
                 break
@@ -188,9 +200,9 @@ class DockerLogIterator:
             if not received:
                 time.sleep(0.05)  # an engine that keeps ending the stream at once: don't spin
         if state != "removed":  # the replica has ended: whatever the follow stream did not deliver
-            for data in cursor.payloads(self._chunks(self._open(False, True, cursor.since), follow=False)):
-                yield from splitter.feed(data)
-        yield from splitter.flush()
+            for kind, data in cursor.payloads(self._chunks(self._open(False, True, cursor.since), follow=False)):
+                yield from splitters.feed(kind, data)
+        yield from splitters.flush()
 
     def _settle(self) -> str:
         """The container's state once it is running or has ended (waits through restarts and start-up)."""
@@ -222,9 +234,9 @@ class _Cursor:
     def since(self) -> Optional[str]:
         return _since_of_ts(self.last) if self.last is not None else self._initial
 
-    def payloads(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
-        """The joined payloads of each chunk's complete frames, without their timestamps and without the
-        frames this cursor has already passed."""
+    def payloads(self, chunks: Iterator[bytes]) -> Iterator[Tuple[int, bytes]]:
+        """(stream id, joined payloads) per run of one stream's complete frames in each chunk, without
+        their timestamps and without the frames this cursor has already passed."""
         unpack = _HEADER.unpack_from
         width = _FIXED_TS_LEN
         rest = b""
@@ -236,7 +248,7 @@ class _Cursor:
                     data = rest + data
                 n = len(data)
                 pos = 0
-                out: List[bytes] = []
+                runs = _Runs()
                 while pos + 8 <= n:
                     kind, size = unpack(data, pos)
                     end = pos + 8 + size
@@ -260,13 +272,77 @@ class _Cursor:
                         same += 1
                     else:
                         last, same = ts, 1
-                    out.append(body)
+                    runs.add(kind, body)
                 rest = data[pos:]
-                if out:
+                done = runs.done()
+                if done:
                     self.last, self.same = last, same
-                    yield b"".join(out)
+                    yield from done
         finally:
             self.last, self.same = last, same
+
+
+class _Runs:
+    """Collects one chunk's frame payloads as runs of the same stream: (stream id, joined payloads)."""
+
+    __slots__ = ("_runs", "_kind", "_parts")
+
+    def __init__(self) -> None:
+        self._runs: List[Tuple[int, bytes]] = []
+        self._kind = -1
+        self._parts: List[bytes] = []
+
+    def add(self, kind: int, payload: bytes) -> None:
+        if kind != self._kind:
+            if self._parts:
+                self._runs.append((self._kind, b"".join(self._parts)))
+                self._parts = []
+            self._kind = kind
+        self._parts.append(payload)
+
+    def done(self) -> List[Tuple[int, bytes]]:
+        if self._parts:
+            self._runs.append((self._kind, b"".join(self._parts)))
+            self._parts = []
+        return self._runs
+
+
+class _Splitters:
+    """A :class:`LineSplitter` per stream (see the module docstring). At the end, the streams' final
+    partial lines come out in the order they began."""
+
+    __slots__ = ("_by_kind", "_open")
+
+    def __init__(self) -> None:
+        self._by_kind: Dict[int, LineSplitter] = {}
+        self._open: List[int] = []  # streams with a partial line, oldest first
+
+    def feed(self, kind: int, data: bytes) -> List[str]:
+        splitter = self._by_kind.get(kind)
+        if splitter is None:
+            splitter = self._by_kind[kind] = LineSplitter()
+        items = splitter.feed(data)
+        if splitter.pending:
+            if kind not in self._open:
+                self._open.append(kind)
+        elif kind in self._open:
+            self._open.remove(kind)
+        return items
+
+    def flush(self) -> List[str]:
+        order = self._open + [kind for kind in self._by_kind if kind not in self._open]
+        return [item for kind in order for item in self._by_kind[kind].flush()]
+
+
+def _engine_errors(items: Iterator[str]) -> Iterator[str]:
+    """``items``, with a lost connection to the engine raised as ``DockerNotAvailableError``."""
+    try:
+        yield from items
+    except Exception as e:  # noqa: BLE001
+        lost = lost_engine(e)
+        if lost is not None:
+            raise lost from e
+        raise
 
 
 def frames_of(data: bytes) -> List[Tuple[int, bytes]]:

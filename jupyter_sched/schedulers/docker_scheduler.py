@@ -46,7 +46,6 @@ from jupyter_sched.schedulers.api import (
     unknown_replica,
 )
 from jupyter_sched.schedulers.docker_engine import (
-    HOW_TO_START,
     DockerNotAvailableError,
     connect,
     ensure_image,
@@ -55,6 +54,7 @@ from jupyter_sched.schedulers.docker_engine import (
     has_docker,
     is_conflict,
     is_not_found,
+    lost_engine,
     parallel,
     send_stop,
     start_threads,
@@ -135,17 +135,12 @@ def _engine_errors(method: F) -> F:
         try:
             return method(*args, **kwargs)
         except Exception as e:
-            if _is_connection_error(e):
-                raise DockerNotAvailableError(f"lost the connection to the Docker engine: {e}. {HOW_TO_START}") from e
+            lost = lost_engine(e)
+            if lost is not None:
+                raise lost from e
             raise
 
     return wrapper  # type: ignore[return-value]
-
-
-def _is_connection_error(e: BaseException) -> bool:
-    import requests
-
-    return isinstance(e, requests.exceptions.ConnectionError)
 
 
 class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):

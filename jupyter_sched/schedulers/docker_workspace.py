@@ -271,6 +271,28 @@ def push_image(client: "docker.DockerClient", repo: str, tag: str, quiet: bool =
         raise WorkspaceBuildError(f"pushing {repo}:{tag} failed: {explain(e)}") from None
 
 
+_REPO_PATH = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*")
+_REPO_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d+)?")
+
+
+def check_image_repo(repo: str) -> str:
+    """``repo`` if it is a valid image repository without a tag (docker's reference grammar), else a
+    ValueError that says why; checked before a build, which the engine would only refuse after it."""
+    _, tag = split_image(repo)
+    if tag is not None or "@" in repo:
+        raise ValueError(f"image_repo={repo!r} must not have a tag or digest; the tag is the image id")
+    host, _, path = repo.partition("/")
+    if not path or not ("." in host or ":" in host or host == "localhost"):
+        host, path = "", repo  # no registry host: e.g. "me/app"
+    if (host and not _REPO_HOST.fullmatch(host)) or not _REPO_PATH.fullmatch(path):
+        raise ValueError(
+            f"image_repo={repo!r} is not a valid image repository: lowercase letters, digits and '.', '_', '-'"
+            " between them, '/' between path parts, after an optional registry host[:port]/, e.g."
+            " 127.0.0.1:5000/me/app"
+        )
+    return repo
+
+
 def _version() -> str:
     from jupyter_sched import __version__
 
@@ -295,18 +317,29 @@ class DockerWorkspaceMixin(WorkspaceMixin):
         return opts
 
     def build_workspace_and_update_role(self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]) -> None:
+        """Builds, tags (and with ``image_repo`` pushes) the workspace image and points ``role.image`` at it.
+        ``image_repo`` is checked before anything is built; if the push fails, the tag made for it is removed
+        again (and with it the image, unless something else still uses it): nobody can refer to it."""
         client = self._docker()
         quiet = bool(cfg.get("quiet"))
         base = role.image
+        repo = cfg.get("image_repo")
+        repo_name = check_image_repo(str(repo)) if repo else None
         image_id = build_workspace(client, role.image, workspace, str(cfg.get("pull") or "missing"), quiet)
         tag = image_id.split(":", 1)[-1][:12]
-        repo = cfg.get("image_repo")
-        if repo:
-            repo_name, repo_tag = split_image(str(repo))
-            if repo_tag:
-                raise ValueError(f"image_repo={repo!r} must not have a tag; the tag is the image id")
-            client.api.tag(image_id, repo_name, tag)
-            push_image(client, repo_name, tag, quiet)
+        if repo_name:
+            try:
+                client.api.tag(image_id, repo_name, tag)
+            except Exception as e:  # noqa: BLE001
+                raise WorkspaceBuildError(f"tagging the workspace image as {repo_name}:{tag} failed: {explain(e)}")
+            try:
+                push_image(client, repo_name, tag, quiet)
+            except BaseException:
+                try:
+                    client.api.remove_image(f"{repo_name}:{tag}")
+                except Exception:  # noqa: BLE001 - still used elsewhere: leave it
+                    pass
+                raise
             role.image = f"{repo_name}:{tag}"
         else:
             client.api.tag(image_id, LOCAL_WORKSPACE_REPO, tag)

@@ -6,9 +6,12 @@ registry tag the tests create: the engine is shared with the developer.
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
+import threading
 import urllib.request
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 import pytest
 
@@ -21,9 +24,9 @@ REGISTRY = "127.0.0.1:5000"
 # Fixtures are defined as ``<name>_fixture`` with ``name=<name>``: a test module imports the ``_fixture``
 # objects and its test functions take ``<name>`` parameters without shadowing an import.
 __all__ = [
-    "BUSYBOX", "PYTHON", "REGISTRY", "delete_from_registry", "docker_images_fixture",
-    "docker_network_cleanup_fixture", "docker_sched_fixture", "registry_fixture", "remove_session",
-    "session_name_fixture", "volumes_fixture",
+    "BUSYBOX", "PYTHON", "REGISTRY", "EngineProxy", "delete_from_registry", "docker_images_fixture",
+    "docker_network_cleanup_fixture", "docker_sched_fixture", "engine_proxy_fixture", "registry_fixture",
+    "remove_session", "session_name_fixture", "volumes_fixture",
 ]  # fmt: skip
 
 
@@ -112,3 +115,83 @@ def delete_from_registry(repo: str, tag: str) -> None:
         urllib.request.urlopen(delete, timeout=5)
     except OSError:
         pass
+
+
+ENGINE_SOCKET = "/var/run/docker.sock"
+
+
+class EngineProxy:
+    """A unix socket that forwards every connection to the engine's socket, so a test can really lose
+    the engine: ``drop()`` cuts the open connections (as an engine restart or a network blip does) and
+    keeps accepting new ones; ``close()`` makes the engine vanish (the socket file is gone).
+
+    ``url`` is for ``docker.DockerClient(base_url=...)`` or ``DOCKER_HOST``.
+    """
+
+    def __init__(self, path: str, target: str = ENGINE_SOCKET) -> None:
+        self.path = path
+        self.url = f"unix://{path}"
+        self._target = target
+        self._lock = threading.Lock()
+        self._conns: List[socket.socket] = []
+        self._server: Optional[socket.socket] = socket.socket(socket.AF_UNIX)
+        self._server.bind(path)
+        self._server.listen(16)
+        threading.Thread(target=self._accept, args=(self._server,), daemon=True, name="engine-proxy").start()
+
+    def _accept(self, server: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = server.accept()
+            except OSError:
+                return
+            upstream = socket.socket(socket.AF_UNIX)
+            upstream.connect(self._target)
+            with self._lock:
+                self._conns += [client, upstream]
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(src, dst), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while True:
+                data = src.recv(1 << 16)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for sock in (src, dst):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def drop(self) -> None:
+        """Cuts every open connection; new ones still reach the engine."""
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for sock in conns:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def close(self) -> None:
+        """No engine any more at ``url``: stops accepting, cuts the connections, removes the socket file."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        self.drop()
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+
+
+@pytest.fixture(name="engine_proxy")
+def engine_proxy_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineProxy]:
+    """An :class:`EngineProxy` in a short temporary path (unix socket paths are limited to ~100 bytes)."""
+    proxy = EngineProxy(os.path.join(str(tmp_path_factory.mktemp("engine")), "p.sock"))
+    yield proxy
+    proxy.close()

@@ -189,6 +189,17 @@ def test_repr_is_readable_without_yaml_tags(tmp_path) -> None:  # type: ignore[n
         assert needle in text, needle
 
 
+def test_repr_keeps_one_row_per_value_with_control_characters() -> None:
+    # a newline in an env value or an argument must not start what looks like a new row of the table
+    role = Role("r", BUSYBOX, entrypoint="sh", args=["-c", "echo a\necho b", "tab\there"], env={"NL": "a\nb", "CR": "x\ry"})
+    text = repr(dryrun(AppDef("c", [role])).request)
+    lines = text.splitlines()
+    assert any(line.endswith("NL=a\\nb") for line in lines)
+    assert any(line.endswith("CR=x\\ry") for line in lines)
+    assert any(line.startswith("    command:  ") and line.endswith("'echo a\\necho b' 'tab\\there'") for line in lines)
+    assert not any(line.strip() in ("b", "echo b'", "y") for line in lines)
+
+
 def test_docker_run_command_round_trips_through_the_shell(tmp_path) -> None:  # type: ignore[no-untyped-def]
     src = tmp_path / "a dir, with comma"
     role = Role(
@@ -282,12 +293,16 @@ def test_cursor_resumes_without_losing_or_repeating_frames() -> None:
     cursor = _Cursor(None)
     # the stream is cut in the middle of a frame: the partial frame waits for the rest
     got = list(cursor.payloads(iter([first[:5], first[5:-3]])))
-    assert b"".join(got) == b"a\nb\n"
+    assert got == [(1, b"a\nb\n")]
     assert cursor.since == "1767225602.000000000"
     # the re-read starts at t2 (inclusive): b is skipped, c and d are new
     again = _frame(t2, "b\n") + _frame(t2, "c\n") + _frame("2026-01-01T00:00:03.5Z", "d\n")
-    assert b"".join(cursor.payloads(iter([again]))) == b"c\nd\n"
-    assert b"".join(cursor.payloads(iter([_frame("2026-01-01T00:00:03.500000000Z", "d\n")]))) == b""
+    assert list(cursor.payloads(iter([again]))) == [(1, b"c\nd\n")]
+    assert list(cursor.payloads(iter([_frame("2026-01-01T00:00:03.500000000Z", "d\n")]))) == []
+    # payloads keep their stream: a run per stream, in order
+    t4 = "2026-01-01T00:00:04.000000000Z"
+    mixed = _frame(t4, "o1") + _frame(t4, "o2") + _frame(t4, "e\n", kind=2) + _frame(t4, "o3\n")
+    assert list(_Cursor(None).payloads(iter([mixed]))) == [(1, b"o1o2"), (2, b"e\n"), (1, b"o3\n")]
 
 
 # -- .dockerignore -----------------------------------------------------------------------------------------------

@@ -4,21 +4,24 @@ since/until, and following (live, across restarts, without losing or repeating l
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, List
 
 import docker
 import pytest
 
 from jupyter_sched.schedulers.api import Stream
-from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
-from jupyter_sched.specs import AppDef, AppState, Role
+from jupyter_sched.schedulers.docker_scheduler import DockerNotAvailableError, DockerScheduler
+from jupyter_sched.specs import AppDef, AppState, BindMount, Role
 
 from .docker_fixtures import (  # noqa: F401 - fixtures
     BUSYBOX,
     PYTHON,
     docker_images_fixture,
     docker_network_cleanup_fixture,
+    EngineProxy,
     docker_sched_fixture,
+    engine_proxy_fixture,
     session_name_fixture,
 )
 from .test_docker_scheduler import sh, wait_done
@@ -52,6 +55,25 @@ def test_utf8_is_decoded_safely(docker_sched: DockerScheduler) -> None:
 def test_lines_longer_than_the_drivers_16k_records_come_back_whole(docker_sched: DockerScheduler) -> None:
     app_id = finished(docker_sched, "print('é' * 40000); print('end')", image=PYTHON, entrypoint="python3")
     assert items(docker_sched, app_id) == ["é" * 40000 + "\n", "end\n"]
+
+
+def test_combined_streams_keep_each_streams_lines_whole(docker_sched: DockerScheduler) -> None:
+    # stdout's long line is stored as a 16 KiB partial record and the rest; stderr's line lands in between.
+    # Each stream's text is assembled on its own: no stdout line carries stderr text, and the two final
+    # lines without a newline stay apart.
+    script = (
+        "import sys, time\n"
+        "sys.stdout.write('x' * 20000); sys.stdout.flush(); time.sleep(0.5)\n"
+        "sys.stderr.write('err\\n'); sys.stderr.flush(); time.sleep(0.5)\n"
+        "sys.stdout.write('end\\n'); sys.stdout.flush(); time.sleep(0.3)\n"
+        "sys.stderr.write('err-tail'); sys.stderr.flush(); time.sleep(0.3)\n"
+        "sys.stdout.write('out-tail'); sys.stdout.flush()\n"
+    )
+    app_id = finished(docker_sched, script, image=PYTHON, entrypoint="python3")
+    expected = sorted(["x" * 20000 + "end\n", "err\n", "err-tail", "out-tail"])
+    assert sorted(items(docker_sched, app_id)) == expected
+    assert sorted(items(docker_sched, app_id, should_tail=True)) == expected
+    assert items(docker_sched, app_id, streams=Stream.STDOUT) == ["x" * 20000 + "end\n", "out-tail"]
 
 
 def test_streams_and_regex(docker_sched: DockerScheduler) -> None:
@@ -124,3 +146,44 @@ def test_unknown_role_or_replica(docker_sched: DockerScheduler) -> None:
         docker_sched.log_iter(app_id, "nope")
     with pytest.raises(ValueError, match=r"role 'main' of app .* has replicas 0..0, not 3"):
         docker_sched.log_iter(app_id, "main", 3)
+
+
+def _gated(tmp_path: Path) -> AppDef:
+    """Prints 1..3, waits until the test creates ``go`` in a bind-mounted directory, prints 4..6."""
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    script = "seq 1 3; while [ ! -e /gate/go ]; do sleep 0.05; done; seq 4 6"
+    return AppDef("gated", [Role("main", BUSYBOX, entrypoint="sh", args=["-c", script], mounts=[BindMount(str(gate), "/gate")])])
+
+
+def test_follow_resumes_after_a_dropped_connection(
+    docker_sched: DockerScheduler, session_name: str, engine_proxy: EngineProxy, tmp_path: Path
+) -> None:
+    app_id = docker_sched.submit(_gated(tmp_path), {})
+    via_proxy = DockerScheduler(session_name, docker_client=docker.DockerClient(base_url=engine_proxy.url))
+    try:
+        reader = via_proxy.log_iter(app_id, "main", should_tail=True)
+        it = iter(reader)
+        assert [next(it) for _ in range(3)] == ["1\n", "2\n", "3\n"]
+        engine_proxy.drop()  # the follow connection breaks while the replica still runs
+        (tmp_path / "gate" / "go").touch()
+        assert list(it) == ["4\n", "5\n", "6\n"]
+        assert reader.resumes >= 1  # type: ignore[attr-defined]
+    finally:
+        via_proxy.close()
+
+
+def test_log_iter_when_the_engine_goes_away_says_how_to_start_one(
+    docker_sched: DockerScheduler, session_name: str, engine_proxy: EngineProxy, tmp_path: Path
+) -> None:
+    app_id = docker_sched.submit(_gated(tmp_path), {"cancel_grace": 0})
+    via_proxy = DockerScheduler(session_name, docker_client=docker.DockerClient(base_url=engine_proxy.url))
+    try:
+        it = iter(via_proxy.log_iter(app_id, "main", should_tail=True))
+        assert next(it) == "1\n"
+        engine_proxy.close()
+        with pytest.raises(DockerNotAvailableError, match=r"lost the connection to the Docker engine.*docker info"):
+            list(it)
+    finally:
+        via_proxy.close()
+        docker_sched.cancel(app_id)

@@ -4,6 +4,7 @@ to the local registry with ``image_repo``, and removed with the app."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import urllib.request
 from pathlib import Path
@@ -119,3 +120,37 @@ def test_build_errors_are_clear(docker_sched: DockerScheduler, workspace: Path, 
         docker_sched.submit(app, {"quiet": True}, workspace=str(workspace))
     with pytest.raises(ValueError, match="is not a directory"):
         docker_sched.submit(app, {"quiet": True}, workspace=str(tmp_path / "missing"))
+
+
+def workspace_images(workspace: Path) -> list:
+    out = subprocess.run(["docker", "images", "-q", "--filter", f"label=jupyter_sched.workspace={workspace}"],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    return out.stdout.split()
+
+
+def test_a_failed_push_leaves_no_image_behind(docker_sched: DockerScheduler, workspace: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on: no registry there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    repo = f"127.0.0.1:{port}/jsched-test/nopush"
+    (workspace / "unique.txt").write_text(random_id())
+    app = AppDef("ws", [Role("main", BUSYBOX, entrypoint="true")])
+    try:
+        with pytest.raises(WorkspaceBuildError, match=f"pushing {repo}:.* failed"):
+            docker_sched.submit(app, {"quiet": True, "image_repo": repo}, workspace=str(workspace))
+        assert workspace_images(workspace) == []  # neither the built image nor its tag for the dead registry
+    finally:
+        for image in workspace_images(workspace):
+            subprocess.run(["docker", "rmi", "-f", image], capture_output=True)
+
+
+def test_a_bad_image_repo_is_refused_before_building(docker_sched: DockerScheduler, workspace: Path) -> None:
+    app = AppDef("ws", [Role("main", BUSYBOX, entrypoint="true")])
+    try:
+        for repo in ("127.0.0.1:5000/Jsched/Upper", "127.0.0.1:5000/a b", "127.0.0.1:5000/x/"):
+            with pytest.raises(ValueError, match=r"image_repo=.* is not a valid image repository.*e\.g\."):
+                docker_sched.submit(app, {"quiet": True, "image_repo": repo}, workspace=str(workspace))
+        assert workspace_images(workspace) == []  # nothing was built
+    finally:
+        for image in workspace_images(workspace):
+            subprocess.run(["docker", "rmi", "-f", image], capture_output=True)
