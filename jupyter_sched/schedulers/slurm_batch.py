@@ -32,6 +32,7 @@ ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
 SCRIPT_NAME = "job.sbatch"
 WRAPPER_NAME = "slurm_replica.py"
 BATCH_LOG = "batch.out"
+SRUN_LOG = "srun.log"  # what srun and the wrapper itself print about a replica (not its output)
 MANIFEST = "job.json"
 LOG_FILES = ("stdout.log", "stderr.log", "combined.log")
 
@@ -79,7 +80,7 @@ class SlurmReplica:
     memMB: int
     sbatch_opts: List[str]
     srun_opts: List[str]
-    command: List[str]  # shell words, quoted: python3 slurm_replica.py DIR -e K=V... -- entrypoint args...
+    command: List[str]  # shell words, quoted: python3 slurm_replica.py DIR -C CWD -e K=V... -- entrypoint args...
     env: Dict[str, str]
 
     @property
@@ -164,19 +165,27 @@ class SlurmBatchRequest:
 
 
 def render_script(req: SlurmBatchRequest) -> str:
+    """The batch script: one ``#SBATCH`` option per line (a ``#SBATCH hetjob`` line between components), then
+    one ``srun`` whose groups and options are on lines of their own."""
+    wrapper_src = os.path.join(os.path.dirname(os.path.abspath(__file__)), WRAPPER_NAME)
+    app_dir = shlex.quote(req.app_dir)
     lines = [
         "#!/bin/bash",
         f"# jupyter_sched app {req.app_name!r} (session {req.session!r}): {len(req.replicas)} replica(s),"
         + (" one het-job component each." if req.heterogeneous else " a plain job."),
-        f"# Submit by hand with: sbatch --parsable {shlex.quote(req.script_path)}",
+        f"# jupyter_sched submits it as {shlex.quote(req.script_path)}, with the replicas' log wrapper beside it.",
+        "# To submit it yourself, put the wrapper there first:",
+        f"#   mkdir -p {app_dir} && cp {shlex.quote(wrapper_src)} {app_dir}/ && sbatch --parsable THIS_FILE",
     ]
     for rep in req.replicas:
         if rep.offset:
             lines.append("#SBATCH hetjob")
         opts = rep.sbatch_opts + (req.job_opts if rep.offset == 0 else [])
-        lines.append("#SBATCH " + " ".join(opts))
+        lines += ["#SBATCH " + opt for opt in opts]
     lines += [
         "",
+        "# srun writes each replica's own messages into <role>/<k>/srun.log: its directory must exist.",
+        "mkdir -p " + " ".join(shlex.quote(rep.dir) for rep in req.replicas),
         "# Replicas find the rank-0 node's address in $" + RANK0_ENV + ".",
         'rank0_node=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}" | head -n 1)',
         f"{RANK0_ENV}=$(scontrol show node \"$rank0_node\" 2>/dev/null | sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p')",
@@ -188,7 +197,15 @@ def render_script(req: SlurmBatchRequest) -> str:
     ]
     groups = []
     for rep in req.replicas:
-        groups.append(" ".join(rep.srun_opts + rep.command))
+        words = rep.srun_opts + rep.command
+        # the options, then the wrapper and its replica dir, each -e, and the command: each on a line of its own
+        parts, i = [" ".join(rep.srun_opts)], len(rep.srun_opts)
+        sep = words.index("--", i)
+        head = words[i:sep]
+        parts.append(" ".join(head[:3]))
+        parts += [" ".join(head[j : j + 2]) for j in range(3, len(head), 2)]
+        parts.append(" ".join(words[sep:]))
+        groups.append(" \\\n    ".join(p for p in parts if p))
     lines.append("srun " + " \\\n  : ".join(groups))
     lines.append("rc=$?")
     if req.max_retries > 0:
@@ -236,7 +253,7 @@ def build_request(app: AppDef, cfg: Mapping[str, CfgVal], session: str, app_dir:
                 sbatch.append(f"--gres=gpu:{res.gpu}")
             sbatch += component_cfg
             srun = [f"--het-group={offset}"] if heterogeneous else []
-            srun += [_opt("--chdir", cwd), _opt("--output", os.path.join(rep_dir, "srun.log")), "--open-mode=append"]
+            srun += [_opt("--chdir", cwd), _opt("--output", os.path.join(rep_dir, SRUN_LOG)), "--open-mode=append"]
             if res.cpu > 0:
                 srun.append(f"--cpus-per-task={res.cpu}")
             if kill:
@@ -247,7 +264,7 @@ def build_request(app: AppDef, cfg: Mapping[str, CfgVal], session: str, app_dir:
             env["JUPYTER_SCHED_APP_ID"] = _APP_ID_MARK
             env["JUPYTER_SCHED_ROLE_NAME"] = role.name
             env["JUPYTER_SCHED_REPLICA_ID"] = str(k)
-            command = [shlex.quote(python), shlex.quote(wrapper), shlex.quote(rep_dir)]
+            command = [shlex.quote(python), shlex.quote(wrapper), shlex.quote(rep_dir), "-C", shlex.quote(cwd)]
             for key, value in env.items():
                 command += ["-e", shell_word(f"{key}={value}")]
             command += ["--", shlex.quote(r.entrypoint)] + [shell_word(a) for a in r.args]

@@ -2,7 +2,10 @@
 
 Usage (the batch script of a slurm app runs it under ``srun``)::
 
-    python3 slurm_replica.py REPLICA_DIR [-e KEY=VALUE]... -- COMMAND [ARG]...
+    python3 slurm_replica.py REPLICA_DIR [-C DIR] [-e KEY=VALUE]... -- COMMAND [ARG]...
+
+``-C DIR`` runs the command in DIR and fails (exit 1, the reason in the logs) when DIR is missing: ``srun
+--chdir`` alone falls back to ``/tmp`` with a warning nobody reads.
 
 The command's stdout and stderr go to ``REPLICA_DIR/{stdout,stderr,combined}.log`` as they are read, each
 with an index file (``.idx``: one record per chunk, the file size after it and when it was read) so that
@@ -50,31 +53,53 @@ class _Sink:
         os.write(self.index_fd, INDEX_RECORD.pack(self.size, now))
 
 
-def _parse(argv: list[str]) -> tuple[str, dict[str, str], list[str]]:
+_USAGE = "usage: slurm_replica.py REPLICA_DIR [-C DIR] [-e KEY=VALUE]... -- COMMAND [ARG]..."
+
+
+def _parse(argv: list[str]) -> tuple[str, str | None, dict[str, str], list[str]]:
     if len(argv) < 3 or "--" not in argv:
-        raise SystemExit("usage: slurm_replica.py REPLICA_DIR [-e KEY=VALUE]... -- COMMAND [ARG]...")
+        raise SystemExit(_USAGE)
     replica_dir = argv[0]
     sep = argv.index("--")
     env: dict[str, str] = {}
+    cwd = None
     opts = argv[1:sep]
     while opts:
         flag = opts.pop(0)
-        if flag != "-e" or not opts or "=" not in opts[0]:
-            raise SystemExit(f"slurm_replica.py: bad option {flag!r} (expected -e KEY=VALUE)")
-        key, _, value = opts.pop(0).partition("=")
-        env[key] = value
+        if flag == "-C" and opts:
+            cwd = opts.pop(0)
+        elif flag == "-e" and opts and "=" in opts[0]:
+            key, _, value = opts.pop(0).partition("=")
+            env[key] = value
+        else:
+            raise SystemExit(f"slurm_replica.py: bad option {flag!r}; {_USAGE}")
     command = argv[sep + 1 :]
     if not command:
         raise SystemExit("slurm_replica.py: no command after --")
-    return replica_dir, env, command
+    return replica_dir, cwd, env, command
 
 
 def main(argv: list[str]) -> int:
-    replica_dir, extra_env, command = _parse(argv)
+    replica_dir, cwd, extra_env, command = _parse(argv)
     os.makedirs(replica_dir, exist_ok=True)
     out = _Sink(os.path.join(replica_dir, "stdout.log"))
     err = _Sink(os.path.join(replica_dir, "stderr.log"))
     combined = _Sink(os.path.join(replica_dir, "combined.log"))
+    node = os.environ.get("SLURMD_NODENAME", "this node")
+
+    def fail(msg: str, code: int) -> int:
+        data = f"jupyter_sched: {msg}\n".encode()
+        now = time.time()
+        err.write(data, now)
+        combined.write(data, now)
+        return code
+
+    if cwd is not None:
+        try:
+            os.chdir(cwd)
+        except OSError as e:
+            return fail(f"cannot run in {cwd!r} on {node}: {e.strerror or e}; set the run option cwd to a"
+                        " directory every node sees", 1)  # fmt: skip
     env = dict(os.environ)
     env.update(extra_env)
     try:
@@ -82,11 +107,7 @@ def main(argv: list[str]) -> int:
             command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
     except OSError as e:
-        msg = f"jupyter_sched: cannot start {command[0]!r} on {os.environ.get('SLURMD_NODENAME', 'this node')}: {e}\n"
-        now = time.time()
-        err.write(msg.encode(), now)
-        combined.write(msg.encode(), now)
-        return 126 if isinstance(e, PermissionError) else 127
+        return fail(f"cannot start {command[0]!r} on {node}: {e}", 126 if isinstance(e, PermissionError) else 127)
 
     def forward(signum: int, _frame: object) -> None:
         try:
@@ -120,7 +141,10 @@ def main(argv: list[str]) -> int:
             combined.write(data, now)
     code = proc.wait()
     if code < 0:  # killed by a signal: die of the same one, so Slurm records it as such
-        signal.signal(-code, signal.SIG_DFL)
+        try:
+            signal.signal(-code, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass  # SIGKILL and SIGSTOP cannot be caught, so they need no reset
         os.kill(os.getpid(), -code)
         return 128 - code
     return code

@@ -24,9 +24,9 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, TypedDict
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from jupyter_sched.schedulers import slurm_cli
+from jupyter_sched.schedulers import slurm_cli, slurm_opts
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -39,6 +39,7 @@ from jupyter_sched.schedulers.slurm_batch import (
     LOG_FILES,
     MANIFEST,
     SCRIPT_NAME,
+    SRUN_LOG,
     WRAPPER_NAME,
     SlurmBatchRequest,
     build_request,
@@ -46,13 +47,13 @@ from jupyter_sched.schedulers.slurm_batch import (
 )
 from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, parse_exit_code, parse_time, split_job_id
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
+from jupyter_sched.schedulers.slurm_opts import SlurmOpts
 from jupyter_sched.specs import (
     NONE,
     AppDef,
     AppDryRunInfo,
     AppState,
     CfgVal,
-    InvalidRunConfigException,
     ReplicaStatus,
     Role,
     RoleStatus,
@@ -63,26 +64,9 @@ from jupyter_sched.specs import (
 
 __all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "create_scheduler", "default_job_root"]
 
-_TIME_RE = re.compile(r"^(?:\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(?::\d{1,2}){0,2}|UNLIMITED|INFINITE)$", re.I)
 _FINISHED_RECHECK = 0.5  # seconds between Slurm queries while a log iterator waits for a replica to end
 _ENDED_CACHE = 1000  # ended jobs remembered per scheduler
 _STEP_LAG = 3.0  # longest wait for sacct to record the steps of a job that just ended
-
-
-class SlurmOpts(TypedDict, total=False):
-    partition: Optional[str]
-    time: Optional[str]
-    account: Optional[str]
-    qos: Optional[str]
-    constraint: Optional[str]
-    mail_user: Optional[str]
-    mail_type: Optional[str]
-    comment: Optional[str]
-    job_dir: Optional[str]
-    cwd: Optional[str]
-    python: str
-    kill_on_bad_exit: bool
-    sbatch_opts: Optional[Dict[str, str]]
 
 
 def default_job_root() -> str:
@@ -216,6 +200,19 @@ def _read_text(path: str) -> str:
         return NONE
 
 
+def _srun_problem(rep_dir: str) -> str:
+    """The last thing Slurm or the wrapper itself said about a replica (``srun.log``: the wrapper could not
+    start, or crashed), which its own logs cannot hold; "" if nothing but cancellation notices."""
+    try:
+        with open(os.path.join(rep_dir, SRUN_LOG), "rb") as f:
+            f.seek(max(os.fstat(f.fileno()).st_size - 4096, 0))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    said = [line.strip() for line in tail.splitlines() if line.strip() and "*** STEP " not in line]
+    return said[-1][:300] if said else ""
+
+
 # -- the scheduler -------------------------------------------------------------------------------------------------
 
 
@@ -230,50 +227,13 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
 
     # -- options and dry run ---------------------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
-        opts = runopts()
-        opts.add("partition", str, "partition to run in (default: the cluster's default partition)")
-        opts.add("time", str, "time limit: minutes, MM:SS, HH:MM:SS or D-HH[:MM[:SS]] (default: the partition's)")
-        opts.add("account", str, "account to charge (sbatch --account)")
-        opts.add("qos", str, "quality of service (sbatch --qos)")
-        opts.add("constraint", str, "node features every replica needs (sbatch --constraint), e.g. 'intel&ib'")
-        opts.add("mail_user", str, "who gets Slurm's mail about the job (sbatch --mail-user)")
-        opts.add("mail_type", str, "when Slurm mails: NONE, BEGIN, END, FAIL, REQUEUE, ALL, ... (sbatch --mail-type)")
-        opts.add("comment", str, "a comment stored with the job (sbatch --comment)")
-        opts.add(
-            "job_dir",
-            str,
-            "directory for the batch script, its output and the replicas' logs (one sub-directory per app);"
-            " every node must see it (default: $JUPYTER_SCHED_SLURM_DIR or ~/.local/state/jupyter_sched/slurm,"
-            " then /<session>)",
-        )
-        opts.add("cwd", str, "working directory of the replicas; must exist on the nodes (default: the current one)")
-        opts.add("python", str, "python the nodes run the replica log wrapper with (stdlib only)", default="python3")
-        opts.add(
-            "kill_on_bad_exit",
-            bool,
-            "when a replica exits non-zero, stop the other replicas (srun --kill-on-bad-exit)",
-            default=True,
-        )
-        opts.add(
-            "sbatch_opts",
-            Dict[str, str],
-            "more sbatch options for every replica, option:value ('' for a flag), e.g."
-            " sbatch_opts=reservation:rsv1;exclusive:''",
-        )
-        return opts
+        return slurm_opts.run_options()
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
         """A role without a resource gets the partition's defaults (one CPU), so none is required."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmBatchRequest]:
-        limit = cfg.get("time")
-        if limit and not _TIME_RE.match(str(limit)):
-            raise InvalidRunConfigException(
-                f"run option time={limit!r} is not a Slurm time limit; use minutes ('30'), 'HH:MM:SS' or 'D-HH:MM:SS'",
-                "time",
-                cfg,
-            )
-        cwd = os.path.abspath(os.path.expanduser(str(cfg.get("cwd") or os.getcwd())))
+        cwd = slurm_opts.check(cfg)
         job_dir = os.path.abspath(os.path.expanduser(str(cfg.get("job_dir") or self._session_dir())))
         app_dir = os.path.join(job_dir, f"{app.name}-{random_id()}")
         request = build_request(app, cfg, self.session_name, app_dir, cwd)
@@ -315,7 +275,11 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         if proc.returncode != 0:
             shutil.rmtree(request.app_dir, ignore_errors=True)
             detail = (proc.stderr or proc.stdout).strip()
-            raise SlurmError(f"sbatch refused app {request.app_name!r}: {detail or f'exit {proc.returncode}'}")
+            detail = " ".join(line for line in detail.splitlines() if not line.startswith("Try "))
+            detail = detail or f"exit {proc.returncode}"
+            raise SlurmError(
+                f"sbatch refused app {request.app_name!r}: {detail}; {slurm_opts.blame(detail, dryrun_info.cfg)}"
+            )
         job_id = proc.stdout.strip().split(";")[0]
         manifest.update(job_id=job_id, submitted=submitted)
         _write_json(os.path.join(request.app_dir, MANIFEST), manifest)
@@ -455,10 +419,21 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         ]
         leader = job.leader
         msg = slurm_cli.slurm_state_name(leader.state)
-        if leader.reason and leader.reason not in ("None", "(null)"):
+        # a cancelled job keeps the reason it last waited for ("CANCELLED (BeginTime)"): not worth saying
+        if leader.reason and leader.reason not in ("None", "(null)") and app_state != AppState.CANCELLED:
             msg += f" ({leader.reason})"
         if job.restarts:
             msg += f"; requeued {job.restarts} time(s)"
+        problems = [
+            f"{role}[{r.id}]: {line}"
+            for role, rs in roles.items()
+            for r in rs.replicas
+            if r.state == AppState.FAILED and (role, r.id) in rep_dirs
+            for line in [_srun_problem(rep_dirs[(role, r.id)])]
+            if line
+        ]
+        if problems:
+            msg += ": " + "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
         manifest = job.manifest or {}
         return DescribeAppResponse(
             app_id=app_id,

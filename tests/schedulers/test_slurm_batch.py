@@ -49,13 +49,16 @@ def render(app: AppDef, **cfg):  # type: ignore[no-untyped-def]
     return build_request(app, resolved, "sess", "/jobs/root/sess/train-x", "/work/dir")
 
 
+def components(script: str) -> list:
+    """The #SBATCH options of each het-job component, joined by spaces."""
+    opts = [line[len("#SBATCH ") :] for line in script.splitlines() if line.startswith("#SBATCH ")]
+    return " ".join(opts).split(" hetjob ")
+
+
 def test_script_maps_each_replica_to_a_het_component_with_its_resources() -> None:
     req = render(two_role_app(), partition="batch", time="10", qos="hi", account="acct", constraint="intel")
     script = req.script
-    lines = script.splitlines()
-    sbatch = [line for line in lines if line.startswith("#SBATCH")]
-    assert sbatch[1] == sbatch[3] == "#SBATCH hetjob"
-    comps = [line for line in sbatch if line != "#SBATCH hetjob"]
+    comps = components(script)
     assert len(comps) == 3
     for line in comps[:2]:
         assert "--cpus-per-task=2 --mem=1024 --gres=gpu:1" in line
@@ -120,7 +123,7 @@ def test_single_replica_is_a_plain_job_without_retries() -> None:
     )
     script = req.script
     assert "hetjob" not in script and "--het-group" not in script
-    line = [x for x in script.splitlines() if x.startswith("#SBATCH")][0]
+    (line,) = components(script)
     assert "--no-requeue" in line and "--mail-user=me@x" in line and "--mail-type=END,FAIL" in line
     assert "--comment='hello world'" in line and "--reservation=r1" in line and "--exclusive" in line
     assert "--cpus-per-task" not in line and "--mem" not in line  # no resource: the partition's defaults
@@ -291,3 +294,91 @@ def test_parsers_of_slurm_output() -> None:
     assert slurm_cli.map_state("TIMEOUT") is AppState.FAILED and slurm_cli.map_state("REQUEUED") is AppState.PENDING
     assert slurm_cli.map_state("NEW_STATE_X") is AppState.UNKNOWN
     assert slurm_cli.parse_time("Unknown") is None and slurm_cli.parse_time("2024-01-02T03:04:05") is not None
+
+
+# -- found by using the backend for real ----------------------------------------------------------------------------
+
+
+def test_wrapper_reports_a_sigkill_death_as_such(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # SIGKILL (e.g. the kernel's OOM killer) cannot get a handler: the wrapper used to crash re-raising it and
+    # exit 1, so Slurm recorded a plain failure instead of the signal.
+    proc = run_wrapper(str(tmp_path / "k"), "sh", "-c", "echo before; kill -KILL $$")
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert open(tmp_path / "k" / "stdout.log").read() == "before\n"
+
+
+def test_wrapper_refuses_to_run_outside_the_asked_working_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # srun --chdir silently falls back to /tmp when the directory is missing on the node.
+    d = tmp_path / "r"
+    missing = tmp_path / "no" / "such dir"
+    proc = run_wrapper(str(d), "pwd", env_opts=["-C", str(missing)])
+    assert proc.returncode == 1, proc.stderr
+    err = open(d / "stderr.log").read()
+    assert str(missing) in err and "cwd" in err, err
+    assert open(d / "combined.log").read() == err and open(d / "stdout.log").read() == ""
+    proc = run_wrapper(str(tmp_path / "ok"), "pwd", env_opts=["-C", str(tmp_path)])
+    assert proc.returncode == 0 and open(tmp_path / "ok" / "stdout.log").read() == f"{tmp_path}\n"
+
+
+def test_replicas_chdir_themselves_into_cwd() -> None:
+    req = render(two_role_app())
+    for rep in req.replicas:
+        cmd = " ".join(rep.command)
+        assert " -C /work/dir " in cmd and cmd.index(" -C ") < cmd.index(" -- "), cmd
+
+
+def test_dryrun_refuses_a_cwd_that_does_not_exist(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    sched = create_scheduler("sess", job_root=str(tmp_path))
+    app = AppDef("one", [Role("main", "unused", entrypoint="true")])
+    with pytest.raises(InvalidRunConfigException) as err:
+        sched.submit_dryrun(app, {"cwd": str(tmp_path / "missing")})
+    assert "cwd" in str(err.value) and str(tmp_path / "missing") in str(err.value)
+    with pytest.raises(InvalidRunConfigException, match="cwd.*not a directory"):
+        (tmp_path / "file").write_text("")
+        sched.submit_dryrun(app, {"cwd": str(tmp_path / "file")})
+
+
+@pytest.mark.parametrize("opt", ["nodes", "--ntasks", "chdir", "output", "error", "job-name", "array", "wrap", "J"])
+def test_sbatch_opts_may_not_override_the_backends_layout(opt: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # --nodes=2 per component used to slip past the capacity check (and could leave an app pending forever);
+    # --output/--chdir would break the logs and the manifest.
+    sched = create_scheduler("sess", job_root=str(tmp_path))
+    app = AppDef("one", [Role("main", "unused", entrypoint="true")])
+    with pytest.raises(InvalidRunConfigException) as err:
+        sched.submit_dryrun(app, {"sbatch_opts": {opt: "2"}})
+    text = str(err.value)
+    assert "sbatch_opts" in text and repr(opt.lstrip("-")) in text, text
+
+
+def test_sbatch_opts_for_which_a_run_option_exists_name_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    sched = create_scheduler("sess", job_root=str(tmp_path))
+    app = AppDef("one", [Role("main", "unused", entrypoint="true")])
+    with pytest.raises(InvalidRunConfigException, match="sbatch_opts.*'partition'.*run option partition="):
+        sched.submit_dryrun(app, {"sbatch_opts": {"partition": "debug"}})
+
+
+def test_mail_type_is_checked_at_dry_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    sched = create_scheduler("sess", job_root=str(tmp_path))
+    app = AppDef("one", [Role("main", "unused", entrypoint="true")])
+    with pytest.raises(InvalidRunConfigException, match="mail_type='bogus'.*END"):
+        sched.submit_dryrun(app, {"mail_type": "bogus"})
+    info = sched.submit_dryrun(app, {"mail_type": "end,fail,TIME_LIMIT_80"})
+    assert "--mail-type=end,fail,TIME_LIMIT_80" in info.request.script
+
+
+def test_dryrun_script_is_readable() -> None:
+    req = render(two_role_app(), partition="batch", time="10")
+    lines = req.script.splitlines()
+    # one option per #SBATCH line (they used to be one line of 300+ characters per component)
+    sbatch = [line for line in lines if line.startswith("#SBATCH ")]
+    assert all(len(line.split()) == 2 for line in sbatch), sbatch
+    assert sbatch.count("#SBATCH --partition=batch") == 3 and sbatch.count("#SBATCH hetjob") == 2
+    # each env var and the command on a line of their own
+    assert "\n    -e 'LR=0.1,0.2 x' \\\n" in req.script
+    assert "\n    -- sh -c 'echo $0'\n" in req.script
+    code = [line for line in lines if not line.startswith("#")]
+    assert max(len(line) for line in code) < 200, max(code, key=len)
+    # the hint for submitting it by hand copies the wrapper the script runs (a cluster test follows it)
+    hint = [line for line in lines if "sbatch --parsable THIS_FILE" in line]
+    assert len(hint) == 1 and f"cp {WRAPPER} /jobs/root/sess/train-x/" in hint[0], hint

@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 from datetime import datetime
+from pathlib import Path
 from typing import Iterator, List
 
 import pytest
@@ -21,6 +22,7 @@ from jupyter_sched.specs import (
     AppDef,
     AppState,
     InvalidAppError,
+    InvalidRunConfigException,
     Role,
     UnknownAppException,
     macros,
@@ -277,3 +279,101 @@ def test_dryrun_renders_and_apps_that_cannot_fit_are_refused(srunner: Runner, sl
     names = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%j"], capture_output=True, text=True).stdout.split()
     assert not [n for n in names if n.split(":")[0] in ("too-many", "too-big", "too-fat")]
     assert srunner.list("slurm") == []
+
+
+# -- found by using the backend for real ----------------------------------------------------------------------------
+
+
+def test_a_replica_that_cannot_start_says_why_in_the_status(
+    srunner: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The wrapper itself never ran, so the replica's logs are empty: the reason (from Slurm, in srun.log)
+    # used to be nowhere a user looks.
+    monkeypatch.chdir(tmp_path)
+    app = AppDef("nopy", [Role("main", "unused", entrypoint="true", num_replicas=2)])
+    handle = srunner.run(app, "slurm", {"python": "/no/such/python3"})
+    status = srunner.wait(handle, timeout=120)
+    assert status is not None and status.state == AppState.FAILED, status
+    assert "main[0]" in status.msg and "/no/such/python3" in status.msg, status.msg
+    assert lines(srunner, handle, "main", 0) == []
+
+
+def test_a_replica_killed_by_sigkill_reports_the_signal(
+    srunner: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = "import os; print('up', flush=True); os.kill(os.getpid(), 9)"  # as the OOM killer would
+    app = AppDef("oom", [Role("main", "unused", entrypoint=PY, args=["-c", code])])
+    handle = srunner.run(app, "slurm")
+    status = srunner.wait(handle, timeout=120)
+    assert status is not None and status.state == AppState.FAILED, status
+    (replica,) = status.roles[0].replicas
+    assert replica.exit_code == -9, replica
+    assert lines(srunner, handle, "main", 0) == ["up\n"]
+
+
+def test_the_dry_run_script_runs_when_submitted_by_hand(
+    srunner: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Follow the script's own instructions: paste it into a file elsewhere, run the hint, submit.
+    monkeypatch.chdir(tmp_path)
+    app = AppDef(
+        "byhand",
+        [Role("main", "unused", entrypoint="sh", args=["-c", "echo hi $0", macros.replica_id], num_replicas=2)],
+    )
+    req = srunner.dryrun(app, "slurm").request
+    pasted = tmp_path / "pasted.sbatch"
+    pasted.write_text(req.script)
+    (hint,) = [line for line in req.script.splitlines() if "THIS_FILE" in line]
+    command = hint.lstrip("# ").replace("THIS_FILE", str(pasted))
+    proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    job = proc.stdout.strip().split(";")[0]
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            state = subprocess.run(
+                ["squeue", "-h", "-t", "all", "-j", job, "-o", "%T"], capture_output=True, text=True
+            ).stdout
+            if state.split() and all(s in ("COMPLETED", "FAILED", "CANCELLED") for s in state.split()):
+                break
+            assert time.monotonic() < deadline, state
+            time.sleep(0.2)
+        assert set(state.split()) == {"COMPLETED"}, open(os.path.join(req.app_dir, "batch.out")).read()
+        for k in (0, 1):
+            with open(os.path.join(req.app_dir, "main", str(k), "stdout.log")) as f:
+                assert f.read() == f"hi {k}\n"
+    finally:
+        subprocess.run(["scancel", job])
+
+
+def test_bad_run_options_are_refused_naming_the_option(
+    srunner: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = AppDef("opts", [Role("main", "unused", entrypoint="true")])
+    # sbatch itself refuses this one: the error says which run option it came from
+    with pytest.raises(Exception) as err:
+        srunner.run(app, "slurm", {"sbatch_opts": {"no-such-flag": "1"}})
+    assert "sbatch refused" in str(err.value) and "'no-such-flag' in the run option sbatch_opts" in str(err.value)
+    # refused before sbatch: a missing cwd (srun would run the replica in /tmp), a bad mail type
+    for cfg, key in (({"cwd": str(tmp_path / "gone")}, "cwd"), ({"mail_type": "sometimes"}, "mail_type")):
+        with pytest.raises(InvalidRunConfigException) as bad:
+            srunner.run(app, "slurm", cfg)
+        assert bad.value.cfg_key == key and f"run option {key}=" in str(bad.value)
+    assert srunner.list("slurm") == []
+
+
+def test_a_cancelled_app_does_not_keep_the_reason_it_was_waiting_for(srunner: Runner) -> None:
+    app = AppDef("later", [Role("main", "unused", entrypoint="true")])
+    handle = srunner.run(app, "slurm", {"sbatch_opts": {"begin": "now+600"}})
+    try:
+        deadline = time.monotonic() + 60
+        while "BeginTime" not in (getattr(srunner.status(handle), "msg", "") or ""):
+            assert time.monotonic() < deadline, srunner.status(handle)
+            time.sleep(0.2)
+    finally:
+        srunner.cancel(handle)
+    status = srunner.wait(handle, timeout=60)
+    assert status is not None and status.state == AppState.CANCELLED
+    assert status.msg == "CANCELLED", status.msg
