@@ -24,7 +24,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from jupyter_sched.schedulers import slurm_cli, slurm_opts
 from jupyter_sched.schedulers.api import (
@@ -66,7 +66,7 @@ __all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "cr
 
 _FINISHED_RECHECK = 0.5  # seconds between Slurm queries while a log iterator waits for a replica to end
 _ENDED_CACHE = 1000  # ended jobs remembered per scheduler
-_STEP_LAG = 3.0  # longest wait for sacct to record the steps of a job that just ended
+_STEP_LAG = 10.0  # longest wait for sacct to record the steps of a job that just ended (slurmdbd lags under load)
 
 
 def default_job_root() -> str:
@@ -104,6 +104,7 @@ class _Job:
     restarts: int
     manifest: Optional[Dict[str, Any]] = None
     replicas: List[Tuple[str, int]] = field(default_factory=list)  # (role, replica id) by component offset
+    complete: bool = False  # ended, and the database has the step (exit code) of every replica that started
 
     @property
     def leader(self) -> _Component:
@@ -174,6 +175,12 @@ def _current_steps(rows: List[Dict[str, str]], comps: List[_Component]) -> Dict[
             continue
         steps[offset] = row
     return steps
+
+
+def _ended_steps(steps: Dict[int, Dict[str, str]]) -> Set[int]:
+    """Offsets whose step the database already records as ended (with its exit code): a step can be listed
+    while still RUNNING there for a moment after the controller has ended the job."""
+    return {offset for offset, row in steps.items() if map_state(row["State"]).is_terminal}
 
 
 def _read_json(path: str) -> Optional[Dict[str, Any]]:
@@ -335,7 +342,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         if not re.fullmatch(r"\d+", app_id or ""):
             return None
         cached = self._ended.get(app_id)
-        if cached is not None:
+        if cached is not None and (cached.complete or not self._steps_arrived(cached)):
             return cached
         records = slurm_cli.job_components(app_id)
         comps: List[_Component] = []
@@ -347,7 +354,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             comps, restarts = _from_controller(records)
             if comps[0].start is None:  # pending: no steps yet, no need to ask the database
                 return self._attach_manifest(_Job(app_id, comps, {}, restarts))
-        deadline = time.monotonic() + _STEP_LAG
+        deadline = time.monotonic() + (0.0 if cached is not None else _STEP_LAG)  # re-reads do not wait again
         while True:
             accounting = slurm_cli.accounting_rows([app_id])
             rows = [r for r in accounting or [] if split_job_id(r["JobID"]).job == app_id]
@@ -360,15 +367,22 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             job = _Job(app_id, comps, _current_steps(rows, comps), restarts)
             if not job.state.is_terminal or accounting is None:
                 return self._attach_manifest(job)
-            started = [c.offset for c in comps if c.start is not None]
-            if all(o in job.steps for o in started) or time.monotonic() >= deadline:
+            job.complete = all(c.offset in _ended_steps(job.steps) for c in comps if c.start is not None)
+            if job.complete or time.monotonic() >= deadline:
                 # The database records a step a moment after the controller ends the job: wait for it so
-                # that the final status has every replica's exit code, then keep it (it cannot change).
+                # that the final status has every replica's exit code, then keep it (it cannot change). If
+                # it is still missing at the deadline, keep what there is; later calls look once more.
+                self._ended.pop(app_id, None)
                 while len(self._ended) >= _ENDED_CACHE:
                     self._ended.pop(next(iter(self._ended)))
                 self._ended[app_id] = self._attach_manifest(job)
                 return self._ended[app_id]
             time.sleep(0.1)
+
+    def _steps_arrived(self, job: "_Job") -> bool:
+        """One quick look whether the database now has the steps an ended job lacked (then re-read it)."""
+        rows = [r for r in slurm_cli.accounting_rows([job.job_id]) or [] if split_job_id(r["JobID"]).job == job.job_id]
+        return bool(_ended_steps(_current_steps(rows, job.components)) - _ended_steps(job.steps))
 
     def _attach_manifest(self, job: _Job) -> _Job:
         work_dir = job.leader.work_dir
