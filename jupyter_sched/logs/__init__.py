@@ -12,6 +12,7 @@ property-testable:
 * :mod:`.terminal` -- :class:`TerminalBuffer`: terminal semantics for ``\\r``, ``\\n``,
   ``\\b``, ``ESC[K`` and colours, bounded lines, rendered as text or HTML.
 * :mod:`.buffer` -- :class:`BoundedBuffer`: a ring of the last N items with counts.
+* :mod:`.interleave` -- :func:`interleave`: stdout/stderr write order recovered from a combined log.
 
 Typical flow, one model per replica *and* stream::
 
@@ -28,11 +29,12 @@ from .ansi import (
 )
 from .buffer import BoundedBuffer
 from .escapes import Csi, EscapeTokenizer
+from .interleave import interleave
 from .lines import LineSplitter, split_lines
 from .terminal import Line, TerminalBuffer
 
 __all__ = [
     "BoundedBuffer", "Color", "Csi", "DEFAULT_STYLE", "EscapeTokenizer", "Line",
-    "LineSplitter", "Span", "Style", "TerminalBuffer", "apply_sgr", "parse_ansi",
+    "LineSplitter", "Span", "Style", "TerminalBuffer", "apply_sgr", "interleave", "parse_ansi",
     "spans_to_html", "split_lines", "strip_ansi", "style_css",
 ]

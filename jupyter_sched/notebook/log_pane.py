@@ -14,6 +14,7 @@ import threading
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence
 
+from jupyter_sched.logs.interleave import interleave
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Follower, Ticker
 from jupyter_sched.notebook.log_model import ALL, LogMux, Source
@@ -78,15 +79,33 @@ def read_snapshot(
     since: Optional[datetime] = None,
     until: Optional[datetime] = None,
 ) -> LogMux:
-    """What the sources have logged so far, read on the calling thread."""
+    """What the sources have logged so far, read on the calling thread. A replica's stdout and stderr are
+    fed in the order they were written when its backend keeps a combined log to recover it from
+    (:func:`jupyter_sched.logs.interleave`), else stdout first."""
     mux = LogMux(sources, settings.keep_lines, settings.max_line_chars)
+
+    def read(role: str, k: int, stream: str) -> List[str]:
+        return list(runner.log_lines(handle, role, k, regex, since, until, False, stream))  # type: ignore[arg-type]
+
+    items: Dict[int, List[str]] = {}
     for i, s in enumerate(sources):
         try:
-            items = runner.log_lines(handle, s.role, s.k, regex, since, until, False, s.stream)  # type: ignore[arg-type]
-            mux.feed_items(i, list(items))
-            mux.end(i)
+            items[i] = read(s.role, s.k, s.stream)
         except Exception as e:  # noqa: BLE001 - one unreadable replica must not hide the others
             mux.end(i, f"cannot read logs: {e}")
+    pairs = {(s.role, s.k): [i for i, t in enumerate(sources) if (t.role, t.k) == (s.role, s.k)] for s in sources}
+    for (role, k), indices in pairs.items():
+        runs = None
+        if [sources[i].stream for i in indices] == ["stdout", "stderr"] and all(i in items for i in indices):
+            try:
+                runs = interleave(read(role, k, "combined"), [items[i] for i in indices])
+            except Exception:  # noqa: BLE001 - no combined log here: keep per-stream order
+                runs = None
+        for part, run in runs if runs is not None else [(j, items[i]) for j, i in enumerate(indices) if i in items]:
+            mux.feed_items(indices[part], run)
+        for i in indices:
+            if i in items:
+                mux.end(i)
     return mux
 
 

@@ -288,6 +288,24 @@ def test_logs_selection_forms(ip: Any, magics: Any, logged: Job, capsys: Any) ->
     assert logs(ip, capsys, f"{logged.handle} --until 1h --streams stderr -r 0 python").strip() == ""
 
 
+ORDERED = "echo out 1; sleep 0.2; echo err >&2; sleep 0.2; echo out 2"
+
+
+@pytest.mark.parametrize("backend", ["local_cwd", "local_docker"])
+def test_snapshots_keep_stdout_and_stderr_in_write_order(
+    request: pytest.FixtureRequest, ip: Any, magics: Any, capsys: Any, backend: str
+) -> None:
+    if backend == "local_docker":
+        request.getfixturevalue("docker_engine")
+    image = "--image jupyter-sched/busybox:local " if backend == "local_docker" else ""
+    job = run(ip, f"--wait -s {backend} utils.sh {image}{shlex.quote(ORDERED)}")
+    assert job.state == AppState.SUCCEEDED
+    ordered = ["sh/0 | out 1", "sh/0 ! err", "sh/0 | out 2"]  # stderr still marked "!"
+    assert job.logs() == ordered
+    capsys.readouterr()
+    assert logs(ip, capsys, job.handle).splitlines() == ordered
+
+
 def test_logs_follow_in_text_mode_prints_until_the_end(ip: Any, magics: Any, capsys: Any) -> None:
     job = run(ip, "utils.sh 'for i in 1 2 3; do echo tick $i; sleep 0.1; done'")
     out = logs(ip, capsys, f"{job.handle} -f")
