@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from jupyter_sched.schedulers.api import role_summary
-from jupyter_sched.schedulers.slurm_cli import Node, Partition
+from jupyter_sched.schedulers.slurm_cli import Node, Partition, time_minutes
 from jupyter_sched.specs import AppDef, CfgVal, InvalidAppError, Role, macros
 
 RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
@@ -316,8 +316,12 @@ def _fits(node: Node, cpu: int, mem: int, gpu: int, features: Optional[List[froz
     return features is None or any(f <= node.features for f in features)
 
 
-def check_fit(app: AppDef, parts: Mapping[str, Partition], partition: Optional[str], constraint: Optional[str]) -> str:
-    """Raises InvalidAppError if no placement of one replica per node exists in the partition; returns a
+def check_fit(
+    app: AppDef, parts: Mapping[str, Partition], partition: Optional[str], constraint: Optional[str],
+    time_limit: Optional[str] = None,
+) -> str:  # fmt: skip
+    """Raises InvalidAppError if no placement of one replica per node exists in the partition, or if the
+    ``time`` asked for exceeds the partition's MaxTime (Slurm would leave either pending forever); returns a
     one-line summary of what was checked."""
     if partition:
         part = parts.get(partition)
@@ -339,6 +343,14 @@ def check_fit(app: AppDef, parts: Mapping[str, Partition], partition: Optional[s
     nodes = part.nodes
     total = sum(r.num_replicas for r in app.roles)
     where = f"partition {part.name!r}"
+    asked = time_minutes(time_limit)
+    if asked is not None and part.max_minutes is not None and asked > part.max_minutes:
+        raise InvalidAppError(
+            "cfg.time",
+            f"time={time_limit!r} ({asked} min) is more than {where} allows ({part.max_minutes} min);"
+            " Slurm would leave the job pending forever (PartitionTimeLimit)",
+            f"Set the run option time to at most {part.max_minutes}, or choose a partition with a longer MaxTime",
+        )
     if total > len(nodes):
         raise InvalidAppError(
             "roles",

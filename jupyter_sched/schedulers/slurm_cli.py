@@ -220,6 +220,28 @@ class Partition:
     name: str
     default: bool
     nodes: List[Node] = field(default_factory=list)
+    max_minutes: Optional[int] = None  # the partition's MaxTime; None: no limit
+
+
+_TIME = re.compile(r"^(?:(?P<d>\d+)-)?(?P<a>\d+)(?::(?P<b>\d+))?(?::(?P<c>\d+))?$")
+
+
+def time_minutes(text: Optional[str]) -> Optional[int]:
+    """Minutes in a Slurm time limit (``30``, ``MM:SS``, ``HH:MM:SS``, ``D-HH[:MM[:SS]]``), rounded up;
+    None for no limit (``infinite``, ``UNLIMITED``, empty) or text that is not a time."""
+    m = _TIME.match((text or "").strip())
+    if not m:
+        return None
+    days, a, b, c = (int(x) if x else None for x in m.group("d", "a", "b", "c"))
+    if days is not None:  # D-HH, D-HH:MM, D-HH:MM:SS
+        seconds = days * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)
+    elif c is not None:  # HH:MM:SS
+        seconds = a * 3600 + (b or 0) * 60 + c
+    elif b is not None:  # MM:SS
+        seconds = a * 60 + b
+    else:  # minutes
+        seconds = a * 60
+    return -(-seconds // 60)
 
 
 def parse_gpus(gres: str) -> int:
@@ -244,7 +266,7 @@ def _int(raw: str) -> int:
 
 def partitions() -> Dict[str, Partition]:
     """Every partition with its nodes, from one ``sinfo`` call."""
-    out = check_result(run(["sinfo", "-h", "-N", "-o", "%N|%c|%m|%G|%P|%t|%f"]), "sinfo")
+    out = check_result(run(["sinfo", "-h", "-N", "-o", "%N|%c|%m|%G|%P|%t|%f|%l"]), "sinfo")
     parts: Dict[str, Partition] = {}
     for line in out.splitlines():
         cols = line.strip().split("|")
@@ -255,7 +277,7 @@ def partitions() -> Dict[str, Partition]:
         part = part.rstrip("*")
         features = frozenset(f for f in feats.split(",") if f and f != "(null)")
         node = Node(name, _int(cpus), _int(mem), parse_gpus(gres), features, state)
-        p = parts.setdefault(part, Partition(part, default))
+        p = parts.setdefault(part, Partition(part, default, max_minutes=time_minutes(cols[7] if len(cols) > 7 else "")))
         p.default = p.default or default
         if all(n.name != name for n in p.nodes):
             p.nodes.append(node)

@@ -264,7 +264,10 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             request.capacity = f"not checked ({e})"
             return
         constraint = cfg.get("constraint")
-        request.capacity = check_fit(app, parts, request.partition, str(constraint) if constraint else None)
+        limit = cfg.get("time")
+        request.capacity = check_fit(
+            app, parts, request.partition, str(constraint) if constraint else None, str(limit) if limit else None
+        )
         request.capacity_checked = True
 
     # -- submit ----------------------------------------------------------------------------------------------------

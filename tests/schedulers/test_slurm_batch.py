@@ -15,7 +15,7 @@ import pytest
 
 from jupyter_sched.schedulers import slurm_cli
 from jupyter_sched.schedulers.slurm_batch import build_request, check_fit, shell_word
-from jupyter_sched.schedulers.slurm_cli import Node, Partition
+from jupyter_sched.schedulers.slurm_cli import Node, Partition, time_minutes
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_scheduler import SlurmScheduler, create_scheduler
 from jupyter_sched.specs import AppDef, AppState, InvalidAppError, InvalidRunConfigException, Role, macros, resource
@@ -212,6 +212,27 @@ def test_fit_checks_partition_and_simple_constraints() -> None:
         check_fit(app_of(("t", 1, 1, 10, 0)), cluster(features={"intel"}), None, "ib")
     assert "fits" in check_fit(app_of(("t", 1, 1, 10, 0)), cluster(features={"intel"}), None, "ib|intel")
     assert "fits" in check_fit(app_of(("t", 1, 1, 10, 1)), cluster(gpus=2), None, None)
+
+
+@pytest.mark.parametrize(
+    "text, minutes",
+    [("30", 30), ("5:30", 6), ("2:00:00", 120), ("1-0", 1440), ("1-2:30", 1590), ("1-00:00:01", 1441),
+     ("infinite", None), ("UNLIMITED", None), ("", None)],
+)  # fmt: skip
+def test_slurm_time_limits_in_minutes(text: str, minutes: object) -> None:
+    assert time_minutes(text) == minutes
+
+
+def test_fit_refuses_a_time_limit_over_the_partitions_maxtime() -> None:
+    part = Partition("short", True, [Node("n0", 2, 4000, 0)], max_minutes=60)
+    with pytest.raises(InvalidAppError) as err:
+        check_fit(app_of(("t", 1, 1, 10, 0)), {"short": part}, None, None, "2:00:00")
+    assert err.value.field == "cfg.time"
+    assert "120 min" in str(err.value) and "at most 60" in str(err.value)
+    assert "fits" in check_fit(app_of(("t", 1, 1, 10, 0)), {"short": part}, None, None, "60")
+    assert "fits" in check_fit(app_of(("t", 1, 1, 10, 0)), {"short": part}, None, None, None)
+    unlimited = Partition("long", True, [Node("n0", 2, 4000, 0)])
+    assert "fits" in check_fit(app_of(("t", 1, 1, 10, 0)), {"long": unlimited}, None, None, "30-0")
 
 
 # -- the replica wrapper -------------------------------------------------------------------------------------------

@@ -281,6 +281,31 @@ def test_dryrun_renders_and_apps_that_cannot_fit_are_refused(srunner: Runner, sl
     assert srunner.list("slurm") == []
 
 
+@pytest.fixture
+def short_partition(slurm_cluster: SlurmCluster) -> Iterator[str]:
+    """A partition over the same nodes with a 5-minute MaxTime, made for this test and removed after it."""
+    name = f"short{random_id()[:6]}"
+    made = subprocess.run(
+        ["scontrol", "create", f"PartitionName={name}", "Nodes=ALL", "MaxTime=5", "Default=NO", "State=UP"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert made.returncode == 0, f"scontrol create partition failed: {made.stderr}"
+    try:
+        yield name
+    finally:
+        subprocess.run(["scontrol", "delete", f"PartitionName={name}"], capture_output=True)
+
+
+def test_a_time_limit_over_the_partitions_maxtime_is_refused(srunner: Runner, short_partition: str) -> None:
+    app = AppDef("too-long", [Role("main", "unused", entrypoint="true")])
+    assert srunner.dryrun(app, "slurm", {"partition": short_partition, "time": "5"}).request.capacity.startswith("fits")
+    for attempt in (srunner.dryrun, srunner.run):
+        with pytest.raises(InvalidAppError) as err:
+            attempt(app, "slurm", {"partition": short_partition, "time": "0-01:00"})
+        assert err.value.field == "cfg.time" and "(60 min) is more than" in str(err.value) and "at most 5" in str(err.value)
+    assert srunner.list("slurm") == []
+
+
 # -- found by using the backend for real ----------------------------------------------------------------------------
 
 
