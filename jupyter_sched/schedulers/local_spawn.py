@@ -8,9 +8,9 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
-from jupyter_sched.schedulers.local_procs import Replica, _Sink
+from jupyter_sched.schedulers.local_procs import PipesWatch, Replica, _Sink
 from jupyter_sched.schedulers.local_request import PopenRequest, ReplicaParam
 from jupyter_sched.schedulers.local_state import ReplicaRecord
 from jupyter_sched.specs import InvalidAppError
@@ -60,9 +60,14 @@ def make_dirs(request: PopenRequest) -> None:
 
 
 def spawn(
-    param: ReplicaParam, rep_record: ReplicaRecord, detached: bool, on_done: Callable[[Replica], None]
+    param: ReplicaParam,
+    rep_record: ReplicaRecord,
+    detached: bool,
+    on_done: Callable[[Replica], None],
+    watch_pipes: Optional[Callable[[int, int], PipesWatch]] = None,
 ) -> Replica:
-    """Starts one replica in its own session, without a shell, its output piped to the IO loop."""
+    """Starts one replica in its own session, without a shell, its output piped to the IO loop.
+    ``watch_pipes`` (the loop's) is given the read ends before the process starts, and then owns them."""
     env = dict(os.environ)
     env.update(param.env)
     if detached:
@@ -70,6 +75,7 @@ def spawn(
     sinks = [_Sink(p) for p in (param.stdout, param.stderr, param.combined) if p]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    watch = watch_pipes(out_r, err_r) if watch_pipes is not None else None
     try:
         proc = subprocess.Popen(
             param.args,
@@ -81,8 +87,9 @@ def spawn(
             start_new_session=True,
         )
     except BaseException:
-        for fd in (out_r, err_r):
-            os.close(fd)
+        if watch is None:  # else the loop closes them when it sees EOF (the write ends close below)
+            for fd in (out_r, err_r):
+                os.close(fd)
         raise
     finally:
         os.close(out_w)
@@ -97,6 +104,7 @@ def spawn(
         stderr=sinks[1],
         combined=sinks[2],
         on_done=on_done,
+        watch=watch,
     )
 
 
@@ -137,7 +145,7 @@ def rollback(started: List[Replica], request: PopenRequest) -> None:
         killpg(rep.pid, signal.SIGKILL)
     for rep in started:
         rep.proc.wait()
-        for fd in (rep.out_fd, rep.err_fd):
+        for fd in (rep.out_fd, rep.err_fd) if rep.watch is None else ():  # watched pipes: the loop closes
             if fd >= 0:
                 os.close(fd)
         for sink in (rep.stdout, rep.stderr, rep.combined):

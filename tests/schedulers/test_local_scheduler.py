@@ -186,6 +186,17 @@ def test_combined_log_keeps_write_order(sched: LocalScheduler, log_dir: str) -> 
     assert list(sched.log_iter(app_id, "main", 0)) == expected
 
 
+def test_combined_log_keeps_the_order_of_a_quick_replicas_first_writes(sched: LocalScheduler, log_dir: str) -> None:
+    # The replica often writes both lines before the submit call has returned: its pipes are watched from
+    # before it starts, so the first write to each is seen first (registering them later swapped about
+    # half of these runs).
+    for script, expected in (("echo out; echo err >&2", "out\nerr\n"), ("echo err >&2; echo out", "err\nout\n")):
+        apps = [run(sched, sh_app(script), log_dir) for _ in range(30)]
+        for app_id in apps:
+            wait_done(sched, app_id)
+        assert {"".join(sched.log_iter(app_id, "main", 0)) for app_id in apps} == {expected}, script
+
+
 def test_structured_error_file(sched: LocalScheduler, log_dir: str) -> None:
     code = (
         "import json, os, sys\n"
