@@ -21,18 +21,24 @@ __all__ = ["interleave"]
 
 
 def interleave(combined: Sequence[str], parts: Sequence[Sequence[str]]) -> Optional[List[Tuple[int, List[str]]]]:
-    """Runs ``(part index, items)`` that, concatenated, are ``combined`` and use every item of every part
-    in its order; None if ``combined`` is not such an interleaving.
+    """Runs ``(part index, items)`` that use every item of every part in its order and, concatenated, are
+    ``combined`` up to where the parts run out; None if ``combined`` does not start with such an
+    interleaving. What ``combined`` has beyond that is ignored: read after the parts, it may hold output
+    written in between.
 
     >>> interleave(["a\\n", "E\\n", "b\\n"], [["a\\n", "b\\n"], ["E\\n"]])
     [(0, ['a\\n']), (1, ['E\\n']), (0, ['b\\n'])]
     """
     pos = [0] * len(parts)
+    left = sum(len(part) for part in parts)
     runs: List[Tuple[int, List[str]]] = []
     for item in combined:
+        if not left:
+            break
         for i, part in enumerate(parts):  # first match wins: the greedy choice
             if pos[i] < len(part) and part[pos[i]] == item:
                 pos[i] += 1
+                left -= 1
                 if runs and runs[-1][0] == i:
                     runs[-1][1].append(item)
                 else:
@@ -40,6 +46,4 @@ def interleave(combined: Sequence[str], parts: Sequence[Sequence[str]]) -> Optio
                 break
         else:
             return None
-    if any(p != len(part) for p, part in zip(pos, parts)):
-        return None
-    return runs
+    return None if left else runs

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from jupyter_sched.logs.interleave import interleave
 from jupyter_sched.notebook.config import PaneSettings
@@ -93,11 +93,13 @@ def read_snapshot(
             items[i] = read(s.role, s.k, s.stream)
         except Exception as e:  # noqa: BLE001 - one unreadable replica must not hide the others
             mux.end(i, f"cannot read logs: {e}")
-    pairs = {(s.role, s.k): [i for i, t in enumerate(sources) if (t.role, t.k) == (s.role, s.k)] for s in sources}
-    for (role, k), indices in pairs.items():
+    by_replica: Dict[Tuple[str, int], List[int]] = {}
+    for i, s in enumerate(sources):
+        by_replica.setdefault((s.role, s.k), []).append(i)
+    for (role, k), indices in by_replica.items():
         runs = None
         if [sources[i].stream for i in indices] == ["stdout", "stderr"] and all(i in items for i in indices):
-            try:
+            try:  # read after the parts: it holds at least what they hold (any newer output is ignored)
                 runs = interleave(read(role, k, "combined"), [items[i] for i in indices])
             except Exception:  # noqa: BLE001 - no combined log here: keep per-stream order
                 runs = None

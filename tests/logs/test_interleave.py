@@ -29,7 +29,12 @@ def test_not_an_interleaving_gives_up() -> None:
     spliced = ["progress 10%warn\n", "done\n"]  # both streams wrote partial lines at once
     assert interleave(spliced, [out, err]) is None
     assert interleave(["a\n"], [["a\n", "b\n"], []]) is None  # an item the combined log lacks
-    assert interleave(["a\n", "x\n"], [["a\n"], []]) is None  # an item no stream has
+    assert interleave(["x\n", "a\n"], [["a\n"], []]) is None  # an item no stream has
+
+
+def test_what_the_combined_log_has_beyond_the_parts_is_ignored() -> None:
+    # the combined log is read after the streams: a running replica may have written more in between
+    assert interleave(["a\n", "E\n", "b\n", "c\n"], [["a\n"], ["E\n"]]) == [(0, ["a\n"]), (1, ["E\n"])]
 
 
 def test_empty() -> None:
