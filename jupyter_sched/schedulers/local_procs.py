@@ -7,11 +7,12 @@ process. It copies each chunk, the moment it arrives, to ``stdout.log``/``stderr
 only after its process has exited *and* its pipes are drained, so the last bytes it printed are in the
 files before anyone is told it finished. Nothing here sleeps in a polling loop.
 
-The pipes are watched from *before* the process starts (:meth:`ProcessLoop.watch_pipes`, called by the
-submitting thread), because epoll reports descriptors in the order they became readable only for
-descriptors it already watched: pipes registered after a quick replica had written to both would come out
-in registration order, and ``echo out; echo err >&2`` would often land in ``combined.log`` swapped. What
-arrives before the loop has opened the replica's log files waits in memory (:class:`PipesWatch`).
+epoll reports descriptors in the order they became readable, but only for descriptors it watched when
+that happened: pipes registered after a quick replica had written to both would come out in registration
+order, and ``echo out; echo err >&2`` would often land in ``combined.log`` swapped. So :func:`spawn`
+watches each replica's pipes with a small epoll of its own from before the process starts (no thread
+reads them), and :meth:`ProcessLoop._register` registers them with the loop in the order that epoll saw
+them become readable.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from __future__ import annotations
 import heapq
 import os
 import select
+import selectors
 import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.schedulers.log_files import INDEX_RECORD
 
@@ -61,16 +63,6 @@ class _Sink:
 
 
 @dataclass(eq=False)
-class PipesWatch:
-    """A replica's output pipes as watched from before its process started, until the loop adopts them
-    (:meth:`ProcessLoop.add`). Owned by the loop thread: nobody else reads or closes these descriptors."""
-
-    kinds: Dict[int, str]  # fd -> "out" / "err"
-    chunks: List[Tuple[str, bytes, float]] = field(default_factory=list)  # read before adoption, in order
-    closed: Set[int] = field(default_factory=set)  # fds that reached EOF before adoption (closed already)
-
-
-@dataclass(eq=False)
 class Replica:
     """A running replica as the loop sees it. ``on_done`` is called (on the loop thread) once the process
     has exited and its output is fully written."""
@@ -88,7 +80,8 @@ class Replica:
     pidfd: int = -1
     finished: bool = False
     extra: Dict[str, object] = field(default_factory=dict)
-    watch: Optional[PipesWatch] = None  # set when the pipes were watched from before the process started
+    first_ready: Optional["select.epoll"] = None
+    """An epoll watching the pipes since before the process started: says which became readable first."""
 
     @property
     def pid(self) -> int:
@@ -99,13 +92,10 @@ class ProcessLoop:
     """Watches replicas; started lazily, stopped by :meth:`stop`."""
 
     def __init__(self) -> None:
-        self._ep = select.epoll()
-        # fd -> (kind, owner). Entries are added before the fd is registered with epoll and may be added
-        # from any thread (a dict update is atomic); the loop thread alone removes them.
-        self._handlers: Dict[int, Tuple[str, Any]] = {}
+        self._sel = selectors.DefaultSelector()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
-        self._watch(self._wake_r, "wake", None)
+        self._sel.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
         self._pending: List[Tuple[List[Replica], Optional[Callable[[], None]]]] = []
         self._timers: List[Tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = 0
@@ -123,25 +113,10 @@ class ProcessLoop:
         thread, to keep that work off the caller's submit path; ``then`` runs once they are set up."""
         with self._lock:
             self._pending.append((replicas, then))
-            self._start_locked()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="jupyter_sched-local-io", daemon=True)
+                self._thread.start()
         self._wake()
-
-    def watch_pipes(self, out_fd: int, err_fd: int) -> PipesWatch:
-        """Starts reading a replica's stdout and stderr pipes now, before its process is started, so that
-        the order of their first writes is seen. From here on the loop owns (and closes) both fds; pass the
-        result to the Replica that :meth:`add` gets later. If the process never starts, closing the write
-        ends is enough: the loop sees end-of-file and closes the read ends."""
-        watch = PipesWatch({out_fd: "out", err_fd: "err"})
-        with self._lock:
-            self._start_locked()
-        for fd in (out_fd, err_fd):
-            self._watch(fd, "early", watch)
-        return watch
-
-    def _start_locked(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="jupyter_sched-local-io", daemon=True)
-            self._thread.start()
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> None:
         with self._lock:
@@ -175,10 +150,10 @@ class ProcessLoop:
                         then()
                     except Exception:  # noqa: BLE001 - bookkeeping must never kill the loop
                         pass
-            if self._stopping and len(self._handlers) <= 1:  # only the wake pipe is left
+            if self._stopping and len(self._sel.get_map()) <= 1:  # only the wake pipe is left
                 break
-            for fd, _ in self._ep.poll(-1 if timeout is None else timeout):  # in the order fds became ready
-                kind, owner = self._handlers.get(fd, ("", None))
+            for key, _ in self._sel.select(timeout):
+                kind, rep = key.data
                 if kind == "wake":
                     try:
                         while os.read(self._wake_r, 4096):
@@ -186,13 +161,11 @@ class ProcessLoop:
                     except BlockingIOError:
                         pass
                 elif kind == "pid":
-                    self._on_exit(owner, fd)
-                elif kind == "early":
-                    self._on_early_output(owner, fd)
-                elif kind:
-                    self._on_output(owner, fd, kind)
+                    self._on_exit(rep, key.fd)
+                else:
+                    self._on_output(rep, key.fd, kind)
             self._run_timers()
-        self._ep.close()
+        self._sel.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
 
@@ -208,54 +181,28 @@ class ProcessLoop:
             except Exception:  # noqa: BLE001 - a timer must never kill the loop
                 pass
 
-    def _watch(self, fd: int, kind: str, owner: Any) -> None:
-        self._handlers[fd] = (kind, owner)  # first, so that no event finds the fd unknown
-        self._ep.register(fd, select.EPOLLIN)
-
-    def _unwatch_and_close(self, fd: int) -> None:
-        self._ep.unregister(fd)
-        self._handlers.pop(fd, None)
-        os.close(fd)
-
     def _register(self, rep: Replica) -> None:
         for sink in (rep.stdout, rep.stderr, rep.combined) if rep.out_fd >= 0 else ():
             if sink.fd < 0:
                 sink.open()
-        watch = rep.watch
-        if watch is not None:  # adopt the pipes: what they gave so far goes to the files, in order
-            for kind, chunk, when in watch.chunks:
-                (rep.stdout if kind == "out" else rep.stderr).write(chunk, when)
-                rep.combined.write(chunk, when)
-            watch.chunks.clear()
-            rep.open_fds = {fd for fd in watch.kinds if fd not in watch.closed}
-            for fd in rep.open_fds:
-                self._handlers[fd] = (watch.kinds[fd], rep)
-        else:
-            rep.open_fds = {fd for fd in (rep.out_fd, rep.err_fd) if fd >= 0}
-            for fd in (rep.out_fd, rep.err_fd):
-                if fd >= 0:
-                    self._watch(fd, "out" if fd == rep.out_fd else "err", rep)
+        fds = [fd for fd in (rep.out_fd, rep.err_fd) if fd >= 0]
+        if rep.first_ready is not None:  # already-readable fds join the ready list in registration order
+            ready = [fd for fd, _ in rep.first_ready.poll(0)]  # in the order they became readable
+            fds = ready + [fd for fd in fds if fd not in ready]
+            rep.first_ready.close()
+            rep.first_ready = None
+        rep.open_fds = set(fds)
+        for fd in fds:
+            self._sel.register(fd, selectors.EVENT_READ, ("out" if fd == rep.out_fd else "err", rep))
         try:
             rep.pidfd = os.pidfd_open(rep.pid)
-            self._watch(rep.pidfd, "pid", rep)
+            self._sel.register(rep.pidfd, selectors.EVENT_READ, ("pid", rep))
         except (AttributeError, OSError):  # no pidfd (old kernel): a waiter thread stands in
             threading.Thread(target=self._wait_thread, args=(rep,), daemon=True).start()
 
     def _wait_thread(self, rep: Replica) -> None:
         rep.proc.wait()
         self.call_later(0, lambda: self._on_exit(rep, -1))
-
-    def _on_early_output(self, watch: PipesWatch, fd: int) -> None:
-        """Output of a replica whose log files the loop has not opened yet: kept, in order, until then."""
-        try:
-            chunk = os.read(fd, _READ_SIZE)
-        except OSError:
-            chunk = b""
-        if chunk:
-            watch.chunks.append((watch.kinds[fd], chunk, time.time()))
-        else:
-            self._unwatch_and_close(fd)
-            watch.closed.add(fd)
 
     def _on_output(self, rep: Replica, fd: int, kind: str) -> None:
         try:
@@ -267,7 +214,8 @@ class ProcessLoop:
             (rep.stdout if kind == "out" else rep.stderr).write(chunk, now)
             rep.combined.write(chunk, now)
         else:
-            self._unwatch_and_close(fd)
+            self._sel.unregister(fd)
+            os.close(fd)
             rep.open_fds.discard(fd)
             self._maybe_done(rep)
         with self.changed:
@@ -276,7 +224,8 @@ class ProcessLoop:
 
     def _on_exit(self, rep: Replica, pidfd: int) -> None:
         if pidfd >= 0:
-            self._unwatch_and_close(pidfd)
+            self._sel.unregister(pidfd)
+            os.close(pidfd)
         if rep.exited_at is not None:
             return
         # The leader is a zombie until reaped, so its pid (= the group id) cannot have been reused yet:
@@ -294,7 +243,8 @@ class ProcessLoop:
             return
         _signal_group(rep.pid, signal.SIGKILL)
         for fd in rep.open_fds:
-            self._unwatch_and_close(fd)
+            self._sel.unregister(fd)
+            os.close(fd)
         rep.open_fds.clear()
         self._maybe_done(rep)
 

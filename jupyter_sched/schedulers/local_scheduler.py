@@ -277,7 +277,6 @@ class LocalScheduler(Scheduler[PopenRequest]):
                         rep_record,
                         request.outlive_owner,
                         lambda r, rr=rep_record: self._on_replica_done(local_app, rr, r),
-                        self._loop.watch_pipes,
                     )
                     started.append(rep)
                     record.replicas.append(rep_record)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List
 
-from jupyter_sched.schedulers.local_procs import PipesWatch, Replica, _Sink
+from jupyter_sched.schedulers.local_procs import Replica, _Sink
 from jupyter_sched.schedulers.local_request import PopenRequest, ReplicaParam
 from jupyter_sched.schedulers.local_state import ReplicaRecord
 from jupyter_sched.specs import InvalidAppError
@@ -60,14 +61,9 @@ def make_dirs(request: PopenRequest) -> None:
 
 
 def spawn(
-    param: ReplicaParam,
-    rep_record: ReplicaRecord,
-    detached: bool,
-    on_done: Callable[[Replica], None],
-    watch_pipes: Optional[Callable[[int, int], PipesWatch]] = None,
+    param: ReplicaParam, rep_record: ReplicaRecord, detached: bool, on_done: Callable[[Replica], None]
 ) -> Replica:
-    """Starts one replica in its own session, without a shell, its output piped to the IO loop.
-    ``watch_pipes`` (the loop's) is given the read ends before the process starts, and then owns them."""
+    """Starts one replica in its own session, without a shell, its output piped to the IO loop."""
     env = dict(os.environ)
     env.update(param.env)
     if detached:
@@ -75,7 +71,9 @@ def spawn(
     sinks = [_Sink(p) for p in (param.stdout, param.stderr, param.combined) if p]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    watch = watch_pipes(out_r, err_r) if watch_pipes is not None else None
+    first_ready = select.epoll()  # see local_procs: which pipe the replica writes to first
+    first_ready.register(out_r, select.EPOLLIN)
+    first_ready.register(err_r, select.EPOLLIN)
     try:
         proc = subprocess.Popen(
             param.args,
@@ -87,9 +85,9 @@ def spawn(
             start_new_session=True,
         )
     except BaseException:
-        if watch is None:  # else the loop closes them when it sees EOF (the write ends close below)
-            for fd in (out_r, err_r):
-                os.close(fd)
+        first_ready.close()
+        for fd in (out_r, err_r):
+            os.close(fd)
         raise
     finally:
         os.close(out_w)
@@ -104,7 +102,7 @@ def spawn(
         stderr=sinks[1],
         combined=sinks[2],
         on_done=on_done,
-        watch=watch,
+        first_ready=first_ready,
     )
 
 
@@ -145,7 +143,9 @@ def rollback(started: List[Replica], request: PopenRequest) -> None:
         killpg(rep.pid, signal.SIGKILL)
     for rep in started:
         rep.proc.wait()
-        for fd in (rep.out_fd, rep.err_fd) if rep.watch is None else ():  # watched pipes: the loop closes
+        if rep.first_ready is not None:
+            rep.first_ready.close()
+        for fd in (rep.out_fd, rep.err_fd):
             if fd >= 0:
                 os.close(fd)
         for sink in (rep.stdout, rep.stderr, rep.combined):
