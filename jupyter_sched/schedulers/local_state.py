@@ -11,7 +11,7 @@ import json
 import os
 import threading
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional
 
 from jupyter_sched.specs import AppState
@@ -92,7 +92,10 @@ class AppRecord:
         return None
 
     def to_json(self) -> Dict[str, Any]:
-        data = asdict(self)
+        # A shallow walk, not dataclasses.asdict: asdict deep-copies every value, and this runs on the submit
+        # path and on every replica's end. The values are only serialised, never kept.
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["replicas"] = [dict(vars(r)) for r in self.replicas]
         data["state"] = str(self.state())
         return data
 
