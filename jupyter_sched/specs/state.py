@@ -120,11 +120,12 @@ class AppStatus:
         )
 
     def to_json(self) -> dict[str, Any]:
+        """Plain JSON types; the ``<NONE>`` placeholder of ``msg`` and ``structured_error_msg`` becomes null."""
         return {
             "state": str(self.state),
             "num_restarts": self.num_restarts,
-            "msg": self.msg,
-            "structured_error_msg": self.structured_error_msg,
+            "msg": None if self.msg == NONE else self.msg,
+            "structured_error_msg": None if self.structured_error_msg == NONE else self.structured_error_msg,
             "ui_url": self.ui_url,
             "roles": [
                 {

@@ -21,6 +21,7 @@ def test_status_text_json_and_roles(cli: Cli) -> None:
     )
     data = json.loads(cli("status", handle, "--json").stdout)
     assert data["app_handle"] == handle and data["state"] == "FAILED"
+    assert data["structured_error_msg"] is None  # not the "<NONE>" placeholder
     assert [(r["id"], r["state"], r["exit_code"]) for r in data["roles"][0]["replicas"]] == [
         (0, "SUCCEEDED", 0),
         (1, "FAILED", 1),
