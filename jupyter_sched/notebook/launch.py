@@ -97,8 +97,15 @@ def _cell_argv(line: RunLine, cell: str) -> List[str]:
         raise ArgsError("%%sched_run: the cell is empty (only blank lines); write the script in the cell")
     rest = line.rest[1:] if line.rest[:1] == ["--"] else list(line.rest)
     if line.flag("python"):
-        return [*line.run_options, "utils.python", *rest, "-c", cell]
-    return [*line.run_options, "utils.sh", *rest, "--", cell]
+        return [*line.run_options, "utils.python", *rest, "-c", cell_script(cell)]
+    return [*line.run_options, "utils.sh", *rest, "--", cell_script(cell)]
+
+
+def cell_script(cell: str) -> str:
+    """The cell as a replica's argument: macros such as ``${replica_id}`` are filled in per replica, but
+    ``$$`` (the shell's process id) stays as written. Arguments go through ``string.Template``, where
+    ``$$`` means a literal ``$``; a pasted script must not change meaning, so each ``$$`` is doubled."""
+    return cell.replace("$$", "$$$$")
 
 
 def _check_cell_app(app: AppDef, line: RunLine, cell: str) -> None:
@@ -106,6 +113,7 @@ def _check_cell_app(app: AppDef, line: RunLine, cell: str) -> None:
     ``-m``/``-c``/``--script`` the program's argv) would silently change it, so anything on the line
     that landed there is an error naming it."""
     args = list(app.roles[0].args) if len(app.roles) == 1 else []
+    cell = cell_script(cell)
     if args == ["-c", cell]:
         return
     rest = line.rest[1:] if line.rest[:1] == ["--"] else list(line.rest)

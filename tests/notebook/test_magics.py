@@ -180,6 +180,12 @@ def test_cell_magic_runs_the_cell_as_a_shell_script(ip: Any, magics: Any) -> Non
     assert job.logs(role="sh", k=1, streams="stdout") == ["A  b", "3"]
 
 
+def test_cell_magic_fills_in_macros_but_keeps_the_shells_dollar_dollar(ip: Any, magics: Any) -> None:
+    script = 'echo "replica ${replica_id}"\necho "pid $$" | tr -d 0-9\necho "$$" | grep -qx "[0-9]*" && echo numeric\n'
+    job = ip.run_cell_magic("sched_run", "--wait --num_replicas 2", script)
+    assert job.logs(role="sh", k=1, streams="stdout") == ["replica 1", "pid ", "numeric"]
+
+
 @pytest.mark.parametrize(
     "line, cell, needle",
     [
