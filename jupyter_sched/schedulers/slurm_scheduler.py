@@ -345,7 +345,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         if not re.fullmatch(r"\d+", app_id or ""):
             return None
         cached = self._ended.get(app_id)
-        if cached is not None and (cached.complete or not self._steps_arrived(cached)):
+        if cached is not None and cached.complete:
             return cached
         records = slurm_cli.job_components(app_id)
         comps: List[_Component] = []
@@ -357,7 +357,8 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             comps, restarts = _from_controller(records)
             if comps[0].start is None:  # pending: no steps yet, no need to ask the database
                 return self._attach_manifest(_Job(app_id, comps, {}, restarts))
-        deadline = time.monotonic() + (0.0 if cached is not None else _STEP_LAG)  # re-reads do not wait again
+        # an ended job kept without every step's exit code is read again, once, without waiting
+        deadline = time.monotonic() + (0.0 if cached is not None else _STEP_LAG)
         while True:
             accounting = slurm_cli.accounting_rows([app_id])
             rows = [r for r in accounting or [] if split_job_id(r["JobID"]).job == app_id]
@@ -381,11 +382,6 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
                 self._ended[app_id] = self._attach_manifest(job)
                 return self._ended[app_id]
             time.sleep(0.1)
-
-    def _steps_arrived(self, job: "_Job") -> bool:
-        """One quick look whether the database now has the steps an ended job lacked (then re-read it)."""
-        rows = [r for r in slurm_cli.accounting_rows([job.job_id]) or [] if split_job_id(r["JobID"]).job == job.job_id]
-        return bool(_ended_steps(_current_steps(rows, job.components)) - _ended_steps(job.steps))
 
     def _attach_manifest(self, job: _Job) -> _Job:
         work_dir = job.leader.work_dir
