@@ -58,11 +58,6 @@ def _local_replicas(request: Any) -> List[Replica]:
     return out
 
 
-def mask_command_line(line: str) -> str:
-    """A command line with secret-looking ``--env``/``-e`` values masked (see :func:`mask_shell_text`)."""
-    return mask_shell_text(line)
-
-
 _LIMIT_KEYS = (("cpus", "nano_cpus"), ("memory", "mem_limit"), ("shm_size",), ("gpus", "device_requests"),
                ("devices",), ("restart_policy",), ("privileged",))  # fmt: skip
 """Limits to show: the request's readable name first, else the docker SDK's keyword."""
@@ -95,9 +90,9 @@ def _docker_replicas(request: Any) -> List[Replica]:
             env = dict(e.split("=", 1) if "=" in e else (e, "") for e in env)
         command = merged.get("command")
         if i < len(commands):
-            argv = mask_command_line(commands[i])
+            argv = mask_shell_text(commands[i])
         elif merged.get("docker_run"):
-            argv = mask_command_line(str(merged["docker_run"]))
+            argv = mask_shell_text(str(merged["docker_run"]))
         else:
             argv = shlex.join(command) if isinstance(command, list) else command
         labels = merged.get("labels") or {}

@@ -13,6 +13,7 @@ import shlex
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.notebook import dryrun_repr
+from jupyter_sched.notebook.masking import mask_env
 from jupyter_sched.notebook.theme import (
     MONO,
     code,
@@ -20,7 +21,6 @@ from jupyter_sched.notebook.theme import (
     esc,
     fmt_clock,
     fmt_duration,
-    mask_env,
     pill,
     table,
     text_table,

@@ -13,8 +13,6 @@ import html
 import time
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from jupyter_sched.notebook.masking import MASK, SECRET_NAME, mask_env, mask_value  # noqa: F401 - re-exported
-
 
 STATE_COLORS: Mapping[str, str] = {
     "UNSUBMITTED": "#808080",

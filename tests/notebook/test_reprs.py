@@ -11,6 +11,7 @@ import pytest
 
 from jupyter_sched.notebook import dryrun_repr
 from jupyter_sched.notebook.dryrun_repr import DRYRUN_MIME
+from jupyter_sched.notebook.masking import mask_shell_text
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import (
     AppDef,
@@ -135,12 +136,12 @@ def test_slurm_dryrun_is_a_table_per_replica_with_secrets_masked(ip: Any, magics
 
 def test_masking_keeps_a_command_line_copyable() -> None:
     line = "docker run --env 'A=1 2' -e HF_TOKEN=abc --env=DB_PASSWORD=\"x y\" img sh -c 'echo \"$HOME\" # not a comment' # note"
-    masked = dryrun_repr.mask_command_line(line)
+    masked = mask_shell_text(line)
     assert masked == (
         "docker run --env 'A=1 2' -e 'HF_TOKEN=********' --env='DB_PASSWORD=********' img"
         " sh -c 'echo \"$HOME\" # not a comment' # note"
     )
-    assert dryrun_repr.mask_command_line("git clone https://me:tok@github.com/a/b x#y") == (
+    assert mask_shell_text("git clone https://me:tok@github.com/a/b x#y") == (
         "git clone https://********@github.com/a/b x#y"
     )
 
