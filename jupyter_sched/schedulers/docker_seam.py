@@ -88,7 +88,7 @@ class Seam:
             if nl >= 0:
                 self._n = nl + 1
                 if self._matching:
-                    out += self._sync_recent()
+                    out += self._sync_recent(prefer_last=True)
                     out += self._resolve()
         return out
 
@@ -208,12 +208,17 @@ class Seam:
         self._lead, self._lead_live = "", False
         return piece
 
-    def _sync_recent(self) -> str:
-        """The seam may have been emitted already (read before the live stream's line end came)."""
+    def _sync_recent(self, prefer_last: bool = False) -> str:
+        """The seam may have been emitted already (read before the live stream's line end came).
+
+        Identical lines can make several records fit; then the live text that came before the history was
+        read is taken to be in it (the first fit), and a line end that came after it, not (the last fit)."""
         assert self._n is not None
         line = self._live[: self._n]
         after_live = self._live[self._n :]
-        for j, record in enumerate(self._recent):
+        order = range(len(self._recent) - 1, -1, -1) if prefer_last else range(len(self._recent))
+        for j in order:
+            record = self._recent[j]
             if not record.endswith(line):
                 continue
             after_hist = "".join(self._recent[j + 1 :])
