@@ -192,8 +192,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         app_dir = os.path.join(base, self.session_name, app_id)
         role_params: Dict[str, List[ReplicaParam]] = {}
         role_log_dirs: Dict[str, List[str]] = {}
-        for i, role in enumerate(app.roles):
-            _check_role_dir_name(i, role.name)
+        for role in app.roles:
             img_root = provider.fetch_role(role)
             cwd = provider.get_cwd(role.image) or os.getcwd()
             params, dirs = [], []
@@ -594,16 +593,6 @@ def _save(record: AppRecord) -> None:
         record.save()
     except OSError:
         logger.warning("jupyter_sched: %s (the app's state is kept in memory)", record.save_error)
-
-
-def _check_role_dir_name(i: int, name: str) -> None:
-    """A role's name becomes a directory of its app: it must stay one directory name."""
-    try:
-        check_name(name, "role name")
-    except ValueError as e:
-        raise InvalidAppError(
-            f"roles[{i}].name", f"{name!r} cannot name a log directory", "Use a name without '/', '..' or NUL"
-        ) from e
 
 
 def _read_error(path: str) -> str:
