@@ -18,7 +18,7 @@ from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.cli.render import render
 from jupyter_sched.frontend.config import ConfigError, load_config
-from jupyter_sched.frontend.run_args import RunArgs, parse_run_args
+from jupyter_sched.frontend.run_args import RunArgs, checked_app, parse_run_args
 from jupyter_sched.frontend.run_options import HELP
 from jupyter_sched.runner import get_runner
 from jupyter_sched.specs import AppDryRunInfo, AppState, AppStatus, InvalidAppError, InvalidRunConfigException
@@ -79,8 +79,8 @@ def execute(args: RunArgs, runner: Any) -> int:
     from jupyter_sched.cli.cmd_log import stream_app_logs
     from jupyter_sched.components import materialize
 
-    app = materialize(
-        args.component, args.component_args, args.component_defaults, args.defaults_origin
+    app = checked_app(
+        materialize(args.component, args.component_args, args.component_defaults, args.defaults_origin)
     )
     info = dryrun(runner, app, args)
     if args.dryrun:

@@ -17,7 +17,7 @@ from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.frontend.errors import UsageError
 from jupyter_sched.frontend.run_options import RunLine, build_run_parser, split_run_line
-from jupyter_sched.specs import CfgVal, InvalidRunConfigException, runopts
+from jupyter_sched.specs import AppDef, CfgVal, InvalidAppError, InvalidRunConfigException, runopts, validate_app
 
 CfgLayer = Tuple[str, Mapping[str, Mapping[str, Any]]]
 """``(where it comes from, {scheduler: {option: value}})``: a source of run option defaults."""
@@ -84,6 +84,17 @@ def typed_cfg(
             value = os.path.join(base_dir, os.path.expanduser(value))
         out[key] = value
     return out
+
+
+def checked_app(app: AppDef) -> AppDef:
+    """``app`` if it is well formed; else a UsageError naming the field (``roles[0].num_replicas: ...``): an
+    AppDef made from the line is input like any flag, so ``--num_replicas 0`` and ``-1`` are refused alike,
+    whichever component (built-in or ``file.py:fn``) turned the flag into the AppDef."""
+    try:
+        validate_app(app)
+    except InvalidAppError as e:
+        raise UsageError(str(e)) from None
+    return app
 
 
 def check_config_tables(config: ProjectConfig) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Optional
 from jupyter_sched.components.errors import ComponentError, ComponentHelp
 from jupyter_sched.components.finder import materialize
 from jupyter_sched.frontend.errors import ParserExit
-from jupyter_sched.frontend.run_args import RunArgs, parse_run_line
+from jupyter_sched.frontend.run_args import RunArgs, checked_app, parse_run_line
 from jupyter_sched.frontend.run_options import RunLine
 from jupyter_sched.notebook.args import ArgsError
 from jupyter_sched.specs import AppDef, AppDryRunInfo
@@ -58,7 +58,7 @@ def plan_run(
             )
         run_args.cfg["outlive_owner"] = True
     try:
-        app = _app(run_args, namespace or {}, cell is not None)
+        app = checked_app(_app(run_args, namespace or {}, cell is not None))
         if cell is not None:
             _check_cell_app(app, line, cell)
         info = runner.dryrun(app, run_args.scheduler, run_args.cfg, run_args.workspace)
