@@ -246,6 +246,8 @@ class JobView:
 
     #: Seconds to wait for the log followers after the app ended before the record is published anyway.
     LOG_GRACE = 10.0
+    #: Seconds ``poll`` (after a cell) waits for the logs of an app that has just ended.
+    POLL_WAIT = 5.0
 
     def __init__(self, job: Job, settings: PaneSettings) -> None:
         import ipywidgets as w
@@ -287,7 +289,13 @@ class JobView:
         return self.log_pane.final or late
 
     def poll(self) -> None:
-        """Nothing to do: the panes' threads keep the view current."""
+        """Catches up with an end the panes' threads have not seen yet (a ``--wait`` that just returned):
+        the status pane renders the final state now, and the log pane gets a moment to read the rest."""
+        status = self.job.last_status
+        if not self.status_pane.terminal and status is not None and status.is_terminal():
+            self.status_pane.refresh()
+        if self.status_pane.terminal and not self.log_pane.final:
+            self.log_pane.done.wait(self.POLL_WAIT)
 
     def _on_status_final(self) -> None:
         self._ended_at = time.monotonic()

@@ -203,6 +203,11 @@ class StatusPane:
         for callback in callbacks:
             callback()
 
+    def refresh(self) -> None:
+        """Asks the scheduler and renders now, on the calling thread (the ticker notices the end too)."""
+        self._tick()
+        self.wake()
+
     def _tick(self) -> bool:
         status = self.job.fetch_status()
         with self.lock:
