@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers import SchedulerFactory, get_scheduler_factories
 from jupyter_sched.schedulers.api import ListAppResponse, Scheduler, Stream
+from jupyter_sched.specs.limits import check_replica_limit
 from jupyter_sched.specs import (
     AppDef,
     AppDryRunInfo,
@@ -99,9 +100,14 @@ class Runner:
         workspace: Optional[str] = None,
         parent_run_id: Optional[str] = None,
     ) -> AppDryRunInfo:
-        """The request ``scheduler`` would get for ``app``; nothing runs and ``app`` is not modified."""
+        """The request ``scheduler`` would get for ``app``; nothing runs and ``app`` is not modified.
+
+        Validates as TorchX's runner does (the app's fields, then the scheduler's ``_validate``), plus the
+        scheduler's replica limit, before the scheduler builds any request.
+        """
         validate_app(app)
         sched = self._scheduler(scheduler)
+        check_replica_limit(app, sched.max_replicas() if hasattr(sched, "max_replicas") else None, scheduler)
         app = copy.deepcopy(app)
         job_id = make_app_handle(scheduler, self._name, macros.app_id)
         for role in app.roles:
@@ -118,6 +124,7 @@ class Runner:
                     " drop --workspace or use local_docker"
                 )
             sched.build_workspace_and_update_role(app.roles[0], workspace, resolved)
+        sched._validate(app, scheduler)
         info = sched.submit_dryrun(app, resolved)
         info._scheduler = scheduler
         return info

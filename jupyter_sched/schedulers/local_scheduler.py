@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shlex
 import threading
 import time
@@ -23,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict
 
+from jupyter_sched.schedulers.api import checked_app
+from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -88,7 +89,6 @@ PET_LOG_DIR_ENV = "PET_LOG_DIR"
 """Set, as TorchX does, to the replica's log directory (beside ``TORCHELASTIC_ERROR_FILE``), where
 torchelastic-aware programs write their own logs."""
 CANCEL_MARKER = "cancelled"
-_UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]+|\.\.+")
 logger = logging.getLogger(__name__)
 
 
@@ -181,25 +181,25 @@ class LocalScheduler(Scheduler[PopenRequest]):
         """Resources are not enforced locally, so a role without one is fine."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[PopenRequest]:
+        app = checked_app(self, app)
         request = self._to_popen_request(app, cfg)
         return AppDryRunInfo(request, format_request)
 
     def _to_popen_request(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> PopenRequest:
-        app_id = make_unique(_UNSAFE_ID_CHARS.sub("_", app.name) or "app")
+        app_id = make_unique(safe_name(app.name))
         provider = self._image_provider_class(cfg)
         base = os.path.abspath(os.path.expanduser(str(cfg.get("log_dir") or self._bases[0])))
         app_dir = os.path.join(base, self.session_name, app_id)
         role_params: Dict[str, List[ReplicaParam]] = {}
         role_log_dirs: Dict[str, List[str]] = {}
-        for i, role in enumerate(app.roles):
-            _check_role_dir_name(i, role.name)
+        for role in app.roles:
             img_root = provider.fetch_role(role)
             cwd = provider.get_cwd(role.image) or os.getcwd()
             params, dirs = [], []
             for k in range(role.num_replicas):
                 values = macros.Values(img_root=img_root, app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV)
                 replica_role = values.apply(role)
-                replica_dir = os.path.join(app_dir, role.name, str(k))
+                replica_dir = os.path.join(app_dir, safe_name(role.name, "role"), str(k))
                 param = provider.get_replica_param(
                     img_root,
                     replica_role,
@@ -593,16 +593,6 @@ def _save(record: AppRecord) -> None:
         record.save()
     except OSError:
         logger.warning("jupyter_sched: %s (the app's state is kept in memory)", record.save_error)
-
-
-def _check_role_dir_name(i: int, name: str) -> None:
-    """A role's name becomes a directory of its app: it must stay one directory name."""
-    try:
-        check_name(name, "role name")
-    except ValueError as e:
-        raise InvalidAppError(
-            f"roles[{i}].name", f"{name!r} cannot name a log directory", "Use a name without '/', '..' or NUL"
-        ) from e
 
 
 def _read_error(path: str) -> str:
