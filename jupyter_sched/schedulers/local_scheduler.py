@@ -65,7 +65,6 @@ from jupyter_sched.specs import (
     AppDef,
     AppDryRunInfo,
     CfgVal,
-    InvalidAppError,
     ReplicaStatus,
     RoleStatus,
     UnknownAppException,

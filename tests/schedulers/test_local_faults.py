@@ -229,11 +229,14 @@ def test_a_record_planted_inside_the_log_dir_proves_nothing(planted, log_dir: st
 
 
 def test_unsafe_app_and_role_names_never_climb_out(sched: LocalScheduler, log_dir: str) -> None:
-    app_id = sched.submit(AppDef("up..up", [Role("main", "x", entrypoint="true")]), {"log_dir": log_dir})
-    assert app_id.startswith("up_up-") and parse_safe_handle(f"local_cwd://test/{app_id}").app_id == app_id
-    assert os.path.isdir(os.path.join(log_dir, "test", app_id))
-    with pytest.raises(ValueError, match=r"roles\[0\]\.name"):
-        sched.submit_dryrun(AppDef("a", [Role("r..r", "x", entrypoint="true")]), {"log_dir": log_dir})
+    app = AppDef("../up", [Role("../../r", "x", entrypoint="sh", args=["-c", "echo inside"])])
+    app_id = sched.submit(app, {"log_dir": log_dir})
+    assert parse_safe_handle(f"local_cwd://test/{app_id}").app_id == app_id
+    wait_done(sched, app_id)
+    app_dir = os.path.join(log_dir, "test", app_id)
+    written = [os.path.join(root, f) for root, _, files in os.walk(log_dir) for f in files]
+    assert written and all(f.startswith(app_dir + os.sep) for f in written)
+    assert list(sched.log_iter(app_id, "../../r", 0)) == ["inside\n"]  # the role keeps its name
 
 
 # -- files and modes -----------------------------------------------------------------------------------------
