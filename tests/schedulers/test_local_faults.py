@@ -78,8 +78,21 @@ def test_a_full_disk_truncates_one_replicas_logs_and_nothing_else_stops(small_di
     app_dir = os.path.join(small_disk, "test", full.rsplit("/", 1)[1])
     leftovers = [f for _, _, files in os.walk(small_disk) for f in files if f.endswith(".tmp")]
     assert leftovers == []
-    with open(os.path.join(app_dir, "state.json")) as f:
-        assert json.load(f)["app_id"] == full.rsplit("/", 1)[1]  # the previous state is intact
+    with open(os.path.join(app_dir, "state.json")) as f:  # saved with the space set aside at the start
+        saved = json.load(f)
+    assert saved["state"] == "SUCCEEDED" and "logs truncated" in saved["replicas"][0]["msg"]
+
+
+def _fill(path: str) -> None:
+    """Fills the disk to the last byte."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def test_a_state_file_that_cannot_be_written_keeps_the_previous_one(small_disk: str, sched: LocalScheduler) -> None:
@@ -87,14 +100,9 @@ def test_a_state_file_that_cannot_be_written_keeps_the_previous_one(small_disk: 
     app_dir = os.path.join(small_disk, "test", app_id)
     with open(os.path.join(app_dir, "state.json")) as f:
         before = f.read()
-    fd = os.open(os.path.join(small_disk, "filler"), os.O_WRONLY | os.O_CREAT)
-    try:  # fill the disk to the last byte
-        while os.write(fd, b"\0" * 4096):
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    _fill(os.path.join(small_disk, "filler"))
+    os.remove(os.path.join(app_dir, "state.reserve"))  # the space set aside for this moment is taken too
+    _fill(os.path.join(small_disk, "filler2"))
     desc = wait_done(sched, app_id)
     assert desc.state == AppState.SUCCEEDED  # the owner still knows
     assert "could not save" in desc.msg and "state.json" in desc.msg
