@@ -26,10 +26,10 @@ from jupyter_sched.specs import (
     UnknownSchedulerException,
     macros,
     make_app_handle,
-    parse_app_handle,
     runopts,
     validate_app,
 )
+from jupyter_sched.specs.handles import check_name, parse_safe_handle
 
 DEFAULT_SESSION = "default"
 JOB_ID_ENV = "JUPYTER_SCHED_JOB_ID"
@@ -45,7 +45,7 @@ class Runner:
         component_defaults: Optional[Dict[str, Dict[str, str]]] = None,
         scheduler_params: Optional[Dict[str, Any]] = None,
     ) -> None:
-        self._name = name
+        self._name = check_name(name, "session name")
         self._factories = dict(scheduler_factories)
         self._component_defaults = component_defaults or {}
         self._scheduler_params = scheduler_params or {}
@@ -180,7 +180,7 @@ class Runner:
 
     # -- observe ---------------------------------------------------------------------------------------------
     def _resolve(self, app_handle: AppHandle) -> Tuple[Scheduler, str]:
-        scheduler, session, app_id = parse_app_handle(app_handle)
+        scheduler, session, app_id = parse_safe_handle(app_handle)
         return self._scheduler(scheduler, session), app_id
 
     def status(self, app_handle: AppHandle) -> Optional[AppStatus]:

@@ -89,8 +89,8 @@ class Session:
         """The trait if set, else what ``jupyter-sched run`` picks (project config, else the registry's)."""
         if self._config.default_scheduler:
             return str(self._config.default_scheduler)
-        from jupyter_sched.cli.common import pick_scheduler
-        from jupyter_sched.cli.config import load_config
+        from jupyter_sched.frontend.config import load_config
+        from jupyter_sched.frontend.targets import pick_scheduler
 
         try:
             return pick_scheduler(None, load_config())

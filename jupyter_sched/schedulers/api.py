@@ -268,6 +268,18 @@ def role_summary(role: Role) -> dict:
     }
 
 
+def role_from_summary(summary: Mapping[str, Any]) -> Role:
+    """The Role recorded by :func:`role_summary`, rebuilt (fields it does not keep get their defaults)."""
+    return Role(
+        name=summary["name"],
+        image=summary.get("image", ""),
+        entrypoint=summary.get("entrypoint", ""),
+        args=list(summary.get("args", [])),
+        num_replicas=summary.get("num_replicas", 1),
+        max_retries=summary.get("max_retries", 0),
+    )
+
+
 def unknown_replica(app_id: str, role_name: str, k: int, replicas: Iterable[Tuple[str, int]]) -> ValueError:
     """The error for a ``log_iter`` of a role or replica the app does not have, naming what exists.
 

@@ -15,7 +15,7 @@ from jupyter_sched.specs.app import (
     macros,
     validate_app,
 )
-from jupyter_sched.specs.dryrun import AppDryRunInfo
+from jupyter_sched.specs.dryrun import AppDryRunInfo, DryRunView, ReplicaPlan
 from jupyter_sched.specs.errors import (
     AppStatusError,
     InvalidAppError,
@@ -56,6 +56,8 @@ from jupyter_sched.specs.state import (
 __all__ = [
     "ALL", "MISSING", "NONE", "AppDef", "RetryPolicy", "Role", "macros", "validate_app",
     "AppDryRunInfo",
+    "DryRunView",
+    "ReplicaPlan",
     "AppStatusError", "InvalidAppError", "InvalidRunConfigException", "MalformedAppHandleException",
     "UnknownAppException", "UnknownSchedulerException",
     "AppHandle", "ParsedAppHandle", "make_app_handle", "make_unique", "parse_app_handle", "random_id",
