@@ -3,7 +3,7 @@
 This is the module path and behaviour TorchX documents for ``materialize_appdef``, for code written
 against it. Every parameter is ``--name VALUE`` (a one-letter one also ``-n VALUE``); a ``bool`` takes
 ``True``/``False`` as text; a ``List``/``Dict`` takes comma-separated text (parsed as our components'
-flags are, :mod:`jupyter_sched.components.types`); ``*args`` takes every remaining word (a leading ``--``
+flags are: ``A=1,B=2``); ``*args`` takes every remaining word (a leading ``--``
 is dropped); ``cmpnt_defaults`` override the function's defaults and may be objects rather than text
 (passed through as they are, e.g. a nested ``Dict[str, List[str]]``). Parsing is stdlib ``argparse``, as in
 TorchX, so a missing required flag prints the usage and exits. The ``jupyter-sched`` CLI and magics use
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import typing
 from typing import Any, Callable, Dict, List, Optional
 
 from jupyter_sched.specs.app import AppDef
@@ -107,15 +108,29 @@ def _decode(value: Any, annotation: Any) -> Any:
     annotation = _unwrap_optional(annotation)
     if annotation is bool:
         return value.lower() == "true"
-    if annotation in _SCALARS or annotation is inspect.Parameter.empty:
-        return value
-    from jupyter_sched.components.types import UnsupportedType, classify
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is list and len(args) == 1 and args[0] in _SCALARS:
+        return [args[0](part.strip()) for part in value.split(",") if part.strip()] if value else None
+    if origin is dict and len(args) == 2 and args[0] in _SCALARS and args[1] in _SCALARS:
+        return {args[0](k): args[1](v) for k, v in _pairs(value).items()} if value else None
+    return value
 
-    try:
-        kind = classify(annotation)
-    except UnsupportedType:
-        return value
-    return kind.parse(value) if value else None
+
+def _pairs(text: str) -> Dict[str, str]:
+    """``A=1,B=2`` -> ``{"A": "1", "B": "2"}``; a piece without ``=`` continues the previous value
+    (``P=/a,/b,N=1`` -> ``{"P": "/a,/b", "N": "1"}``), as our components' dict flags read it."""
+    out: Dict[str, str] = {}
+    key = None
+    for piece in text.split(","):
+        if "=" in piece:
+            key, _, val = piece.partition("=")
+            key = key.strip()
+            out[key] = val.strip()
+        elif key is not None:
+            out[key] += "," + piece.strip()
+        elif piece.strip():
+            raise ValueError(f"{text!r}: {piece!r} is not KEY=VALUE; write e.g. A=1,B=2")
+    return out
 
 
 def materialize_appdef(
