@@ -19,6 +19,7 @@ from jupyter_sched.notebook.theme import (
     code,
     elapsed,
     esc,
+    exit_text,
     fmt_clock,
     fmt_duration,
     pill,
@@ -40,7 +41,7 @@ def replica_rows(status: AppStatus, now: Optional[float] = None, html: bool = Tr
             else:
                 took = "-"
             where = str(rep.pid) if rep.pid is not None else (rep.hostname or "-")
-            exit_code = "" if rep.exit_code is None else str(rep.exit_code)
+            exit_code = exit_text(rep.exit_code)
             state = pill(rep.state) if html else str(rep.state)
             if rep.num_restarts:
                 state += f" ({rep.num_restarts} restarts)"

@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from jupyter_sched.schedulers.api import role_summary
 from jupyter_sched.schedulers.slurm_cli import Node, Partition, time_minutes
 from jupyter_sched.specs import AppDef, CfgVal, DryRunView, InvalidAppError, ReplicaPlan, Role, macros
+from jupyter_sched.specs.names import safe_name
 
 RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
 ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
@@ -263,9 +264,9 @@ def build_request(app: AppDef, cfg: Mapping[str, CfgVal], session: str, app_dir:
         for k in range(role.num_replicas):
             values = macros.Values(img_root=cwd, app_id=_APP_ID_MARK, replica_id=str(k), rank0_env=RANK0_ENV)
             r = values.apply(role)
-            rep_dir = os.path.join(app_dir, role.name, str(k))
+            rep_dir = os.path.join(app_dir, safe_name(role.name, "role"), str(k))
             res = role.resource
-            sbatch = [f"--job-name={app.name}:{role.name}:{k}", "--nodes=1", "--ntasks=1"]
+            sbatch = [f"--job-name={safe_name(app.name)}:{safe_name(role.name, 'role')}:{k}", "--nodes=1", "--ntasks=1"]
             if res.cpu > 0:
                 sbatch.append(f"--cpus-per-task={res.cpu}")
             if res.memMB > 0:

@@ -66,6 +66,8 @@ class ReplicaStatus:
     started: Optional[float] = None
     finished: Optional[float] = None
     num_restarts: int = 0
+    msg: str = ""
+    """What the backend has to say about this replica beyond its state (e.g. its logs were truncated)."""
 
 
 @dataclass
@@ -140,6 +142,7 @@ class AppStatus:
                             "started": rep.started,
                             "finished": rep.finished,
                             "num_restarts": rep.num_restarts,
+                            "msg": rep.msg or None,
                         }
                         for rep in r.replicas
                     ],
