@@ -1,12 +1,12 @@
 """Reading a replica container's log: the engine's log history, and its live output while following.
 
-Items follow the ``Scheduler.log_iter`` rule, the same on every backend:
+Items follow the ``Scheduler.log_iter`` rule that every backend shares (written out in ``log_files``):
 
 * a line the program ended with ``\\n`` is one item (``\\r\\n`` stays inside it);
 * a ``\\r`` progress frame is an item of its own;
-* while following, text without a line end that has been quiet for ``QUIET_S`` (50 ms) is an item of its
-  own, so a prompt or a slow progress bar shows at once; what follows it on that line is the next item;
-* the final text of a stream without a line end is the last item.
+* while following, text without a line end that has been quiet for ``QUIET_S`` is an item of its own,
+  so a prompt or a slow progress bar shows at once; what follows it on that line is the next item;
+* a snapshot never cuts a line; the final text of a stream without a line end is its last item.
 
 Concatenating the items of one stream gives back exactly what the program wrote (see ``docker_seam`` for
 the one exception of a follow that starts in the middle of a ``\\r``-framed line). Items are assembled by
@@ -39,14 +39,13 @@ from jupyter_sched.logs.lines import LineSplitter
 from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.schedulers.docker_engine import lost_engine
 from jupyter_sched.schedulers.docker_frames import Frame, frame_batches, frames_of, runs
+from jupyter_sched.schedulers.log_files import QUIET_S
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
 
 __all__ = ["DockerLogIterator", "docker_time", "frames_of", "Cursor", "Splitters", "QUIET_S"]
 
-QUIET_S = 0.05
-"""Seconds unterminated text stays quiet before a follow yields it as an item of its own."""
 _CHUNK = 1 << 16
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _FIXED_TS_LEN = len("2006-01-02T15:04:05.000000000Z")
@@ -276,7 +275,7 @@ class Splitters:
         splitter = self._by_kind.get(kind)
         if splitter is None or not splitter.pending:
             return []
-        items = splitter.flush()
+        items = splitter.take_pending()
         if kind in self._open:
             self._open.remove(kind)
         return items
