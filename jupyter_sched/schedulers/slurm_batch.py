@@ -197,7 +197,7 @@ def render_script(req: SlurmBatchRequest) -> str:
         + (" one het-job component each." if req.heterogeneous else " a plain job."),
         f"# jupyter_sched submits it as {shlex.quote(req.script_path)}, with the replicas' log wrapper beside it.",
         "# To submit it yourself, put the wrapper there first:",
-        f"#   mkdir -p {app_dir} && cp {shlex.quote(wrapper_src)} {app_dir}/ && sbatch --parsable THIS_FILE",
+        f"#   umask 077 && mkdir -p {app_dir} && cp {shlex.quote(wrapper_src)} {app_dir}/ && sbatch --parsable THIS_FILE",
     ]
     for rep in req.replicas:
         if rep.offset:
@@ -206,6 +206,8 @@ def render_script(req: SlurmBatchRequest) -> str:
         lines += ["#SBATCH " + opt for opt in opts]
     lines += [
         "",
+        "# What the job writes (logs, srun messages) is for its owner only.",
+        "umask 077",
         "# srun writes each replica's own messages into <role>/<k>/srun.log: its directory must exist.",
         "mkdir -p " + " ".join(shlex.quote(rep.dir) for rep in req.replicas),
         "# Replicas find the rank-0 node's address in $" + RANK0_ENV + ".",

@@ -38,6 +38,7 @@ from jupyter_sched.schedulers.api import (
     unknown_replica,
 )
 from jupyter_sched.schedulers.slurm_batch import (
+    BATCH_LOG,
     LOG_FILES,
     MANIFEST,
     SCRIPT_NAME,
@@ -196,9 +197,23 @@ def _read_json(path: str) -> Optional[Dict[str, Any]]:
 
 def _write_json(path: str, data: Dict[str, Any]) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w") as f:
+    with open(_private_file(tmp), "w") as f:
         json.dump(data, f, indent=1)
     os.replace(tmp, path)
+
+
+def _private_dir(path: str) -> None:
+    """``path`` (and missing parents) as a directory only its owner can enter: 0700, whatever the umask."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
+
+
+def _private_file(path: str) -> str:
+    """Creates ``path`` (empty, if missing) readable by its owner only (0600); returns it. Job files hold
+    the replicas' env (tokens passed with ``-e``) and what jobs print."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    os.chmod(path, 0o600)
+    return path
 
 
 def _read_text(path: str) -> str:
@@ -296,7 +311,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         job_id = proc.stdout.strip().split(";")[0]
         manifest.update(job_id=job_id, submitted=submitted)
         _write_json(os.path.join(request.app_dir, MANIFEST), manifest)
-        os.makedirs(self._index_dir(), exist_ok=True)
+        _private_dir(self._index_dir())
         _write_json(
             os.path.join(self._index_dir(), f"{job_id}.json"),
             {"job_id": job_id, "name": request.app_name, "app_dir": request.app_dir, "submitted": submitted},
@@ -307,19 +322,21 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         """Writes the app's directory: script, replica wrapper, manifest and empty log files (so readers never
         wait for a file a replica that failed to start would create)."""
         try:
-            os.makedirs(request.app_dir)
+            os.makedirs(os.path.dirname(request.app_dir), exist_ok=True)
+            os.mkdir(request.app_dir, 0o700)
+            os.chmod(request.app_dir, 0o700)
+            _private_file(os.path.join(request.app_dir, BATCH_LOG))  # Slurm keeps the mode of a file it reopens
             for rep in request.replicas:
-                os.makedirs(rep.dir, exist_ok=True)
+                _private_dir(os.path.dirname(rep.dir))
+                _private_dir(rep.dir)
                 for name in LOG_FILES:
                     for path in (os.path.join(rep.dir, name), os.path.join(rep.dir, name[: -len(".log")] + ".idx")):
-                        open(path, "ab").close()
+                        _private_file(path)
             script = os.path.join(request.app_dir, SCRIPT_NAME)
-            with open(script, "w") as f:
+            with open(_private_file(script), "w") as f:  # sbatch reads it; it holds the replicas' env
                 f.write(request.script)
-            os.chmod(script, 0o755)
-            shutil.copyfile(
-                os.path.join(os.path.dirname(__file__), WRAPPER_NAME), os.path.join(request.app_dir, WRAPPER_NAME)
-            )
+            wrapper = os.path.join(request.app_dir, WRAPPER_NAME)
+            shutil.copyfile(os.path.join(os.path.dirname(__file__), WRAPPER_NAME), _private_file(wrapper))
             manifest = {
                 "app_name": request.app_name,
                 "session": request.session,
