@@ -28,6 +28,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from jupyter_sched.schedulers import slurm_cli, slurm_opts
 from jupyter_sched.schedulers.api import checked_app
+from jupyter_sched.specs.limits import max_replicas_from_env
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -237,6 +238,11 @@ def _srun_problem(rep_dir: str) -> str:
     return said[-1][:300] if said else ""
 
 
+_UNKNOWN_CLUSTER_MAX = 4096
+"""The replica bound when ``sinfo`` does not answer (the dry run cannot check the cluster)."""
+_SINFO_TTL_S = 10.0
+
+
 # -- the scheduler -------------------------------------------------------------------------------------------------
 
 
@@ -248,6 +254,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         self._root = os.path.abspath(os.path.expanduser(job_root or default_job_root()))
         self._finished: Dict[Tuple[str, str, int], Tuple[bool, float]] = {}
         self._ended: Dict[str, _Job] = {}  # jobs that ended, as Slurm finally recorded them
+        self._sinfo: Optional[Tuple[float, Dict[str, slurm_cli.Partition]]] = None
 
     # -- options and dry run ---------------------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
@@ -255,6 +262,25 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
         """A role without a resource gets the partition's defaults (one CPU), so none is required."""
+
+    def max_replicas(self) -> int:
+        """The cluster's size: one replica per node, so an app can never have more replicas than the cluster
+        has nodes (``JUPYTER_SCHED_MAX_REPLICAS`` overrides it). Checked before any request is built; the
+        capacity check then refines it per partition, resources and constraint. Without ``sinfo``,
+        ``_UNKNOWN_CLUSTER_MAX``."""
+        try:
+            parts = self._partitions()
+        except SlurmError:
+            return max_replicas_from_env(os.environ, _UNKNOWN_CLUSTER_MAX)
+        nodes = {node.name for part in parts.values() for node in part.nodes}
+        return max_replicas_from_env(os.environ, len(nodes) or 1)
+
+    def _partitions(self) -> Dict[str, slurm_cli.Partition]:
+        """``sinfo``'s partitions, asked at most once per ``_SINFO_TTL_S`` (a dry run needs them twice)."""
+        now = time.monotonic()
+        if self._sinfo is None or now - self._sinfo[0] > _SINFO_TTL_S:
+            self._sinfo = (now, slurm_cli.partitions())
+        return self._sinfo[1]
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmBatchRequest]:
         app = checked_app(self, app)
@@ -275,7 +301,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         """Refuses (InvalidAppError) an app the cluster cannot hold. Without an answer from ``sinfo`` the
         dry run only notes that nothing was checked; ``schedule`` then raises."""
         try:
-            parts = slurm_cli.partitions()
+            parts = self._partitions()
         except SlurmError as e:
             if strict:
                 raise

@@ -265,8 +265,16 @@ def test_dryrun_renders_and_apps_that_cannot_fit_are_refused(srunner: Runner, sl
     too_fat = AppDef(
         "too-fat", [Role("main", "unused", entrypoint="true", resource=resource(cpu=1, memMB=slurm_cluster.memMB + 1))]
     )
+    # the bound is the cluster's size, per role and for the roles together, before any request is built
+    huge = AppDef("huge", [Role("main", "unused", entrypoint="true", num_replicas=10**20)])
+    two_roles = AppDef(
+        "two-roles",
+        [Role(r, "unused", entrypoint="true", num_replicas=slurm_cluster.nodes // 2 + 1) for r in ("a", "b")],
+    )
     cases = [
-        (too_many, {}, "roles", f"has {slurm_cluster.nodes} node(s)"),
+        (too_many, {}, "roles[0].num_replicas", f"more than slurm runs ({slurm_cluster.nodes})"),
+        (huge, {}, "roles[0].num_replicas", f"asks for {10**20} replicas"),
+        (two_roles, {}, "roles", f"the roles together ask for {2 * (slurm_cluster.nodes // 2 + 1)} replicas"),
         (too_big, {}, "roles[0].resource.cpu", f"has {slurm_cluster.cpus}"),
         (too_fat, {}, "roles[0].resource.memMB", f"has {slurm_cluster.memMB} MB"),
         (fits, {"partition": "no-such-partition"}, "cfg.partition", "does not exist"),
