@@ -389,7 +389,9 @@ def check_fit(
         cpu, mem, gpu = max(res.cpu, 0), max(res.memMB, 0), max(res.gpu, 0)
         ok = [n for n in nodes if _fits(n, cpu, mem, gpu, features)]
         if not ok:
-            raise _no_node_error(i, role, nodes, where, cpu, mem, gpu, features, constraint)
+            raise _no_node_error(
+                i, role, nodes=nodes, where=where, cpu=cpu, mem=mem, gpu=gpu, features=features, constraint=constraint
+            )
         demands.append((role, ok))
     placed = _max_placement(demands)
     if placed < total:
@@ -409,7 +411,7 @@ def check_fit(
 
 
 def _no_node_error(
-    i: int, role: Role, nodes: Sequence[Node], where: str, cpu: int, mem: int, gpu: int,
+    i: int, role: Role, *, nodes: Sequence[Node], where: str, cpu: int, mem: int, gpu: int,
     features: Optional[List[frozenset]], constraint: Optional[str],
 ) -> InvalidAppError:  # fmt: skip
     most_cpu = max((n.cpus for n in nodes), default=0)

@@ -27,7 +27,8 @@ from datetime import datetime
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from jupyter_sched.schedulers import slurm_cli, slurm_opts
-from jupyter_sched.schedulers.api import checked_app
+from jupyter_sched.schedulers.api import checked_app, role_from_summary
+from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.specs.limits import max_replicas_from_env
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.api import (
@@ -59,7 +60,6 @@ from jupyter_sched.specs import (
     AppState,
     CfgVal,
     ReplicaStatus,
-    Role,
     RoleStatus,
     UnknownAppException,
     random_id,
@@ -217,14 +217,6 @@ def _private_file(path: str) -> str:
     return path
 
 
-def _read_text(path: str) -> str:
-    try:
-        with open(path) as f:
-            return f.read() or NONE
-    except OSError:
-        return NONE
-
-
 def _srun_problem(rep_dir: str) -> str:
     """The last thing Slurm or the wrapper itself said about a replica (``srun.log``: the wrapper could not
     start, or crashed), which its own logs cannot hold; "" if nothing but cancellation notices."""
@@ -310,7 +302,11 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         constraint = cfg.get("constraint")
         limit = cfg.get("time")
         request.capacity = check_fit(
-            app, parts, request.partition, str(constraint) if constraint else None, str(limit) if limit else None
+            app,
+            parts,
+            partition=request.partition,
+            constraint=str(constraint) if constraint else None,
+            time_limit=str(limit) if limit else None,
         )
         request.capacity_checked = True
 
@@ -466,7 +462,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
                     state=state,
                     role=role,
                     hostname=comp.nodes,
-                    structured_error_msg=_read_text(os.path.join(rep_dir, "error.json")) if rep_dir else NONE,
+                    structured_error_msg=read_error_file(os.path.join(rep_dir, "error.json")) if rep_dir else NONE,
                     exit_code=exit_code,
                     started=started,
                     finished=finished,
@@ -502,17 +498,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             structured_error_msg=errors[0] if errors else NONE,
             ui_url=f"file://{manifest['app_dir']}" if manifest.get("app_dir") else None,
             roles_statuses=list(roles.values()),
-            roles=[
-                Role(
-                    name=r["name"],
-                    image=r.get("image", ""),
-                    entrypoint=r.get("entrypoint", ""),
-                    args=list(r.get("args", [])),
-                    num_replicas=int(r.get("num_replicas", 1)),
-                    max_retries=int(r.get("max_retries", 0)),
-                )
-                for r in manifest.get("roles", [])
-            ],
+            roles=[role_from_summary(r) for r in manifest.get("roles", [])],
         )
 
     @staticmethod
@@ -624,7 +610,12 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
                 f"the log file {path} does not exist here: job_dir must be on a filesystem shared with the nodes"
             )
         return SlurmLogIterator(
-            path, lambda: self._replica_finished(app_id, role_name, k), regex, should_tail, since, until
+            path,
+            finished=lambda: self._replica_finished(app_id, role_name, k),
+            regex=regex,
+            should_tail=should_tail,
+            since=since,
+            until=until,
         )
 
     def _replica_finished(self, app_id: str, role_name: str, k: int) -> bool:
