@@ -30,7 +30,6 @@ _RUNNERS_LOCK = threading.Lock()
 def shared_runner(session: str, log_dir: str) -> Any:
     """The process-wide Runner of ``session`` (created on first use, never closed here)."""
     from jupyter_sched.runner import get_runner
-    from jupyter_sched.schedulers.local_scheduler import LOG_DIR_ENV
 
     if log_dir:
         os.environ[LOG_DIR_ENV] = os.path.abspath(os.path.expanduser(log_dir))
