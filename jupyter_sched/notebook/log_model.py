@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Deque, Iterator, List, Optional, Sequence, Tuple
 
-from jupyter_sched.frontend.follow import gutter as text_gutter
+from jupyter_sched.frontend.printer import gutter as text_gutter
 from jupyter_sched.logs import Line, TerminalBuffer
 from jupyter_sched.logs.ansi import PALETTE_16
 from jupyter_sched.notebook.theme import esc
