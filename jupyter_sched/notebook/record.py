@@ -28,7 +28,11 @@ from jupyter_sched.notebook.reprs import REPLICA_HEADERS, replica_rows
 from jupyter_sched.notebook.theme import NO_MATH, as_of, esc, fmt_duration, text_table
 
 TEXT_LOG_LINES = 40
-"""Log lines in a record's ``text/plain`` (the HTML keeps the pane's ``tail_lines``)."""
+"""Log lines in a record's ``text/plain``."""
+HTML_LOG_LINES = 200
+HTML_LOG_CHARS = 64_000
+"""Bounds of the log tail in a record's ``text/html`` (at most the pane's own ``tail_lines``): a saved
+notebook keeps one record per job cell, so it stays tens of KB however much the job printed."""
 
 _TRACKED: Dict[str, Any] = {}
 _LOCK = threading.Lock()
