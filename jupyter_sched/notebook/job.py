@@ -275,7 +275,9 @@ class JobView:
         controls = w.HBox([*self.status_pane.controls, *self.log_pane.controls, self.save_button,
                            self.saved_links, self.status_pane.hint])  # fmt: skip
         controls.add_class("jsched-controls")
-        self.widget = w.VBox([self.status_pane.html, controls, self.log_pane.html])
+        top = w.VBox([self.status_pane.html, controls])
+        top.add_class("jsched-status")
+        self.widget = w.VBox([top, self.log_pane.html])
         self.widget.add_class("jsched-job")
         self._ended_at: Optional[float] = None
         self._final_lock = threading.Lock()

@@ -119,8 +119,9 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
     when = "" if ended or as_of_ts is None else f" ({as_of(as_of_ts)})"
     hint = job.reattach_hint()
     html = (
-        f'<div class="jsched-record {NO_MATH}" style="font-size:13px">{status_html}'
-        f'<div style="margin-top:4px">{log_html}</div>'
+        f'<div class="jsched-record jsched-job {NO_MATH}" style="font-size:13px">'
+        f'<div class="jsched-status">{status_html}</div>'
+        f'<div class="jsched-log" style="margin-top:4px">{log_html}</div>'
         f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div></div>'
     )
     head = job.summary(final_only=False) + when

@@ -54,7 +54,7 @@ def test_buttons_in_one_row_and_elapsed_ticks(widgets: Any, recorder: Any, ip: A
     job = launch(ip, "utils.sh 'sleep 30'")
     view = job.view()
     try:
-        row = view.widget.children[1]
+        row = view.widget.children[0].children[1]
         assert view.status_pane.cancel_button in row.children and view.log_pane.follow in row.children
         assert view.save_button in row.children
         comm_id = view.status_pane.html.comm.comm_id
