@@ -20,6 +20,7 @@ from jupyter_sched.notebook.live import Follower, Ticker
 from jupyter_sched.notebook.log_model import ALL, LogMux, Source
 from jupyter_sched.notebook.record import HTML_LOG_CHARS, HTML_LOG_LINES, TEXT_LOG_LINES
 from jupyter_sched.notebook.theme import MONO, esc, fmt_clock, plural
+from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.specs import AppStatus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,7 +87,7 @@ def read_snapshot(
     mux = LogMux(sources, settings.keep_lines, settings.max_line_chars)
 
     def read(role: str, k: int, stream: str) -> List[str]:
-        return list(runner.log_lines(handle, role, k, regex, since, until, False, stream))  # type: ignore[arg-type]
+        return list(runner.log_lines(handle, role, k, regex=regex, since=since, until=until, streams=Stream(stream)))
 
     items: Dict[int, List[str]] = {}
     for i, s in enumerate(sources):
@@ -352,6 +353,9 @@ def _log_items(
     """What a follower iterates: the source's log, followed until its replica ends."""
 
     def items() -> Iterable[str]:
-        return runner.log_lines(handle, source.role, source.k, regex, since, until, True, source.stream)  # type: ignore[arg-type]
+        return runner.log_lines(
+            handle, source.role, source.k, regex=regex, since=since, until=until, should_tail=True,
+            streams=Stream(source.stream),
+        )  # fmt: skip
 
     return items
