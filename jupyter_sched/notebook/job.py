@@ -112,6 +112,10 @@ class Job:
         mux = read_snapshot(self.runner, self.handle, sources, settings, regex, since, until)
         return mux.plain(ALL, tail if tail is not None else settings.keep_lines)
 
+    def pane_settings(self) -> PaneSettings:
+        """The panes' settings as configured now (``%config SchedMagics``)."""
+        return self._settings()
+
     def view(self) -> "JobView":
         """The live view (made, and its threads started, on first use)."""
         with self._lock:
@@ -219,9 +223,10 @@ class JobRecord:
         from jupyter_sched.notebook.status_pane import failures_text, status_html
 
         job, status = self.job, self.job.last_status
-        settings = job._settings()
+        settings = job.pane_settings()
         mux = read_snapshot(job.runner, job.handle, follow_limit(app_sources(status)), settings)
-        body, hidden = mux.to_html(ALL, settings.tail_lines, settings.max_update_chars)
+        body, hidden = mux.to_html(ALL, min(settings.tail_lines, record.HTML_LOG_LINES),
+                                   min(settings.max_update_chars, record.HTML_LOG_CHARS))  # fmt: skip
         ended = status is None or status.is_terminal()
         state = "ended" if ended else f"as of {fmt_clock(as_of_ts)}"
         log_html = frame_html(mux, "logs", ALL, body, hidden, state)
@@ -263,14 +268,23 @@ class JobView:
         self.log_pane = LogPane(mux, settings, title="logs", live=True)
         self.status_pane = StatusPane(job, settings, status, stderr_tail=self.log_pane.stderr_tail)
         self.log_pane.on_all_ended = self.status_pane.wake
-        controls = w.HBox([*self.status_pane.controls, *self.log_pane.controls, self.status_pane.hint])
+        self.save_button = w.Button(description="Save logs", icon="download", layout=w.Layout(width="auto"),
+                                    tooltip="write each replica's full log next to the notebook and link it")  # fmt: skip
+        self.saved_links = w.HTML()
+        self.save_button.on_click(self._on_save)
+        controls = w.HBox([*self.status_pane.controls, *self.log_pane.controls, self.save_button,
+                           self.saved_links, self.status_pane.hint])  # fmt: skip
         controls.add_class("jsched-controls")
-        self.widget = w.VBox([self.status_pane.html, controls, self.log_pane.html])
+        top = w.VBox([self.status_pane.html, controls])
+        top.add_class("jsched-status")
+        self.widget = w.VBox([top, self.log_pane.html])
         self.widget.add_class("jsched-job")
         self._ended_at: Optional[float] = None
         self._final_lock = threading.Lock()
         self._final_callbacks: List[Callable[[], None]] = []
         self._fired = False
+        #: ``(role, k, path, lines)`` of the files "Save logs" wrote; the record links them too.
+        self.saved: List[Any] = []
         self.status_pane.start()
         self.log_pane.start(job.runner, job.handle)
         self.status_pane.when_final(self._on_status_final)
@@ -278,6 +292,20 @@ class JobView:
     def stop(self) -> None:
         self.status_pane.stop()
         self.log_pane.stop()
+
+    def _on_save(self, _button: Any = None) -> None:
+        """Writes every replica's full log next to the notebook and links the files in the pane."""
+        from jupyter_sched.notebook.log_files import links_html, save_logs
+
+        replicas = list(dict.fromkeys((s.role, s.k) for s in self.log_pane.mux.sources))
+        self.save_button.disabled = True
+        try:
+            self.saved = save_logs(self.job.runner, self.job.handle, self.job.app_id, replicas)
+            self.saved_links.value = links_html(self.saved)
+        except Exception as e:  # noqa: BLE001 - shown in the pane, never raised on a comm thread
+            self.saved_links.value = f'<span style="color:#e75c58;font-size:12px">{esc(f"could not save: {e}")}</span>'
+        finally:
+            self.save_button.disabled = False
 
     # -- the record ------------------------------------------------------------------------------------
     @property
@@ -332,9 +360,12 @@ class JobView:
             status = self.status_pane.status
         ended = status is None or status.is_terminal()
         when = None if ended else as_of_ts
+        from jupyter_sched.notebook.log_files import links_html
+
         return record.job_bundle(
             self.job, status, self.status_pane.static_html(when), failures_text(status, self.log_pane.stderr_tail),
-            self.log_pane.static_html(when), self.log_pane.static_text(record.TEXT_LOG_LINES), when,
+            self.log_pane.static_html(when) + links_html(self.saved), self.log_pane.static_text(record.TEXT_LOG_LINES),
+            when,
         )  # fmt: skip
 
     def _ipython_display_(self) -> None:

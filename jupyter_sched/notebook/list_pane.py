@@ -135,3 +135,34 @@ class ListPane:
         bundle["text/plain"] = rows_text(rows, self.notices) + "\n(states as listed; re-run %sched_list to refresh)"
         bundle["text/html"] = f"<pre>{esc(bundle['text/plain'])}</pre>"
         return bundle
+
+    # -- the cell's record (see .record): static once every listed app has ended ---------------------
+    @property
+    def final(self) -> bool:
+        with self.lock:
+            return all(r.row.state.is_terminal for r in self.rows.values())
+
+    def poll(self) -> None:
+        """Nothing to do: the ticker refreshes the rows while any app runs."""
+
+    def when_final(self, callback: Any) -> None:
+        """No callback: the next cell's ``post_run_cell`` publishes the final list."""
+
+    def widget_bundle(self) -> Dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_() or {})
+        return {k: v for k, v in bundle.items() if k.startswith("application/vnd.jupyter.widget")}
+
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, Any]:
+        from jupyter_sched.notebook.theme import NO_MATH, as_of
+
+        with self.lock:
+            rows = [r.row for r in self.rows.values()]
+            text = rows_text(rows, self.notices)
+        if as_of_ts is not None:
+            text += f"\n(states {as_of(as_of_ts)}; re-run %sched_list to refresh)"
+        return {"text/plain": text, "text/html": f'<pre class="jsched-record {NO_MATH}">{esc(text)}</pre>'}
+
+    def _ipython_display_(self) -> None:
+        from jupyter_sched.notebook import record
+
+        record.show(self)
