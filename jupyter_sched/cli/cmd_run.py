@@ -37,7 +37,7 @@ from jupyter_sched.specs import (
 HELP = "run a component on a scheduler (or show what would run, with --dryrun)"
 
 _VALUE_OPTIONS = {"-s", "--scheduler", "--cfg", "-cfg", "--scheduler_args", "--workspace"}
-_SWITCHES = {"--dryrun", "--wait", "--log", "-h", "--help"}
+_SWITCHES = {"--dryrun", "--wait", "--log", "--fail-fast", "-h", "--help"}
 
 
 @dataclass
@@ -50,6 +50,8 @@ class RunArgs:
     dryrun: bool = False
     wait: bool = False
     log: bool = False
+    fail_fast: bool = False
+    """Cancel the app as soon as one replica has failed (while waiting; see ``Runner.wait``)."""
     workspace: Optional[str] = None
     component: str = ""
     component_args: List[str] = field(default_factory=list)
@@ -98,6 +100,12 @@ def build_run_parser(prog: str = "jupyter-sched run") -> argparse.ArgumentParser
         "--log",
         action="store_true",
         help="stream the app's logs (to stderr) until it ends; implies --wait",
+    )
+    parser.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop the other replicas as soon as one fails (default, as TorchX: the others run on and the"
+        " app is FAILED once all have exited); applies while run waits",
     )
     parser.add_argument(
         "--workspace", help="a directory to overlay onto the image (schedulers that support it)"
@@ -250,6 +258,7 @@ def parse_run_args(
         dryrun=ns.dryrun,
         wait=ns.wait,
         log=ns.log,
+        fail_fast=ns.fail_fast,
         workspace=ns.workspace,
         component=component,
         component_args=list(component_args),
@@ -317,9 +326,13 @@ def execute(args: RunArgs, runner: Any) -> int:
         sys.stdout.write(format_dryrun(info))
         return 0
     owner_bound = ends_with_owner(info)
+    wait = args.wait or args.log or owner_bound
+    if args.fail_fast and not wait:
+        raise CliUsageError(
+            "--fail-fast: it stops the other replicas while run waits for the app; add --wait (or --log)"
+        )
     handle = runner.schedule(info)
     print(handle, flush=True)
-    wait = args.wait or args.log or owner_bound
     log = args.log or (owner_bound and not args.wait)
     if owner_bound and not (args.wait or args.log):
         common.err(
@@ -332,12 +345,16 @@ def execute(args: RunArgs, runner: Any) -> int:
         state = status.state if status else "UNKNOWN"
         common.err(f"{handle}: {state}. Follow it with `jupyter-sched log -f {handle}`")
         return 0
+    if args.fail_fast and log:  # the logs stream until every replica ends: watch for a failure meanwhile
+        import threading
+
+        threading.Thread(target=runner.wait, args=(handle, 2), kwargs={"fail_fast": True}, daemon=True).start()
     try:
         if log:
             errors = stream_app_logs(runner, handle, sys.stderr, follow=True)
             if errors:
                 common.err("some logs could not be read; waiting for the app to end")
-        return report_end(handle, runner.wait(handle, wait_interval=2))
+        return report_end(handle, runner.wait(handle, wait_interval=2, fail_fast=args.fail_fast))
     except KeyboardInterrupt:
         if owner_bound:
             runner.cancel(handle)

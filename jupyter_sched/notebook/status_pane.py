@@ -13,6 +13,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
+from jupyter_sched.notebook.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
 from jupyter_sched.notebook.reprs import _messages_html, replica_table_html
@@ -70,6 +71,7 @@ class StatusPane:
         self.widget = w.VBox([self.html, w.HBox([self.cancel_button, w.HTML(hint)])])
         self.widget.add_class("jsched-status")
         self.cancel_button.on_click(self._on_cancel)
+        serve_on_side_thread(self.cancel_button)  # clicks are handled while a cell waits (ipykernel 7)
         self._render_locked()
 
     @property
