@@ -112,9 +112,12 @@ def test_interrupt_during_wait_detaches_and_the_job_keeps_running(kernel: Tuple[
         next_msg()
     errors = [m["content"] for m in seen if m["msg_type"] == "error"]
     assert len(errors) == 1 and len(errors[0]["traceback"]) == 1
-    line = errors[0]["traceback"][0]
-    assert line.startswith("Detached from") and "still RUNNING" in line and "%sched_cancel" in line
-    assert not [m for m in seen if m["msg_type"] == "stream"]  # background threads printed nothing
+    assert errors[0]["traceback"][0].startswith("Interrupted: stopped waiting for")
+    streams = [m["content"] for m in seen if m["msg_type"] == "stream"]
+    # one plain message on stdout (not an error): the truth about the app; background threads print nothing
+    assert [s["name"] for s in streams] == ["stdout"]
+    text = streams[0]["text"]
+    assert "Stopped waiting for" in text and "(RUNNING)" in text and "%sched_job" in text and "%sched_cancel" in text
     out = run_ok(kc, (
         "from jupyter_sched.notebook.extension import loaded\n"
         "job = list(loaded(get_ipython()).session.jobs.values())[-1]\n"
