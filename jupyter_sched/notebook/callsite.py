@@ -6,8 +6,9 @@ README's first example). The magic therefore looks at its call site: the frame t
 ``run_line_magic``, and the instruction right after that call. A ``STORE_*`` there means the result is
 assigned (so the magic displays the view itself, and an interrupt can still bind the Job to that name);
 anything else (the cell's last expression, or an expression whose value is dropped) leaves display to
-IPython, so nothing is shown twice. Reading bytecode beats parsing the cell's text: it is exact for
-``a = b = %sched_run`` on any line, inside functions too, and costs nothing.
+IPython, so nothing is shown twice. Reading bytecode beats parsing the cell's text: it is exact for a name
+assigned on any line of a cell, inside functions too, and costs nothing. (``obj.attr = %sched_run`` loads
+``obj`` after the call, so it counts as not assigned: it shows nothing, as before.)
 """
 
 from __future__ import annotations

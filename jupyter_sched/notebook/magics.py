@@ -304,10 +304,11 @@ class SchedMagics(Magics, SchedConfig):
     @argument("--all", action="store_true", help="ask every registered scheduler")
     @line_magic
     def sched_list(self, line: str = "") -> Any:
-        """The apps of this session (also those of earlier kernels): a live table with a Cancel button per
-        app, or a text table. Asks the default scheduler, ``SchedMagics.list_schedulers`` and every
+        """The apps of this session (also those of earlier kernels): running first, newest first, with
+        start time and age; a live table with Cancel on running rows and Open (shows the app's live view
+        under the table), or a text table. Asks the default scheduler, ``SchedMagics.list_schedulers`` and every
         scheduler used in the session."""
-        from jupyter_sched.notebook.list_pane import ListPane, rows_text
+        from jupyter_sched.notebook.list_pane import ListPane, TimeBook, rows_text
 
         args = _parse(self.sched_list, line)
         schedulers = args.scheduler
@@ -315,7 +316,7 @@ class SchedMagics(Magics, SchedConfig):
             schedulers = self.session.runner.scheduler_backends()
         rows, notices = self.session.list_apps(schedulers)
         if not self.interactive:
-            print(rows_text(rows, notices))
+            print(rows_text(rows, notices, TimeBook(self.session.runner)))
             return None
         return ListPane(self.session, self.session.settings(), rows, notices, schedulers).start()
 

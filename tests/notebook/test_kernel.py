@@ -151,7 +151,7 @@ def test_restart_finds_the_apps_again(kernel: Tuple[Any, Any]) -> None:
     wait_for(lambda: state_of(bound) in ("FAILED", "CANCELLED"), 30, "the owner-bound app to end with its kernel")
     assert state_of(detached) == "RUNNING" and alive(int(pid))
     listing = run_ok(kc, "%sched_list")
-    rows = {line.split()[0]: line.split()[-1] for line in listing.splitlines()[1:]}
+    rows = {line.split()[0]: line.split()[2] for line in listing.splitlines()[1:]}
     assert rows[detached] == "RUNNING" and rows[bound] in ("FAILED", "CANCELLED")
     assert "hello-detached" in run_ok(kc, f"%sched_logs {detached.rsplit('/', 1)[1]} --snapshot")
     assert "hello-bound" in run_ok(kc, "%sched_logs sh --streams stdout")  # by name: the latest 'sh'
@@ -186,7 +186,7 @@ def test_restart_finds_docker_apps_again(kernel: Tuple[Any, Any], docker_engine:
         kc.wait_for_ready(timeout=60)
         run_ok(kc, setup)
         listing = run_ok(kc, "%sched_list")
-        assert any(line.split()[0] == handle and line.split()[-1] == "RUNNING" for line in listing.splitlines())
+        assert any(line.split()[0] == handle and line.split()[2] == "RUNNING" for line in listing.splitlines())
         app_id = handle.rsplit("/", 1)[1]
         wait_for(lambda: "from-docker" in run_ok(kc, f"%sched_logs {app_id} --snapshot"), 30, "the docker log")
         assert f"{handle}: CANCELLED" in run_ok(kc, f"%sched_cancel {app_id} --wait")

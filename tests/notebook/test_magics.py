@@ -376,7 +376,7 @@ def test_list_in_text_mode(ip: Any, magics: Any, logged: Job, capsys: Any) -> No
     ip.run_line_magic("sched_list", "")
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if logged.handle in line)
-    assert row.split() == [logged.handle, "logged", "SUCCEEDED"]
+    assert row.split()[:3] == [logged.handle, "logged", "SUCCEEDED"] and row.split()[4] == "took"
     ip.run_line_magic("sched_list", "-s nosuch")
     assert "nosuch" in capsys.readouterr().out
     with pytest.raises(UsageError, match=r"unrecognized arguments: --nope\nusage: %sched_list \[-s SCHEDULER\]"):
