@@ -4,10 +4,12 @@ A kernel runs one cell at a time on its main thread; a click in a pane is a ``co
 channel, so while a cell blocks in a wait loop the click waits for the cell to end: Cancel "does nothing".
 ipykernel 7 has *subshells* (JEP 91): extra shell threads with their own message loops, and it routes a
 ``comm_msg`` to the subshell its comm names (``_reply_subshell_for``, ipykernel >= 7.4). So the first time
-a pane is shown we ask the kernel for one subshell of our own (what a ``create_subshell_request`` does:
-one JSON request on the manager's control-to-shell-channel pair) and point our widgets' comms at it: their
-clicks are then handled on that thread whatever the main thread is doing. The handlers are already
-thread-safe (the panes take their locks; clicks could always arrive on another thread).
+a pane is shown we ask the kernel for one subshell of our own (as a ``create_subshell_request`` does: the
+subshell manager creates it on the shell-channel thread, where we schedule the call and wait for it) and
+point our widgets' comms at it: their clicks are then handled on that thread whatever the main thread is
+doing. The handlers are already thread-safe (the panes take their locks; clicks could always arrive on
+another thread). A click handled there answers with busy/idle status messages of its own, as any
+subshell's requests do.
 
 Why not poll the shell channel from the wait loop, as ``jupyter_ui_poll`` does: that replaces the kernel's
 ``execute_request`` handler and re-enters its event loop, which ipykernel 7 runs on a separate shell-channel
@@ -20,6 +22,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Optional
 
+CREATE_TIMEOUT = 10.0
 _LOCK = threading.Lock()
 _SUBSHELL: Optional[str] = None
 _TRIED = False
@@ -43,16 +46,24 @@ def subshell_id() -> Optional[str]:
         kernel = _kernel()
         channel = getattr(kernel, "shell_channel_thread", None)
         manager = getattr(channel, "manager", None)
-        pair = getattr(manager, "control_to_shell_channel", None)
-        if pair is None:
+        create = getattr(manager, "_create_subshell", None)
+        io_loop = getattr(channel, "io_loop", None)
+        if create is None or io_loop is None:
             return None
-        try:
-            pair.from_socket.send_json({"type": "create"})
-            reply = pair.from_socket.recv_json()
-        except Exception:  # noqa: BLE001 - no subshell: clicks wait for the cell, as without this module
-            return None
-        if isinstance(reply, dict) and reply.get("status") == "ok":
-            _SUBSHELL = str(reply["subshell_id"])
+        made: list = []
+        done = threading.Event()
+
+        def on_shell_channel_thread() -> None:  # where the manager creates subshells (JEP 91 requests)
+            try:
+                made.append(create())
+            except Exception:  # noqa: BLE001 - no subshell: clicks wait for the cell, as without this module
+                pass
+            finally:
+                done.set()
+
+        io_loop.add_callback(on_shell_channel_thread)
+        if done.wait(CREATE_TIMEOUT) and made:
+            _SUBSHELL = str(made[0])
         return _SUBSHELL
 
 

@@ -87,6 +87,10 @@ class SchedMagics(Magics, SchedConfig):
         ``cancel_on_interrupt`` the app is cancelled instead."""
         try:
             yield
+        except Detached:  # an inner blocking step (``--log``'s follow) already said it
+            if site is not None:
+                site.bind(self.shell.user_ns if self.shell is not None else {}, job)
+            raise
         except KeyboardInterrupt:
             if site is not None:
                 site.bind(self.shell.user_ns if self.shell is not None else {}, job)
@@ -96,11 +100,14 @@ class SchedMagics(Magics, SchedConfig):
             print(detach_message(job, site), flush=True)
             raise Detached(f"Interrupted: stopped waiting for {job.handle} (the app was not stopped).") from None
 
-    def _wait(self, job: Any, site: Optional[CallSite] = None) -> None:
-        """Blocks until the app ends, waiting in short slices so that an interrupt arrives at once; clicks
-        in the job's panes are handled meanwhile (ipykernel 7). Raises :class:`JobFailed` unless the app
-        succeeded (or was cancelled from this kernel), binding the Job first if the line assigns it."""
+    def _wait(self, job: Any, site: Optional[CallSite] = None, before: Any = None) -> None:
+        """Blocks until the app ends (after calling ``before``), waiting in short slices so that an
+        interrupt arrives at once; clicks in the job's panes are handled meanwhile (ipykernel 7). Raises
+        :class:`JobFailed` unless the app succeeded (or was cancelled from this kernel), binding the Job
+        first if the line assigns it."""
         with self.detach_on_interrupt(job, site):
+            if before is not None:
+                before()
             status = job.wait()
         failure = job.failure(status)
         if failure is not None:
@@ -186,17 +193,19 @@ class SchedMagics(Magics, SchedConfig):
         if self.interactive:
             from IPython.display import display
 
-            display(job)
-            self._wait(job, site)
+            self._wait(job, site, lambda: display(job))
             job.compact_in_this_cell()
             return job
-        print(f"{job.name} launched: {handle} (waiting; interrupt to detach)", flush=True)
-        if run_args.log:
-            from jupyter_sched.notebook.log_pane import app_sources
-            from jupyter_sched.notebook.logs_cmd import print_follow
 
-            print_follow(self, job, app_sources(job.fetch_status()), None, None, None, None)
-        self._wait(job, site)
+        def announce() -> None:
+            print(f"{job.name} launched: {handle} (waiting; interrupt to detach)", flush=True)
+            if run_args.log:
+                from jupyter_sched.notebook.log_pane import app_sources
+                from jupyter_sched.notebook.logs_cmd import print_follow
+
+                print_follow(self, job, app_sources(job.fetch_status()), None, None, None, None)
+
+        self._wait(job, site, announce)
         return job
 
     # -- %sched_logs ------------------------------------------------------------------------------------
