@@ -30,7 +30,11 @@ ALLOWED: Dict[str, Set[str]] = {
     "frontend": {"specs", "schedulers", "logs", "components", "runner"},
     "cli": {"specs", "schedulers", "logs", "components", "runner", "frontend"},
     "notebook": {"specs", "schedulers", "logs", "components", "runner", "frontend"},
+    "workspace": {"schedulers"},  # TorchX's module path for WorkspaceMixin: a re-export
 }
+#: Modules kept at a path TorchX documents that sits below what they wrap (a facade, imported lazily):
+#: module -> the extra packages it may import.
+TORCHX_PATHS: Dict[str, Set[str]] = {"specs/finder.py": {"components"}}
 UI_LIBRARIES = ("IPython", "ipywidgets", "ipykernel", "traitlets")
 
 
@@ -70,6 +74,8 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
             target = parts[1]
             if target in (layer, "__init__") or target in ALLOWED[layer]:
                 continue
+            if target in TORCHX_PATHS.get(str(path.relative_to(PKG)), set()):
+                continue
             if target not in ALLOWED:  # a top-level module that is not a layer (e.g. __main__)
                 continue
             wrong.append(f"{_where(path, line)}: {layer}/ imports {name}")
@@ -91,8 +97,10 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
-#: Underscore names that are public API of the standard library or of namedtuples.
+#: Underscore names that are public API of the standard library or of namedtuples, and the hooks
+#: TorchX's Scheduler contract gives protected names (its Runner calls ``_validate`` and ``_submit_dryrun``).
 STDLIB_PUBLIC = {"_exit", "_replace", "_asdict", "_fields", "_make", "_getframe"}
+CONTRACT_HOOKS = {"_validate", "_submit_dryrun"}
 
 
 def _own_private_names(tree: ast.Module) -> Set[str]:
@@ -117,7 +125,7 @@ def _own_private_names(tree: ast.Module) -> Set[str]:
 def test_no_module_uses_another_modules_underscore_names() -> None:
     wrong: List[str] = []
     for path, _layer, tree in _modules():
-        own = _own_private_names(tree) | STDLIB_PUBLIC
+        own = _own_private_names(tree) | STDLIB_PUBLIC | CONTRACT_HOOKS
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (
                 (node.module or "").startswith("jupyter_sched") or node.level

@@ -2,10 +2,11 @@
 ``%sched_list``, ``%sched_cancel`` and ``%sched_describe``.
 
 The methods are thin: they parse (bad arguments raise ``UsageError`` with the usage), then hand over to
-:mod:`.launch`, :mod:`.session` and the panes. Blocking (``--wait``, ``%sched_logs -f``) waits in short
+:mod:`.run_plan`, :mod:`.session` and the panes. Blocking (``--wait``, ``%sched_logs -f``) waits in short
 slices; an interrupt (■) only detaches: a plain message says what happens to the app (local replicas end
 with the kernel unless ``--detach``) and how to get the Job back, unless ``cancel_on_interrupt`` is set.
-``--wait`` raises :class:`~jupyter_sched.notebook.outcome.JobFailed` when the app did not succeed. Configuration is the traits of :class:`SchedConfig`.
+``--wait`` raises :class:`~jupyter_sched.notebook.outcome.JobFailed` when the app did not succeed.
+Configuration is the traits of :class:`SchedConfig`.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ class SchedMagics(Magics, SchedConfig):
             job = %sched_run -s local_docker --cfg copy_env=HF_* utils.python -m mypkg.train
             %sched_run --dryrun myapp
         """
-        from jupyter_sched.notebook.launch import plan_run
+        from jupyter_sched.notebook.run_plan import plan_run
 
         try:
             allowed = ("quiet", "detach", "no_wait", "python") if cell is not None else ("quiet", "detach", "no_wait")
@@ -170,11 +171,9 @@ class SchedMagics(Magics, SchedConfig):
             handle = self.session.runner.schedule(info)
         except ValueError as e:
             raise _usage(e) from None
-        from jupyter_sched.cli.cmd_run import ends_with_owner
-
         site = magic_call_site()
         job = self.session.launched(handle, info.app.name if info.app is not None else "")
-        job.bound_to_kernel = ends_with_owner(info)
+        job.bound_to_kernel = getattr(info.request, "outlive_owner", None) is False  # local, no --detach
         job.fail_fast = bool(getattr(run_args, "fail_fast", False))
         wait = run_args.wait or run_args.log or (self.wait and not run_line.flag("no_wait"))
         if job.fail_fast and not wait:
@@ -203,7 +202,7 @@ class SchedMagics(Magics, SchedConfig):
                 from jupyter_sched.notebook.log_pane import app_sources
                 from jupyter_sched.notebook.logs_cmd import print_follow
 
-                print_follow(self, job, app_sources(job.fetch_status()), None, None, None, None)
+                print_follow(job, app_sources(job.fetch_status()), self.detach_on_interrupt)
 
         self._wait(job, site, announce)
         return job
@@ -242,7 +241,9 @@ class SchedMagics(Magics, SchedConfig):
 
         try:
             args = _parse(self.sched_logs, line)
-            return logs_cmd.run(self, args, local_ns)
+            return logs_cmd.run(
+                self.session, args, namespace=self._namespace(local_ns), on_interrupt=self.detach_on_interrupt
+            )
         except ArgsError as e:
             raise _usage(e) from None
 
