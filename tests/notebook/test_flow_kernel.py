@@ -109,16 +109,17 @@ def test_cancel_click_is_handled_while_the_cell_waits(kernel: Tuple[Any, Any]) -
 def test_assigned_run_shows_the_view_once(kernel: Tuple[Any, Any]) -> None:
     _, kc = kernel
     run_ok(kc, "%load_ext jupyter_sched")
-    reply, msgs = execute(kc, "job = %sched_run utils.sh 'echo shown'")
+    reply, msgs = execute(kc, "job = %sched_run utils.sh 'echo shown; sleep 30'")
     assert reply["content"]["status"] == "ok"
     shown = [m for m in msgs if m["msg_type"] in ("display_data", "execute_result")]
-    assert [m["msg_type"] for m in shown] == ["display_data"]
-    assert "application/vnd.jupyter.widget-view+json" in shown[0]["content"]["data"]
-    reply, msgs = execute(kc, "%sched_run utils.sh 'echo shown'")
+    assert len(shown) == 1 and "application/vnd.jupyter.widget-view+json" in shown[0]["content"]["data"]
+    reply, msgs = execute(kc, "%sched_run utils.sh 'echo shown; sleep 30'")
     shown = [m for m in msgs if m["msg_type"] in ("display_data", "execute_result")]
-    assert [m["msg_type"] for m in shown] == ["execute_result"]
+    assert len(shown) == 1 and "application/vnd.jupyter.widget-view+json" in shown[0]["content"]["data"]
     reply, msgs = execute(kc, "x = 1\njob2 = %sched_run --quiet utils.sh 'echo quiet'")
     assert not [m for m in msgs if m["msg_type"] in ("display_data", "execute_result")]
+    run_ok(kc, "from jupyter_sched.notebook.extension import loaded\n"
+               "for j in loaded(get_ipython()).session.jobs.values(): j.cancel()")
 
 
 def test_interrupt_binds_the_job_and_sched_job_gets_it_back(kernel: Tuple[Any, Any]) -> None:
