@@ -196,14 +196,17 @@ class LogMux:
         for n, (i, line) in enumerate(reversed(rows)):
             source = self.sources[i]
             body = line.to_html()
+            # stderr keeps its "!" marker; the red tint is for errors, not for progress bars (tqdm writes
+            # its frames to stderr): a line redrawn in place is not tinted
+            tinted = source.is_stderr and not line.redrawn
             if gutter:
                 mark = "!" if source.is_stderr else "|"
-                color = "#e75c58" if source.is_stderr else self._color[source.replica]
+                color = "#e75c58" if tinted else self._color[source.replica]
                 body = (
                     f'<span style="color:{color};user-select:none">'
                     f"{esc(source.replica.ljust(self._width))} {mark} </span>{body}"
                 )
-            if source.is_stderr:
+            if tinted:
                 body = f'<span style="{_STDERR_BG}">{body}</span>'
             size += len(body) + 1
             if max_chars is not None and out and size > max_chars:
