@@ -2,7 +2,7 @@
 ``%sched_cancel`` and ``%sched_describe``.
 
 The methods are thin: they parse (bad arguments raise ``UsageError`` with the usage), then hand over to
-:mod:`.launch`, :mod:`.session` and the panes. Blocking (``--wait``, ``%sched_logs -f``) waits in short
+:mod:`.run_plan`, :mod:`.session` and the panes. Blocking (``--wait``, ``%sched_logs -f``) waits in short
 slices; an interrupt (■) only detaches: one line says how to re-attach or cancel, and the app keeps
 running, unless ``cancel_on_interrupt`` is set. Configuration is the traits of :class:`SchedConfig`.
 """

@@ -20,11 +20,11 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.job import Job
+from jupyter_sched.schedulers.local_scheduler import LOG_DIR_ENV
 from jupyter_sched.specs import AppState, parse_app_handle
 
 _RUNNERS: Dict[Tuple[str, str], Any] = {}
 _RUNNERS_LOCK = threading.Lock()
-LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
 
 
 def shared_runner(session: str, log_dir: str) -> Any:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
-from jupyter_sched.notebook.reprs import _messages_html, replica_table_html
+from jupyter_sched.notebook.reprs import messages_html, replica_table_html
 from jupyter_sched.notebook.theme import MONO, as_of, code, esc, exit_text, fmt_duration, pill
 from jupyter_sched.specs import NONE, AppState, AppStatus, ReplicaStatus
 
@@ -139,7 +139,7 @@ def status_html(
     body = header_html(job, status, now, stderr_tail, as_of_ts)
     if status is None:
         return body + '<div style="font-size:12px">the scheduler does not know this app (any more)</div>'
-    return body + replica_table_html(status, now) + failures_html(status, stderr_tail) + _messages_html(status)
+    return body + replica_table_html(status, now) + failures_html(status, stderr_tail) + messages_html(status)
 
 
 class StatusPane:

@@ -260,7 +260,6 @@ class ProcessLoop:
         if rep.fault:
             return
         rep.fault = reason
-        logger.warning("jupyter_sched: replica pid %s: logs truncated: %s", rep.pid, reason)
         try:
             rep.on_fault(rep, reason)
         except Exception:  # noqa: BLE001

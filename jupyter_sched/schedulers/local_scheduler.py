@@ -40,6 +40,7 @@ from jupyter_sched.schedulers.local_images import (
     LocalDirectoryImageProvider,
 )
 from jupyter_sched.schedulers.local_logs import LogIterator
+from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
@@ -65,7 +66,6 @@ from jupyter_sched.specs import (
     AppDef,
     AppDryRunInfo,
     CfgVal,
-    InvalidAppError,
     ReplicaStatus,
     RoleStatus,
     UnknownAppException,
@@ -347,6 +347,10 @@ class LocalScheduler(Scheduler[PopenRequest]):
     def _on_log_fault(self, local_app: _LocalApp, rep_record: ReplicaRecord, reason: str) -> None:
         """Loop thread: the replica's logs could not be written in full; it keeps running and being read."""
         rep_record.msg = f"logs truncated: {reason}; the rest of its output was read and dropped"
+        logger.warning(
+            "jupyter_sched: %s[%s] of %s: %s", rep_record.role, rep_record.replica_id, local_app.record.app_id,
+            rep_record.msg,
+        )  # fmt: skip
         _save(local_app.record)
 
     def _evict(self) -> None:
@@ -410,7 +414,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
                     state=rep.state(record.cancelled),
                     role=rep.role,
                     hostname="localhost",
-                    structured_error_msg=_read_error(rep.error_file),
+                    structured_error_msg=read_error_file(rep.error_file),
                     exit_code=rep.exit_code,
                     pid=rep.pid,
                     started=rep.started,
@@ -593,16 +597,6 @@ def _save(record: AppRecord) -> None:
         record.save()
     except OSError:
         logger.warning("jupyter_sched: %s (the app's state is kept in memory)", record.save_error)
-
-
-def _read_error(path: str) -> str:
-    if not path:
-        return NONE
-    try:
-        with open(path) as f:
-            return f.read() or NONE
-    except OSError:
-        return NONE
 
 
 _OWN_START = process_start_time(os.getpid())

@@ -17,6 +17,7 @@ directory it was found in, and log paths it names outside that directory are ref
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -28,7 +29,10 @@ from jupyter_sched.schedulers.local_groups import Group, process_start_time
 from jupyter_sched.specs import AppState
 
 STATE_FILE = "state.json"
+RESERVE_FILE = "state.reserve"
+"""Space set aside when the app starts, given back to let ``state.json`` be saved once the disk is full."""
 FILE_MODE = 0o600
+_MIN_RESERVE = 64 * 1024
 
 
 @dataclass
@@ -143,11 +147,44 @@ class AppRecord:
             os.unlink(path)
             raise
         os.close(fd)
+        self._reserve(max(_MIN_RESERVE, 4 * len(data)))
+
+    def _reserve(self, size: int) -> None:
+        """Sets ``size`` bytes aside beside the record (its replicas' logs may fill the disk later)."""
+        path = os.path.join(self.app_dir, RESERVE_FILE)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        except OSError:
+            return
+        try:
+            _write_all(fd, bytes(size))  # written, not sparse: the blocks must really be held
+        except OSError:
+            os.close(fd)
+            os.unlink(path)
+            return
+        os.close(fd)
 
     def save(self) -> None:
         """Replaces ``state.json`` atomically; on failure the previous file stays and no temporary file is
         left, and the OSError is raised (and remembered in :attr:`save_error`)."""
         path = os.path.join(self.app_dir, STATE_FILE)
+        try:
+            self._replace(path)
+        except OSError as e:
+            if e.errno in (errno.ENOSPC, errno.EDQUOT) and _unlink(os.path.join(self.app_dir, RESERVE_FILE)):
+                try:  # the disk is full: give back the space set aside at the start and try once more
+                    self._replace(path)
+                    self.save_error = ""
+                    return
+                except OSError as again:
+                    e = again
+            self.save_error = f"could not save {path}: {e.strerror or e}"
+            raise e
+        self.save_error = ""
+        if self.done:
+            _unlink(os.path.join(self.app_dir, RESERVE_FILE))  # nothing more to save
+
+    def _replace(self, path: str) -> None:
         tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"  # the IO thread and a cancel may both save
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -156,14 +193,17 @@ class AppRecord:
             finally:
                 os.close(fd)
             os.replace(tmp, path)
-        except OSError as e:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            self.save_error = f"could not save {path}: {e.strerror or e}"
+        except OSError:
+            _unlink(tmp)
             raise
-        self.save_error = ""
+
+
+def _unlink(path: str) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -31,6 +31,7 @@ from datetime import datetime
 from typing import BinaryIO, Hashable, Iterator, List, Optional, Tuple
 
 from jupyter_sched.logs.lines import LineSplitter
+from jupyter_sched.specs import NONE
 
 INDEX_RECORD = struct.Struct("<Qd")
 """One record per chunk appended to a log: the file size after the chunk, and when it was read."""
@@ -192,6 +193,17 @@ class IndexedLogIterator:
                     yield live
                 if not self._wait(token, at_most):
                     return
+
+
+def read_error_file(path: str) -> str:
+    """A replica's structured error file (``TORCHELASTIC_ERROR_FILE``), or ``NONE`` when it is absent."""
+    if not path:
+        return NONE
+    try:
+        with open(path, errors="replace") as f:
+            return f.read() or NONE
+    except OSError:
+        return NONE
 
 
 def index_path(log_file: str) -> str:
