@@ -110,7 +110,7 @@ class Runner:
         """
         validate_app(app)
         sched = self._scheduler(scheduler)
-        check_replica_limit(app, sched.max_replicas() if hasattr(sched, "max_replicas") else None, scheduler)
+        check_replica_limit(app, sched.max_replicas() if isinstance(sched, Scheduler) else None, scheduler)
         app = copy.deepcopy(app)
         job_id = make_app_handle(scheduler, self._name, macros.app_id)
         for role in app.roles:
@@ -283,7 +283,7 @@ class Runner:
         sched, app_id = self._resolve(app_handle)
         if sched.describe(app_id) is None:
             raise UnknownAppException(app_handle)
-        return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
+        return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
 
     def list(self, scheduler: str) -> List[ListAppResponse]:
         """The apps of this session on ``scheduler``, each with its handle."""
