@@ -130,9 +130,9 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
     hint = job.reattach_hint()
     html = (
         f'<div class="jsched-record jsched-job {NO_MATH}" style="font-size:13px">'
-        f'<div class="jsched-status">{status_html}</div>'
-        f'<div class="jsched-log" style="margin-top:4px">{log_html}</div>'
-        f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div></div>'
+        f'<div class="jsched-status">{status_html}'
+        f'<div style="font-size:11px;opacity:0.7;margin:2px 0">{esc(hint)}</div></div>'
+        f'<div class="jsched-log" style="margin-top:4px">{log_html}</div></div>'
     )
     head = job.summary(final_only=False) + when
     span = _span_text(status)
