@@ -109,3 +109,12 @@ def test_cli_runopts_and_dry_run_show_torchx_options_and_request() -> None:
     dry = _cli("run", "--dryrun", "-s", "torchx:kubernetes", "--cfg", "queue=q", "utils.echo", "--msg", "hi")
     assert dry.returncode == 0, dry.stderr
     assert "kind: Job" in dry.stdout and "schedulerName: volcano" in dry.stdout
+
+
+def test_the_notebook_shows_the_bridged_request_escaped() -> None:
+    from jupyter_sched.notebook.dryrun_repr import dryrun_html
+
+    app = AppDef("<b>x</b>", [Role("main", "alpine:3", entrypoint="echo", args=["hi"], resource=Resource(1, 0, 256))])
+    with get_runner("bridge") as runner:
+        html = dryrun_html(runner.dryrun(app, "torchx:kubernetes", cfg={"queue": "q"}))
+    assert "schedulerName: volcano" in html and "<b>x" not in html and "&lt;b&gt;x" in html
