@@ -567,11 +567,13 @@ class LocalScheduler(Scheduler[PopenRequest]):
             )
         owned = app_id in self._apps
         return LogIterator(
+            app_id,
+            regex,
             path,
+            self,
+            should_tail,
             finished=lambda: self._replica_finished(app_id, role_name, k),
             changes=self._loop if owned else None,
-            regex=regex,
-            should_tail=should_tail,
             since=since,
             until=until,
         )
