@@ -238,3 +238,11 @@ def _pairs(cfg_str: str) -> List[Tuple[str, str]]:
         pairs.append((key, value))
         key = next_key
     return pairs
+
+
+def get_type_name(tp: Any) -> str:
+    """A type's name for help text: ``int``, ``list``, or ``typing.List[int]`` for a generic alias (whose
+    plain ``__name__`` would hide its parameters)."""
+    if getattr(tp, "__module__", None) != "typing" and hasattr(tp, "__name__") and not typing.get_args(tp):
+        return tp.__name__
+    return str(tp)

@@ -3,10 +3,6 @@ traceback; and job output cannot drive the user's terminal through ``jupyter-sch
 
 from __future__ import annotations
 
-import os
-import pty
-import subprocess
-
 import pytest
 from cli_helpers import Cli  # type: ignore[import-not-found]
 
@@ -52,32 +48,13 @@ def test_an_age_beyond_the_calendar_is_a_usage_error(cli: Cli, flag: str) -> Non
     assert f"{flag} '99999999999d'" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def _log_to_terminal(cli: Cli, *args: str) -> bytes:
-    primary, secondary = pty.openpty()
-    proc = subprocess.Popen(cli.argv(("log", *args)), cwd=cli.cwd, env=cli.env, stdout=secondary,
-                            stderr=subprocess.PIPE)  # fmt: skip
-    os.close(secondary)
-    chunks = []
-    while True:
-        try:
-            data = os.read(primary, 4096)
-        except OSError:  # EIO: the terminal's other side closed
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(primary)
-    assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
-    return b"".join(chunks)
-
-
 def test_log_to_a_terminal_drops_titles_and_links_unless_raw(cli: Cli) -> None:
     script = r"printf 'a\033]0;pwned title\007b\n\033]8;;http://evil/\033\\click\033]8;;\033\\ \033[31mred\033[0m\n'"
     handle = cli.run_app("utils.sh", script)
-    shown = _log_to_terminal(cli, handle)
+    shown = cli.on_terminal("log", handle)
     assert b"\x1b[0m ab\r\n" in shown and b"\x1b[0m click \x1b[31mred\x1b[0m" in shown  # prefixes and colours kept
     assert b"\x1b]" not in shown and b"pwned" not in shown and b"evil" not in shown
-    raw = _log_to_terminal(cli, handle, "--raw")
+    raw = cli.on_terminal("log", handle, "--raw")
     assert b"\x1b]0;pwned title\x07" in raw and b"\x1b]8;;http://evil/" in raw
     piped = cli("log", handle)  # not a terminal: the bytes as the job wrote them
     assert "\x1b]0;pwned title\x07" in piped.stdout

@@ -1,0 +1,94 @@
+"""Finding components by name, under TorchX's module path (``torchx.specs.finder``).
+
+The finding itself is :mod:`jupyter_sched.components.finder` (built-ins, the ``jupyter_sched.components``
+entry-point group, ``path/file.py:fn`` and ``module.path:fn``); this module gives it the names TorchX
+documents. It is imported lazily, so the data model keeps no dependency on the component library.
+:class:`ComponentNotFoundException` is the error TorchX code catches; ours
+(``components.errors.ComponentNotFoundError``) is a subclass of it and of ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable, Dict, List
+
+__all__ = [
+    "ComponentNotFoundException", "ComponentValidationException", "FoundComponent", "get_component",
+    "get_builtin_source", "get_components", "module_relname",
+]  # fmt: skip
+
+
+@dataclass
+class FoundComponent:
+    """A component as TorchX's finder describes one: its name, description, function and its name, and
+    the problems that keep it from being used (empty: it is valid; an invalid one raises instead)."""
+
+    name: str
+    description: str
+    fn_name: str
+    fn: Callable[..., Any]
+    validation_errors: List[str] = field(default_factory=list)
+
+
+class ComponentNotFoundException(Exception):
+    """No component of that name; the message lists close matches and where components come from."""
+
+
+class ComponentValidationException(Exception):
+    """The function found is not a valid component (the message names the parameter and the fix)."""
+
+
+def _found(component: Any) -> FoundComponent:
+    return FoundComponent(component.name, component.description, component.fn.__name__, component.fn)
+
+
+def get_component(name: str) -> FoundComponent:
+    """The component called ``name``: ``utils.echo``, an installed one, or ``path/file.py:fn``.
+
+    Raises :class:`ComponentNotFoundException` if there is none and :class:`ComponentValidationException`
+    if the function is not a valid component.
+    """
+    from jupyter_sched.components.finder import get_component as find
+
+    return _found(find(name))
+
+
+def get_components() -> Dict[str, FoundComponent]:
+    """Every built-in and installed component, by name."""
+    from jupyter_sched.components.finder import list_components
+
+    return {c.name: _found(c) for c in list_components()}
+
+
+def module_relname(module: ModuleType, relative_to: ModuleType) -> str:
+    """``module``'s dotted name below ``relative_to`` (``""`` for the module itself); ValueError if it is
+    not below it."""
+    name, base = module.__name__, relative_to.__name__
+    if name == base:
+        return ""
+    if not name.startswith(base + "."):
+        raise ValueError(f"`{name}` is not a submodule of `{base}`")
+    return name[len(base) + 1 :]
+
+
+def get_builtin_source(name: str) -> str:
+    """The source of component ``name`` as a file of its own: its module's imports, then the function
+    (with its decorators). Save it, edit it, and run it as ``path/file.py:function``."""
+    fn = get_component(name).fn
+    fn = inspect.unwrap(fn)
+    path = inspect.getsourcefile(fn)
+    if path is None:
+        raise ValueError(f"the source of component {name!r} is not available")
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    imports = [
+        "".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and getattr(node, "module", None) != "__future__"
+    ]
+    return "".join(imports) + "\n\n" + inspect.getsource(fn)
