@@ -24,6 +24,7 @@ from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.cli.parsers import RaisingArgumentParser
 from jupyter_sched.cli.render import render
 from jupyter_sched.runner import get_runner
+from jupyter_sched.specs.masking import mask_lines
 from jupyter_sched.specs import (
     AppDryRunInfo,
     AppState,
@@ -262,7 +263,8 @@ def parse_run_args(
 
 # -- running ----------------------------------------------------------------------------------------------------
 def format_dryrun(info: AppDryRunInfo) -> str:
-    return f"=== APPLICATION ===\n{render(info.app)}\n\n=== SCHEDULER REQUEST ===\n{info!r}\n"
+    request = mask_lines(repr(info))  # secrets masked, as render() masks the app
+    return f"=== APPLICATION ===\n{render(info.app)}\n\n=== SCHEDULER REQUEST ===\n{request}\n"
 
 
 def ends_with_owner(info: AppDryRunInfo) -> bool:

@@ -1,4 +1,6 @@
-"""Readable renderings of data-model objects: an indented, YAML-like text (no object tags) and JSON."""
+"""Readable renderings of data-model objects: an indented, YAML-like text (no object tags) and JSON.
+
+Both mask secrets first (:func:`jupyter_sched.specs.masking.mask_tree`), so no CLI output shows one."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from enum import Enum
 from typing import Any, List
 
 from jupyter_sched.specs import BindMount, DeviceMount, Role, VolumeMount
+from jupyter_sched.specs.masking import mask_tree
 
 _MOUNT_KINDS = {BindMount: "bind", VolumeMount: "volume", DeviceMount: "device"}
 _PLAIN = re.compile(r"^[A-Za-z0-9_./@%+-][A-Za-z0-9_./@%+=, -]*$")
@@ -68,7 +71,7 @@ def _leaf(value: Any) -> str:
 def render(obj: Any) -> str:
     """``obj`` as indented ``key: value`` text; strings are quoted only when they would be ambiguous."""
     lines: List[str] = []
-    _render(to_plain(obj), 0, lines)
+    _render(mask_tree(to_plain(obj)), 0, lines)
     return "\n".join(lines)
 
 
@@ -105,4 +108,4 @@ def _render(value: Any, indent: int, lines: List[str], prefix: str = "") -> None
 
 
 def to_json(obj: Any) -> str:
-    return json.dumps(to_plain(obj), indent=2, default=str, ensure_ascii=False)
+    return json.dumps(mask_tree(to_plain(obj)), indent=2, default=str, ensure_ascii=False)

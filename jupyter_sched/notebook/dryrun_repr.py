@@ -1,6 +1,6 @@
 """How a dry run (``AppDryRunInfo``) displays: a table per replica, a text rendering, and JSON.
 
-Per replica: the argv as a copyable shell line, the env with secrets masked (:mod:`.masking`: secret-looking
+Per replica: the argv as a copyable shell line, the env with secrets masked (:mod:`jupyter_sched.specs.masking`: secret-looking
 names, and credentials inside URLs, also inside command lines and scripts), the cwd, log files or image,
 mounts and limits. The local backend's ``PopenRequest`` is recognised by its ``role_params``; a docker
 request by ``to_json()`` with ``containers`` (and ``docker_run_command()`` for the copyable line) without
@@ -15,12 +15,11 @@ front end shows the table.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shlex
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from jupyter_sched.notebook.masking import MASK, SECRET_NAME, mask_env, mask_shell_text, mask_value
+from jupyter_sched.specs.masking import mask_argv, mask_env, mask_lines, mask_shell_text, mask_tree
 from jupyter_sched.notebook.theme import code, esc, table
 
 Replica = Dict[str, Any]
@@ -49,7 +48,7 @@ def _local_replicas(request: Any) -> List[Replica]:
             out.append(
                 {
                     "label": f"{role}/{k}",
-                    "argv": p.command_line,
+                    "argv": mask_shell_text(p.command_line),
                     "env": mask_env(p.env),
                     "cwd": p.cwd,
                     "logs": logs,
@@ -94,7 +93,7 @@ def _docker_replicas(request: Any) -> List[Replica]:
         elif merged.get("docker_run"):
             argv = mask_shell_text(str(merged["docker_run"]))
         else:
-            argv = shlex.join(command) if isinstance(command, list) else command
+            argv = shlex.join(mask_argv(command)) if isinstance(command, list) else mask_shell_text(str(command or ""))
         labels = merged.get("labels") or {}
         role = merged.get("role") or next((v for k, v in labels.items() if str(k).endswith("role-name")), None)
         k = merged.get("replica_id", next((v for key, v in labels.items() if str(key).endswith("replica-id")), None))
@@ -103,7 +102,7 @@ def _docker_replicas(request: Any) -> List[Replica]:
                 "label": f"{role}/{k}" if role else str(merged.get("name") or f"container {i}"),
                 "name": merged.get("name"),
                 "image": merged.get("image"),
-                "command": shlex.join(command) if isinstance(command, list) else command,
+                "command": shlex.join(mask_argv(command)) if isinstance(command, list) else mask_shell_text(str(command or "")),
                 "argv": argv,
                 "env": mask_env(env) if isinstance(env, Mapping) else env,
                 "cwd": merged.get("working_dir") or merged.get("workdir"),
@@ -152,24 +151,6 @@ def replicas(info: Any) -> Optional[List[Replica]]:
     return None
 
 
-def _mask_tree(value: Any, key: str = "") -> Any:
-    """A JSON-able copy of ``value`` with secret-looking env values masked."""
-    if isinstance(value, Mapping):
-        return {str(k): (MASK if SECRET_NAME.search(str(k)) and not isinstance(v, (Mapping, list)) else
-                         _mask_tree(v, str(k))) for k, v in value.items()}  # fmt: skip
-    if isinstance(value, (list, tuple)):
-        if key in ("environment", "env") and all(isinstance(e, str) and "=" in e for e in value):
-            return ["=".join((e.split("=", 1)[0], mask_value(*e.split("=", 1)))) for e in value]
-        return [_mask_tree(v, key) for v in value]
-    if isinstance(value, str):
-        return mask_shell_text(value)  # commands and scripts carry env values too (-e/--env NAME=VALUE)
-    if isinstance(value, (int, float, bool)) or value is None:
-        return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _mask_tree({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, key)
-    return str(value)
-
-
 def dryrun_json(info: Any) -> Dict[str, Any]:
     """The dry run as JSON: scheduler, app name, resolved cfg and the request (secrets masked)."""
     request = info.request
@@ -181,8 +162,8 @@ def dryrun_json(info: Any) -> Dict[str, Any]:
     return {
         "scheduler": info.scheduler,
         "app": app.name if app is not None else None,
-        "cfg": _mask_tree(dict(info.cfg)),
-        "request": _mask_tree(body),
+        "cfg": mask_tree(dict(info.cfg)),
+        "request": mask_tree(body),
     }
 
 
@@ -225,7 +206,7 @@ def dryrun_html(info: Any) -> str:
             f'<div style="margin-top:6px"><b>{esc(r["label"])}</b>{table(("", ""), _rows(r), raw=True)}</div>'
             for r in reps
         )
-    cfg = ", ".join(f"{k}={v!r}" for k, v in _mask_tree(dict(info.cfg)).items() if v not in (None, "", [], {}))
+    cfg = ", ".join(f"{k}={v!r}" for k, v in mask_tree(dict(info.cfg)).items() if v not in (None, "", [], {}))
     cfg_html = f'<div style="font-size:12px;opacity:0.8">cfg: {esc(cfg)}</div>' if cfg else ""
     notes = "".join(f'<div style="font-size:12px">{esc(k)}: {code(v)}</div>' for k, v in _notes(info))
     return head + cfg_html + notes + body + "</div>"
@@ -249,7 +230,7 @@ def dryrun_text(info: Any) -> str:
     out = [f"dry run of {app.name if app else '?'} on {info.scheduler or '?'} (nothing was started)"]
     out.extend(f"  {k}: {v}" for k, v in _notes(info))
     if reps is None:
-        out.append(_masked_repr(info))
+        out.append(mask_lines(repr(info)))
         return "\n".join(out)
     for r in reps:
         out.append(f"  {r['label']}:")
@@ -263,14 +244,6 @@ def dryrun_text(info: Any) -> str:
             out.extend(f"    {key[:-1]}:  {x}" for x in r.get(key) or [])
         out.extend(f"    limit: {k}={v}" for k, v in (r.get("limits") or {}).items())
     return "\n".join(out)
-
-
-def _masked_repr(info: Any) -> str:
-    lines = []
-    for line in mask_shell_text(repr(info)).splitlines():
-        name = line.strip().split("=", 1)[0].split(":")[-1].strip()
-        lines.append(line.split("=", 1)[0] + "=" + MASK if "=" in line and SECRET_NAME.search(name) else line)
-    return "\n".join(lines)
 
 
 DRYRUN_MIME = "application/vnd.jupyter-sched.dryrun+json"

@@ -18,6 +18,7 @@ from enum import Enum
 from typing import Any, Generic, Iterable, Iterator, List, Mapping, Optional, Protocol, Tuple, TypeVar
 
 from jupyter_sched.logs.lines import split_lines
+from jupyter_sched.specs.masking import mask_argv
 from jupyter_sched.specs import (
     NONE,
     NULL_RESOURCE,
@@ -222,12 +223,14 @@ def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
 
 
 def role_summary(role: Role) -> dict:
-    """The parts of a Role a backend records beside an app, so ``describe`` can rebuild it later."""
+    """The parts of a Role a backend records beside an app, so ``describe`` can rebuild it later.
+
+    Only ``describe`` reads it (nothing re-runs from it), so its args are kept masked (specs.masking)."""
     return {
         "name": role.name,
         "image": role.image,
         "entrypoint": role.entrypoint,
-        "args": list(role.args),
+        "args": mask_argv(role.args),
         "num_replicas": role.num_replicas,
         "max_retries": role.max_retries,
     }
