@@ -92,7 +92,8 @@ def parse_time(text: str, flag: str) -> datetime:
     if match:
         return datetime.now() - timedelta(**{_UNITS[match.group(2)]: float(match.group(1))})
     try:
-        return datetime.fromisoformat(text.strip())
+        iso = text.strip()  # before 3.11 fromisoformat rejects a "Z" suffix: read it as +00:00
+        return datetime.fromisoformat(iso[:-1] + "+00:00" if iso[-1:] in "Zz" and iso else iso)
     except ValueError:
         raise CliUsageError(
             f"{flag} {text!r}: not a time; write an ISO time (2024-05-01T12:00:00) or an age (30s, 5m, 2h, 1d)"
