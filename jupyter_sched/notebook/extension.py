@@ -27,12 +27,13 @@ def load(shell: Any) -> Any:
     existing = _LOADED.get(shell)
     if existing is not None:
         return existing
-    from jupyter_sched.notebook import reprs
+    from jupyter_sched.notebook import notes, reprs
     from jupyter_sched.notebook.magics import SchedMagics
 
     magics = SchedMagics(shell=shell)
     shell.register_magics(magics)
     reprs.register(shell)
+    notes.install(shell)  # library diagnostics as a one-line note, not stderr
     _LOADED[shell] = magics
     return magics
 
@@ -42,7 +43,7 @@ def unload(shell: Any) -> None:
     magics = _LOADED.pop(shell, None)
     if magics is None:
         return
-    from jupyter_sched.notebook import live, reprs
+    from jupyter_sched.notebook import live, notes, reprs
 
     manager = shell.magics_manager
     for kind, names in magics.magics.items():
@@ -55,4 +56,5 @@ def unload(shell: Any) -> None:
     if magics in getattr(shell, "configurables", []):
         shell.configurables.remove(magics)
     reprs.unregister(shell)
+    notes.uninstall(shell)
     live.stop_all()
