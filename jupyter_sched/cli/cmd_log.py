@@ -49,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--until", help="only lines written before this time (same forms as --since)"
     )
+    parser.add_argument(
+        "--json", action="store_true", help='JSON lines: {"role", "replica", "line"} per line, no prefixes'
+    )
 
 
 def parse_identifier(text: str) -> Tuple[str, Optional[str], Optional[List[int]]]:
@@ -109,14 +112,16 @@ def stream_app_logs(
     ids: Optional[List[int]] = None,
     opts: Optional[TailOptions] = None,
     follow: bool = False,
+    json_lines: bool = False,
 ) -> List[str]:
     """Prints the logs of the app's (selected) replicas to ``out``; returns the read errors."""
     opts = opts or TailOptions(follow=follow)
     status = wait_for_replicas(runner, handle, common.require_status(runner, handle))
     replicas = select_replicas(handle, status, role, ids)
     return tail(
-        runner, handle, replicas, out, opts, color=common.use_color(out), on_error=common.err
-    )
+        runner, handle, replicas, out, opts, color=common.use_color(out), on_error=common.err,
+        json_lines=json_lines,
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
@@ -140,7 +145,7 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
         raise CliUsageError(f"-n/--lines {args.lines}: give 1 or more (leave it out for every line)")
     common.check_window(opts.since, opts.until, [args.since, args.until])
     with common.open_runner(config) as runner:
-        errors = stream_app_logs(runner, handle, sys.stdout, role, ids, opts)
+        errors = stream_app_logs(runner, handle, sys.stdout, role, ids, opts, json_lines=args.json)
         if errors:
             return 1
         if args.follow:

@@ -22,7 +22,7 @@ from jupyter_sched.cli import common
 from jupyter_sched.cli.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.cli.parsers import RaisingArgumentParser
-from jupyter_sched.cli.render import render
+from jupyter_sched.cli.render import render, to_json
 from jupyter_sched.runner import get_runner
 from jupyter_sched.specs.masking import mask_lines
 from jupyter_sched.specs import (
@@ -38,7 +38,7 @@ from jupyter_sched.specs import (
 HELP = "run a component on a scheduler (or show what would run, with --dryrun)"
 
 _VALUE_OPTIONS = {"-s", "--scheduler", "--cfg", "-cfg", "--scheduler_args", "--workspace"}
-_SWITCHES = {"--dryrun", "--wait", "--log", "-h", "--help"}
+_SWITCHES = {"--dryrun", "--json", "--wait", "--log", "-h", "--help"}
 
 
 @dataclass
@@ -49,6 +49,8 @@ class RunArgs:
     cfg: Dict[str, CfgVal] = field(default_factory=dict)
     """Run options: the config file's defaults for the scheduler, overridden by ``--cfg``; typed values."""
     dryrun: bool = False
+    json: bool = False
+    """With ``dryrun``: print the dry run as JSON (secrets masked)."""
     wait: bool = False
     log: bool = False
     workspace: Optional[str] = None
@@ -91,6 +93,9 @@ def build_run_parser(prog: str = "jupyter-sched run") -> argparse.ArgumentParser
         "--dryrun",
         action="store_true",
         help="print the app and the scheduler's request; run nothing",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="with --dryrun: print the app and the request as JSON"
     )
     parser.add_argument(
         "--wait", action="store_true", help="wait until the app ends; exit 1 unless it succeeded"
@@ -245,10 +250,13 @@ def parse_run_args(
             raise CliUsageError(
                 f"--cfg {text!r}: {e}. See `jupyter-sched runopts {scheduler}`"
             ) from None
+    if ns.json and not ns.dryrun:
+        raise CliUsageError("jupyter-sched run: error: --json goes with --dryrun (run prints only the handle)")
     return RunArgs(
         scheduler=scheduler,
         cfg=cfg,
         dryrun=ns.dryrun,
+        json=ns.json,
         wait=ns.wait,
         log=ns.log,
         workspace=ns.workspace,
@@ -265,6 +273,16 @@ def parse_run_args(
 def format_dryrun(info: AppDryRunInfo) -> str:
     request = mask_lines(repr(info))  # secrets masked, as render() masks the app
     return f"=== APPLICATION ===\n{render(info.app)}\n\n=== SCHEDULER REQUEST ===\n{request}\n"
+
+
+def dryrun_json(info: AppDryRunInfo) -> str:
+    """``run --dryrun --json``: scheduler, resolved cfg, the app and the request (its ``to_json()`` where it
+    has one, else its text), secrets masked like every other output."""
+    request = info.request
+    to_json_fn = getattr(request, "to_json", None)
+    body = to_json_fn() if callable(to_json_fn) else mask_lines(repr(info))
+    data = {"scheduler": info.scheduler, "cfg": dict(info.cfg), "app": info.app, "request": body}
+    return to_json(data) + "\n"
 
 
 def ends_with_owner(info: AppDryRunInfo) -> bool:
@@ -316,7 +334,7 @@ def execute(args: RunArgs, runner: Any) -> int:
     )
     info = dryrun(runner, app, args)
     if args.dryrun:
-        sys.stdout.write(format_dryrun(info))
+        sys.stdout.write(dryrun_json(info) if args.json else format_dryrun(info))
         return 0
     owner_bound = ends_with_owner(info)
     handle = runner.schedule(info)

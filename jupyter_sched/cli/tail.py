@@ -11,13 +11,14 @@ before another replica writes, so lines never run into each other.
 from __future__ import annotations
 
 import itertools
+import json
 import queue
 import re
 import threading
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
@@ -120,6 +121,32 @@ class LogPrinter:
             self._out.flush()
 
 
+class JsonLinePrinter:
+    """``log --json``: one JSON object per item, ``{"role", "replica", "line"}`` (``line`` without its
+    ``\n``; a progress frame keeps its ``\r``), for tools. No prefixes, no colours."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._lock = threading.Lock()
+
+    def write_many(self, items: List[Tuple[Tuple[str, int], str]], flush: bool = True) -> None:
+        if not items:
+            return
+        text = "".join(
+            json.dumps({"role": r, "replica": k, "line": item[:-1] if item.endswith("\n") else item},
+                       ensure_ascii=False) + "\n"
+            for (r, k), item in items
+        )  # fmt: skip
+        with self._lock:
+            self._out.write(text)
+            if flush:
+                self._out.flush()
+
+    def finish(self) -> None:
+        with self._lock:
+            self._out.flush()
+
+
 @dataclass
 class TailOptions:
     """What to read of each replica's log (the arguments of ``Runner.log_lines``)."""
@@ -145,11 +172,12 @@ def tail(
     opts: TailOptions,
     color: bool = False,
     on_error: Optional[Callable[[str], None]] = None,
+    json_lines: bool = False,
 ) -> List[str]:
     """Prints the logs of ``replicas`` (one reader thread each, whole items interleaved) until every log
     has ended: with ``follow`` that is when every replica has ended. Returns the errors met (also passed to
     ``on_error`` as they happen), one per replica whose log could not be read."""
-    printer = LogPrinter(out, replicas, color)
+    printer: Any = JsonLinePrinter(out) if json_lines else LogPrinter(out, replicas, color)
     items: "queue.Queue[Tuple[Tuple[str, int], object]]" = queue.Queue(maxsize=4096)
 
     def lines_of(role: str, k: int, follow: bool) -> Iterable[str]:
