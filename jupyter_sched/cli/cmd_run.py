@@ -24,7 +24,6 @@ from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.cli.parsers import RaisingArgumentParser
 from jupyter_sched.cli.render import render, to_json
 from jupyter_sched.runner import get_runner
-from jupyter_sched.specs.masking import mask_lines
 from jupyter_sched.specs import (
     AppDryRunInfo,
     AppState,
@@ -34,6 +33,7 @@ from jupyter_sched.specs import (
     InvalidRunConfigException,
     runopts,
 )
+from jupyter_sched.specs.masking import mask_lines
 
 HELP = "run a component on a scheduler (or show what would run, with --dryrun)"
 

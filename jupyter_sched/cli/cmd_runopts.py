@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
 from typing import Any, Dict
 
 from jupyter_sched.cli import common
@@ -30,7 +29,7 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     )
     color = common.use_color(sys.stdout) and not args.json
     status = 0
-    data = {}
+    data: Dict[str, Any] = {}
     with common.open_runner(config) as runner:
         for name in names:
             title = f"\033[32m{name}\033[0m:" if color else f"{name}:"

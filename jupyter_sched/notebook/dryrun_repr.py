@@ -1,6 +1,7 @@
 """How a dry run (``AppDryRunInfo``) displays: a table per replica, a text rendering, and JSON.
 
-Per replica: the argv as a copyable shell line, the env with secrets masked (:mod:`jupyter_sched.specs.masking`: secret-looking
+Per replica: the argv as a copyable shell line, the env with secrets masked
+(:mod:`jupyter_sched.specs.masking`: secret-looking
 names, and credentials inside URLs, also inside command lines and scripts), the cwd, log files or image,
 mounts and limits. The local backend's ``PopenRequest`` is recognised by its ``role_params``; a docker
 request by ``to_json()`` with ``containers`` (and ``docker_run_command()`` for the copyable line) without
@@ -19,8 +20,8 @@ import json
 import shlex
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from jupyter_sched.specs.masking import mask_argv, mask_env, mask_lines, mask_shell_text, mask_tree
 from jupyter_sched.notebook.theme import code, esc, table
+from jupyter_sched.specs.masking import mask_argv, mask_env, mask_lines, mask_shell_text, mask_tree
 
 Replica = Dict[str, Any]
 """label, argv (a copyable shell line), env (masked), cwd, logs, image, command, mounts, limits, name."""
@@ -102,7 +103,9 @@ def _docker_replicas(request: Any) -> List[Replica]:
                 "label": f"{role}/{k}" if role else str(merged.get("name") or f"container {i}"),
                 "name": merged.get("name"),
                 "image": merged.get("image"),
-                "command": shlex.join(mask_argv(command)) if isinstance(command, list) else mask_shell_text(str(command or "")),
+                "command": (
+                    shlex.join(mask_argv(command)) if isinstance(command, list) else mask_shell_text(str(command or ""))
+                ),
                 "argv": argv,
                 "env": mask_env(env) if isinstance(env, Mapping) else env,
                 "cwd": merged.get("working_dir") or merged.get("workdir"),

@@ -13,7 +13,6 @@ import shlex
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.notebook import dryrun_repr
-from jupyter_sched.specs.masking import mask_argv, mask_env
 from jupyter_sched.notebook.theme import (
     MONO,
     code,
@@ -26,6 +25,7 @@ from jupyter_sched.notebook.theme import (
     text_table,
 )
 from jupyter_sched.specs import NONE, AppDef, AppStatus
+from jupyter_sched.specs.masking import mask_argv, mask_env
 
 REPLICA_HEADERS = ("role", "replica", "state", "exit code", "pid / host", "started", "elapsed")
 

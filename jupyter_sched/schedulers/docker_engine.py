@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import docker
 
 logger = logging.getLogger(__name__)
-"""Pull progress (INFO) under the ``jupyter_sched`` logger: the CLI shows it unless ``-q``; the library prints nothing."""
+"""Pull progress (INFO) under the ``jupyter_sched`` logger: the CLI shows it unless ``-q``; nothing prints."""
 
 T = TypeVar("T")
 R = TypeVar("R")

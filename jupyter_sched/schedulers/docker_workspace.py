@@ -335,7 +335,9 @@ class DockerWorkspaceMixin(WorkspaceMixin):
             try:
                 client.api.tag(image_id, repo_name, tag)
             except Exception as e:  # noqa: BLE001
-                raise WorkspaceBuildError(f"tagging the workspace image as {repo_name}:{tag} failed: {explain(e)}")
+                raise WorkspaceBuildError(
+                    f"tagging the workspace image as {repo_name}:{tag} failed: {explain(e)}"
+                ) from None
             try:
                 push_image(client, repo_name, tag, quiet)
             except BaseException:

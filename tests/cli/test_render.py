@@ -1,6 +1,12 @@
 import json
-from jupyter_sched.cli.render import render, to_json
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jupyter_sched.cli.render import render, to_json, to_plain
 from jupyter_sched.specs import AppDef, BindMount, Resource, Role, VolumeMount
+from jupyter_sched.specs.masking import mask_tree
 
 
 def test_appdef_renders_as_readable_indented_text() -> None:
@@ -29,14 +35,8 @@ def test_appdef_renders_as_readable_indented_text() -> None:
     assert "    port_map: {}\n" in text and text.endswith("metadata: {}")
     assert '"retry_policy": "APPLICATION"' in to_json(app)
 
-
 # -- the text is YAML: what YAML reads back is exactly the (masked) data --------------------------------------------
-import yaml  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
-from jupyter_sched.cli.render import to_plain  # noqa: E402
-from jupyter_sched.specs.masking import mask_tree  # noqa: E402
 
 SCALARS = (
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
@@ -57,6 +57,8 @@ def test_text_output_is_yaml_that_reads_back_the_same(tree: object) -> None:
 
 def test_the_strings_yaml_would_misread_are_quoted() -> None:
     text = render({"a": "@x", "b": "%p", "c": "- y", "d": "yes", "e": "2026-01-01", "f": 1e20, "g": float("inf")})
-    assert text.splitlines() == ['a: "@x"', 'b: "%p"', 'c: "- y"', 'd: "yes"', 'e: "2026-01-01"', "f: 1.0e+20", "g: .inf"]
+    assert text.splitlines() == [
+        'a: "@x"', 'b: "%p"', 'c: "- y"', 'd: "yes"', 'e: "2026-01-01"', "f: 1.0e+20", "g: .inf",
+    ]  # fmt: skip
     app = AppDef("train", [Role("t", "img:1", entrypoint="python", args=["-c", "x"], env={"A": "1"})])
     assert yaml.safe_load(render(app)) == json.loads(to_json(app))
