@@ -5,7 +5,7 @@ notebook's ``%sched_run`` parses a line exactly like this command does. Everythi
 name belongs to the component (``run utils.sh -s`` passes ``-s`` to ``sh``).
 
 On the local schedulers replicas are children of the process that started them and end with it, so
-``run`` waits for the app there and streams its logs (like the peer), unless ``--cfg outlive_owner=true``.
+``run`` waits for the app there and streams its logs (like TorchX), unless ``--cfg outlive_owner=true``.
 """
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ class Scheduler(abc.ABC, Generic[T]):
 class SchedulerFactory(Protocol):
     """What a registry entry is: ``factory(session_name, **kwargs) -> Scheduler``.
 
-    A ``typing.Protocol`` (as in the peer interface), so any function of that shape is one, and the name
+    A ``typing.Protocol`` (as in TorchX's interface), so any function of that shape is one, and the name
     is a real class that annotations and plugin code can import from here or from ``schedulers``.
     """
 
@@ -209,7 +209,7 @@ def filter_regex(regex: str, data: Iterable[str]) -> Iterator[str]:
 
 
 def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
-    """Lines of a stream of text chunks, joined across chunk boundaries (unlike the peer)."""
+    """Lines of a stream of text chunks, joined across chunk boundaries (unlike TorchX)."""
     pending = ""
     for chunk in chunks:
         lines = split_lines(pending + chunk)
