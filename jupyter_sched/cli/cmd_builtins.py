@@ -6,7 +6,7 @@ import argparse
 import inspect
 import json
 
-from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.components import get_component, list_components
 
 HELP = "list the built-in and installed components"

@@ -8,7 +8,8 @@ import sys
 from typing import Any, Dict
 
 from jupyter_sched.cli import common
-from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.frontend import targets
 
 HELP = "show the run options (--cfg) of the schedulers"
 
@@ -23,9 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     names = (
-        [common.check_scheduler(args.scheduler, "runopts")]
+        [targets.check_scheduler(args.scheduler, "runopts")]
         if args.scheduler
-        else common.scheduler_names()
+        else targets.scheduler_names()
     )
     color = common.use_color(sys.stdout) and not args.json
     status = 0

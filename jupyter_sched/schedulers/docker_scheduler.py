@@ -37,6 +37,7 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict, TypeVar
 
+from jupyter_sched.schedulers.api import checked_app
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -198,6 +199,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
         """A role without resources runs without limits."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[DockerJob]:
+        app = checked_app(self, app)
         return AppDryRunInfo(build_job(app, cfg, self.session_name), repr)
 
     # -- schedule ----------------------------------------------------------------------------------------
