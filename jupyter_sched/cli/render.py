@@ -1,6 +1,6 @@
 """Readable renderings of data-model objects: indented text that is valid YAML (no object tags), and JSON.
 
-The text is written by hand rather than by PyYAML (not a dependency) to keep field order and quote only
+The text is written by hand rather than with ``yaml.safe_dump``, to keep field order and quote only
 what needs it: a string is plain only when YAML would read it back as the same string (no indicator first,
 no ``: `` or `` #``, not a number, date, bool or null word of YAML 1.1 or 1.2); anything else is a JSON
 string, which YAML reads as a double-quoted scalar. ``tests/cli/test_render.py`` proves the round trip.
