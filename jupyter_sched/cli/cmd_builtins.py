@@ -6,8 +6,8 @@ import argparse
 import inspect
 import json
 
-from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.components import get_component, list_components
+from jupyter_sched.frontend.config import ProjectConfig
 
 HELP = "list the built-in and installed components"
 

@@ -8,8 +8,8 @@ import sys
 from typing import Any, Dict
 
 from jupyter_sched.cli import common
-from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.frontend import targets
+from jupyter_sched.frontend.config import ProjectConfig
 
 HELP = "show the run options (--cfg) of the schedulers"
 

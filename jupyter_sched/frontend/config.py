@@ -20,6 +20,7 @@ package; on 3.10 without ``tomli`` a config table is ignored with a warning.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -55,14 +56,13 @@ class ProjectConfig:
 
 
 def _toml() -> Optional[ModuleType]:
-    try:
+    """``tomllib`` (3.11+), else ``tomli`` (a dependency on 3.10, see pyproject.toml)."""
+    if sys.version_info >= (3, 11):
         import tomllib
 
         return tomllib
-    except ModuleNotFoundError:
-        pass
     try:
-        import tomli  # type: ignore[import-not-found]
+        import tomli
 
         return tomli
     except ModuleNotFoundError:

@@ -23,7 +23,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple
 
 from jupyter_sched.schedulers.api import Stream
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from jupyter_sched.specs.masking import mask_env, mask_lines, mask_shell_text, mask_tree
 from jupyter_sched.notebook.theme import code, esc, table
 from jupyter_sched.specs import DryRunView, ReplicaPlan
+from jupyter_sched.specs.masking import mask_env, mask_lines, mask_shell_text, mask_tree
 
 DRYRUN_MIME = "application/vnd.jupyter-sched.dryrun+json"
 _NO_MATH = "tex2jax_ignore mathjax_ignore"

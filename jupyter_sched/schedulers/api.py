@@ -19,7 +19,6 @@ from enum import Enum
 from typing import Any, Generic, Iterable, Iterator, List, Mapping, Optional, Protocol, Tuple, TypeVar
 
 from jupyter_sched.logs.lines import split_lines
-from jupyter_sched.specs.limits import check_replica_limit, machine_max_replicas, max_replicas_from_env
 from jupyter_sched.specs import (
     NONE,
     NULL_RESOURCE,
@@ -32,6 +31,7 @@ from jupyter_sched.specs import (
     runopts,
     validate_app,
 )
+from jupyter_sched.specs.limits import check_replica_limit, machine_max_replicas, max_replicas_from_env
 from jupyter_sched.specs.masking import mask_argv
 
 T = TypeVar("T")

@@ -7,8 +7,8 @@ import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
-from jupyter_sched.frontend.times import parse_time
 from jupyter_sched.frontend.config import load_config
+from jupyter_sched.frontend.times import parse_time
 
 
 def test_project_config_is_read_on_every_python(tmp_path: Path) -> None:
