@@ -20,7 +20,6 @@ package; on 3.10 without ``tomli`` a config table is ignored with a warning.
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -57,10 +56,12 @@ class ProjectConfig:
 
 def _toml() -> Optional[ModuleType]:
     """``tomllib`` (3.11+), else ``tomli`` (a dependency on 3.10, see pyproject.toml)."""
-    if sys.version_info >= (3, 11):
-        import tomllib
+    try:  # mypy checks as Python 3.10, which has no tomllib
+        import tomllib  # type: ignore[import-not-found,unused-ignore]
 
         return tomllib
+    except ModuleNotFoundError:
+        pass
     try:
         import tomli
 
