@@ -35,6 +35,8 @@ class RunArgs:
     """With ``dryrun``: print the dry run as JSON (the CLI; the notebook's display carries JSON anyway)."""
     wait: bool = False
     log: bool = False
+    fail_fast: bool = False
+    """Cancel the app as soon as one replica has failed (while waiting; see ``Runner.wait``)."""
     workspace: Optional[str] = None
     component: str = ""
     component_args: List[str] = field(default_factory=list)
@@ -187,6 +189,7 @@ def parse_run_line(
         json=ns.json,
         wait=ns.wait,
         log=ns.log,
+        fail_fast=ns.fail_fast,
         workspace=ns.workspace,
         component=component,
         component_args=list(component_args),

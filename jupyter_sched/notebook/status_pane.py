@@ -21,6 +21,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
+from jupyter_sched.notebook.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
 from jupyter_sched.notebook.reprs import messages_html, replica_table_html
@@ -168,6 +169,7 @@ class StatusPane:
         self.widget = w.VBox([self.html, w.HBox([self.cancel_button, self.hint])])
         self.widget.add_class("jsched-status")
         self.cancel_button.on_click(self._on_cancel)
+        serve_on_side_thread(self.cancel_button)  # clicks are handled while a cell waits (ipykernel 7)
         self._render_locked()
 
     @property
@@ -238,7 +240,10 @@ class StatusPane:
         if status is not None and status.roles:
             text.append(text_table(REPLICA_HEADERS, replica_rows(status, html=False)))
         text += failures_text(status, self.stderr_tail)
-        return {"text/plain": "\n".join(text), "text/html": f'<div class="jsched-record {NO_MATH}">{html}</div>'}
+        hint = self.job.reattach_hint()
+        text.append(hint)
+        html += f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div>'
+        return {"text/plain": "\n".join(text), "text/html": f'<div class="jsched-record jsched-status {NO_MATH}">{html}</div>'}
 
     def poll(self) -> None:
         """Nothing to do: the ticker polls."""

@@ -61,6 +61,7 @@ from jupyter_sched.schedulers.docker_engine import (
     start_threads,
 )
 from jupyter_sched.schedulers.docker_job import (
+    package_version,
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_APP_NAME,
@@ -87,6 +88,8 @@ from jupyter_sched.schedulers.docker_state import (
     app_id_of,
     app_state,
     cancelled_at,
+    expected_replicas,
+    gone_message,
     is_cancel_record,
     replica_state,
     row_state,
@@ -296,7 +299,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
         failures: List[str] = []
         states: List[AppState] = []
         for v in views:
-            state = replica_state(v.word, v.exit_code, cancelled, v.finished)
+            state = replica_state(v.word, v.exit_code, cancelled=cancelled, finished=v.finished)
             states.append(state)
             why = v.failure()
             if state == AppState.FAILED:
@@ -326,6 +329,19 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
                     max_retries=v.max_retries,
                 )
             role_defs[v.role].num_replicas += 1
+        present = {(v.role, v.replica_id) for v in views}
+        for role, k in expected_replicas(replicas):
+            if (role, k) in present:
+                continue
+            states.append(AppState.FAILED)  # its outcome is unknowable: the app cannot be said to succeed
+            failures.append(gone_message(role, k))
+            roles.setdefault(role, RoleStatus(role, [])).replicas.append(
+                ReplicaStatus(id=k, state=AppState.UNKNOWN, role=role, hostname="", structured_error_msg=gone_message(role, k))
+            )
+            if role in role_defs:
+                role_defs[role].num_replicas += 1
+        for role_status in roles.values():
+            role_status.replicas.sort(key=lambda r: r.id)
         state = app_state(states, cancelled is not None)
         if state == AppState.CANCELLED:
             msg = f"cancelled at {datetime.fromtimestamp(cancelled or 0).isoformat(timespec='seconds')}"
@@ -405,7 +421,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
         """Creates the app's cancel record (see the module docstring); a second cancel finds it there."""
         labels = dict(replicas[0].get("Labels") or {})
         record_labels = {
-            LABEL_VERSION: _version(),
+            LABEL_VERSION: package_version(),
             LABEL_APP_ID: app_id,
             LABEL_APP_NAME: labels.get(LABEL_APP_NAME, ""),
             LABEL_SESSION: labels.get(LABEL_SESSION, self.session_name),
@@ -533,6 +549,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
             and (r.get("Labels") or {}).get(LABEL_REPLICA_ID) == str(k)
         ]  # fmt: skip
         if not match:
+            if (role_name, k) in expected_replicas(replicas):
+                raise LookupError(gone_message(role_name, k))
             labels = [r.get("Labels") or {} for r in replicas]
             pairs = ((lb.get(LABEL_ROLE_NAME, ""), int(lb.get(LABEL_REPLICA_ID, -1))) for lb in labels)
             raise unknown_replica(app_id, role_name, k, pairs)
@@ -555,11 +573,6 @@ def _grace_of(row: Dict[str, Any]) -> int:
         grace = 10.0
     return max(0, math.ceil(grace))
 
-
-def _version() -> str:
-    from jupyter_sched import __version__
-
-    return __version__
 
 
 def create_scheduler(

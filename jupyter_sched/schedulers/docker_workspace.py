@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers.api import WorkspaceMixin
 from jupyter_sched.schedulers.docker_engine import ensure_image, explain, split_image
-from jupyter_sched.schedulers.docker_job import LABEL_VERSION, LABEL_WORKSPACE
+from jupyter_sched.schedulers.docker_job import LABEL_VERSION, LABEL_WORKSPACE, LOCAL_WORKSPACE_REPO, package_version
 from jupyter_sched.specs import CfgVal, Role, runopts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,7 +37,6 @@ logger = logging.getLogger(__name__)
 """Build and push progress (INFO) under the ``jupyter_sched`` logger, never printed by the library."""
 
 WORKSPACE_DOCKERFILE = "Dockerfile.jupyter_sched"
-LOCAL_WORKSPACE_REPO = "jupyter-sched/workspace"
 DEFAULT_WORKDIR = "/workspace"
 LABEL_BASE_IMAGE = "jupyter_sched.base-image"
 
@@ -213,7 +212,7 @@ def build_workspace(
     if "IMAGE" in declared and os.path.isfile(custom):
         ensure_image(client, image, pull, quiet=quiet)
     args = {k: v for k, v in (("IMAGE", image), ("WORKSPACE", root)) if k in declared}
-    labels = {LABEL_WORKSPACE: root, LABEL_BASE_IMAGE: image, LABEL_VERSION: _version()}
+    labels = {LABEL_WORKSPACE: root, LABEL_BASE_IMAGE: image, LABEL_VERSION: package_version()}
     context = make_context(root, dockerfile)
     log: List[str] = []
     image_id: Optional[str] = None
@@ -296,11 +295,6 @@ def check_image_repo(repo: str) -> str:
         )
     return repo
 
-
-def _version() -> str:
-    from jupyter_sched import __version__
-
-    return __version__
 
 
 class DockerWorkspaceMixin(WorkspaceMixin):
