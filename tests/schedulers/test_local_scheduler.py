@@ -320,7 +320,7 @@ def test_running_apps_are_never_evicted(log_dir: str) -> None:
     sched = LocalScheduler("evict2", CWDImageProvider, cache_size=1)
     try:
         a = run(sched, sh_app("sleep 600"), log_dir)
-        b = run(sched, sh_app("sleep 600"), log_dir)  # the peer raised IndexError here
+        b = run(sched, sh_app("sleep 600"), log_dir)  # TorchX raised IndexError here
         assert sched.cached_app_ids() == [a, b]
     finally:
         sched.close()
