@@ -66,13 +66,13 @@ class Reorder(Generic[T]):
         ``everything`` releases all that is held."""
         open_newest = [n for n, ended in zip(self._newest, self._ended) if not ended]
         cutoff = math.inf if everything or not open_newest else min(open_newest)
-        expire = now - self.window
+        window = self.window
         due = []
         for held in self._held:
             over = len(held) - self.max_held  # over the bound: the oldest are due
             n = 0
             for ts, arrived, _ in held:
-                if arrived > expire and n >= over:
+                if arrived + window > now and n >= over:
                     break
                 n += 1
                 cutoff = ts if cutoff < ts else cutoff
