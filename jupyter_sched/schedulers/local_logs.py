@@ -4,11 +4,14 @@ the IO loop the moment output arrives; apps of another process are polled, 5 ms 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Callable, Hashable, Optional, Protocol
+from typing import TYPE_CHECKING, Callable, Hashable, Optional, Protocol
 
 from jupyter_sched.schedulers.log_files import IndexedLogIterator
 
-__all__ = ["ChangeFeed", "LogIterator"]
+if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.schedulers.local_scheduler import LocalScheduler
+
+__all__ = ["ChangeFeed", "LogIterator", "ReplicaLog"]
 
 
 class ChangeFeed(Protocol):
@@ -22,8 +25,8 @@ class ChangeFeed(Protocol):
     def notify(self) -> None: ...
 
 
-class LogIterator(IndexedLogIterator):
-    """Iterates the log of one replica of a local app.
+class ReplicaLog(IndexedLogIterator):
+    """Iterates one log file of one local replica.
 
     With ``should_tail=True`` it follows until ``finished()`` *and* every byte was yielded. With
     ``changes`` (the app belongs to this process) new output wakes it at once, with no sleep loop;
@@ -64,3 +67,31 @@ class LogIterator(IndexedLogIterator):
     def _wake(self) -> None:
         if self._changes is not None:
             self._changes.notify()
+
+
+class LogIterator(ReplicaLog):
+    """TorchX's constructor for the same iterator: ``(app_id, regex, log_file, scheduler, should_tail)``.
+    It asks the scheduler, through its public methods, when the replica (or, without ``role_name``, the
+    app) has finished and what wakes a follower."""
+
+    def __init__(
+        self,
+        app_id: str,
+        regex: Optional[str],
+        log_file: str,
+        scheduler: "LocalScheduler",
+        should_tail: bool = True,
+        role_name: str = "",
+        k: int = 0,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+    ) -> None:
+        super().__init__(
+            log_file,
+            finished=lambda: scheduler.replica_finished(app_id, role_name, k),
+            changes=scheduler.log_changes(app_id),
+            regex=regex,
+            should_tail=should_tail,
+            since=since,
+            until=until,
+        )
