@@ -43,7 +43,7 @@ from jupyter_sched.schedulers.local_images import (
     ImageProvider,
     LocalDirectoryImageProvider,
 )
-from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator, ReplicaLog
+from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
 from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
@@ -507,12 +507,14 @@ class LocalScheduler(Scheduler[PopenRequest]):
                 "since/until are not available for apps started with outlive_owner=true (their output"
                 " is not timestamped); read the whole log and filter it instead"
             )
-        return ReplicaLog(
+        return LogIterator(
+            app_id,
+            regex,
             path,
+            self,
+            should_tail,
             finished=partial(self.replica_finished, app_id, role_name, k),
             changes=self.log_changes(app_id),
-            regex=regex,
-            should_tail=should_tail,
             since=since,
             until=until,
         )
