@@ -15,38 +15,37 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import sys
 import shlex
+import sys
 import threading
 import time
 import weakref
-from functools import partial
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict
 
-from jupyter_sched.schedulers.api import checked_app
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
     Stream,
+    checked_app,
     role_from_summary,
     role_summary,
     stream_arg,
     unknown_replica,
 )
 from jupyter_sched.schedulers.local_build import ERROR_FILE_ENV, build_request
+from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
 from jupyter_sched.schedulers.local_images import (
     CWDImageProvider,
     ImageProvider,
     LocalDirectoryImageProvider,
 )
 from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
-from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
-from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
 from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
 from jupyter_sched.schedulers.local_request import (
@@ -65,6 +64,7 @@ from jupyter_sched.schedulers.local_state import (
     owner_alive,
     process_start_time,
 )
+from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.specs import (
     NONE,
     AppDef,
