@@ -12,11 +12,15 @@ SIGINT is left alone, so interrupting a cell never kills jobs. Apps are recorded
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import sys
 import shlex
 import threading
 import time
+import weakref
+from functools import partial
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -149,6 +153,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         self._lock = threading.Lock()
         self._closed = False
         SignalCleanup.register(self.stop_owned_apps)
+        _OPEN.add(self)
 
     # -- options and dry run ----------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
@@ -229,7 +234,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             log_dir=app_dir,
             role_params=role_params,
             role_log_dirs=role_log_dirs,
-            cancel_grace=float(cfg.get("cancel_grace") or 0.0),
+            cancel_grace=float(cfg.get("cancel_grace") or 0.0),  # type: ignore[arg-type]
             outlive_owner=bool(cfg.get("outlive_owner")),
         )
 
@@ -285,12 +290,9 @@ class LocalScheduler(Scheduler[PopenRequest]):
                         error_file=param.env.get(ERROR_FILE_ENV, ""),
                     )
                     rep = spawn(
-                        param,
-                        rep_record,
-                        request.outlive_owner,
-                        lambda r, rr=rep_record: self._on_replica_done(local_app, rr, r),
+                        param, rep_record, request.outlive_owner, partial(self._on_replica_done, local_app, rep_record)
                     )
-                    rep.on_fault = lambda r, reason, rr=rep_record: self._on_log_fault(local_app, rr, reason)
+                    rep.on_fault = partial(self._on_log_fault, local_app, rep_record)
                     started.append(rep)
                     record.replicas.append(rep_record)
         except BaseException as e:
@@ -345,7 +347,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         if not record.outlive_owner:
             ReaperClient.forget([rep.pid])
 
-    def _on_log_fault(self, local_app: _LocalApp, rep_record: ReplicaRecord, reason: str) -> None:
+    def _on_log_fault(self, local_app: _LocalApp, rep_record: ReplicaRecord, rep: Replica, reason: str) -> None:
         """Loop thread: the replica's logs could not be written in full; it keeps running and being read."""
         rep_record.msg = f"logs truncated: {reason}; the rest of its output was read and dropped"
         logger.warning(
@@ -520,6 +522,8 @@ class LocalScheduler(Scheduler[PopenRequest]):
             running = [a for a in self._apps.values() if not a.record.done and not a.record.outlive_owner]
             for app in running:
                 self._cancel_owned(app, grace=min(2.0, app.record.cancel_grace))
+            if sys.is_finalizing():  # the IO thread cannot run any more: the reaper finishes the job
+                return
             deadline = time.monotonic() + 5.0
             for app in running:
                 for rep in app.replicas:
@@ -569,11 +573,13 @@ class LocalScheduler(Scheduler[PopenRequest]):
             )
         owned = app_id in self._apps
         return LogIterator(
+            app_id,
+            regex,
             path,
+            self,
+            should_tail,
             finished=lambda: self._replica_finished(app_id, role_name, k),
             changes=self._loop if owned else None,
-            regex=regex,
-            should_tail=should_tail,
             since=since,
             until=until,
         )
@@ -601,6 +607,15 @@ def _save(record: AppRecord) -> None:
 
 
 _OWN_START = process_start_time(os.getpid())
+_OPEN: "weakref.WeakSet[LocalScheduler]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_schedulers() -> None:
+    """At a clean exit, close every scheduler while its IO thread still runs (a ``__del__`` during
+    interpreter shutdown would find it frozen), so the apps it stopped record how they ended."""
+    for scheduler in list(_OPEN):
+        scheduler.close()
 
 
 def create_scheduler(
