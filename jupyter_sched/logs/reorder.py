@@ -53,6 +53,12 @@ class Reorder(Generic[T]):
         if ts > self._newest[stream]:
             self._newest[stream] = ts
 
+    def push_many(self, stream: int, entries: List[Tuple[float, float, T]]) -> None:
+        """Several ``(ts, arrived, item)`` of ``stream`` at once, in the order they arrived."""
+        if entries:
+            self._held[stream].extend(entries)
+            self._newest[stream] = max(self._newest[stream], max(entry[0] for entry in entries))
+
     def end(self, stream: int) -> None:
         """``stream`` will deliver nothing more: it no longer holds the watermark back."""
         self._ended[stream] = True

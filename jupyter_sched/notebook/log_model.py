@@ -111,9 +111,7 @@ class LogMux:
             n = len(inbox)
             if n:
                 self._pending_chars[index] = 0
-                for _ in range(n):
-                    ts, arrived, item = inbox.popleft()
-                    reorder.push(index, ts, item, arrived)
+                reorder.push_many(index, [inbox.popleft() for _ in range(n)])
         if not reorder.held() and not self._ending:
             return False
         released = reorder.release(time.monotonic() if now is None else now)
