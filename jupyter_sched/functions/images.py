@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import platform
 import threading
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import cloudpickle
 
@@ -53,14 +53,7 @@ def image_versions(image: str) -> Optional[Tuple[str, str]]:
             cached = _CACHE.get(img.id)
         if cached is not None:
             return cached
-        try:
-            out = client.containers.run(image, ["python3", "-c", PROBE], remove=True, network_disabled=True)
-        except Exception as e:  # noqa: BLE001 - no python3 in the image, or it failed to start
-            raise IncompatibleImageError(
-                f"image={image!r}: could not run python3 in it to check its version ({e}); a function job"
-                f" needs Python {_minor(local_versions()[0])} with cloudpickle {_major(local_versions()[1])}.x"
-                " in the image"
-            ) from None
+        out = probe(client, image)
         words = out.decode(errors="replace").split()
         versions = (words[0], words[1]) if len(words) >= 2 else ("?", "-")
         with _LOCK:
@@ -68,6 +61,31 @@ def image_versions(image: str) -> Optional[Tuple[str, str]]:
         return versions
     finally:
         client.close()
+
+
+def probe(client: Any, image: str) -> bytes:
+    """Runs ``python3`` in ``image`` once (no network, removed afterwards) and returns what it printed."""
+    from jupyter_sched.schedulers.docker_engine import explain
+
+    container = None
+    try:
+        container = client.containers.create(image, ["python3", "-c", PROBE], network_disabled=True,
+                                              labels={"jupyter-sched.probe": "functions"})  # fmt: skip
+        container.start()
+        container.wait(timeout=120)
+        return bytes(container.logs(stdout=True, stderr=False))
+    except Exception as e:  # noqa: BLE001 - no python3 in the image, or it failed to start
+        raise IncompatibleImageError(
+            f"image={image!r}: could not run python3 in it to check its version ({explain(e)}); a function"
+            f" job needs Python {_minor(local_versions()[0])} with cloudpickle {_major(local_versions()[1])}.x"
+            " in the image"
+        ) from None
+    finally:
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
 
 
 def check_compatible(image: str, versions: Tuple[str, str], local: Optional[Tuple[str, str]] = None) -> None:
