@@ -317,7 +317,7 @@ class LogPane:
         lines = self.static_text(TEXT_LOG_LINES)
         return {
             "text/plain": "\n".join([self.title, *lines] if self.title else lines),
-            "text/html": f'<div class="jsched-record {NO_MATH}">{self.static_html(as_of_ts)}</div>',
+            "text/html": f'<div class="jsched-record jsched-log {NO_MATH}">{self.static_html(as_of_ts)}</div>',
         }
 
     when_final = when_done

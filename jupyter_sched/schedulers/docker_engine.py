@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
-from jupyter_sched.schedulers.docker_job import LABEL_PREFIX, LABEL_VERSION
+from jupyter_sched.schedulers.docker_job import LABEL_PREFIX, LABEL_VERSION, package_version
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
@@ -182,7 +182,7 @@ def ensure_network(client: "docker.DockerClient", name: str) -> str:
                     name,
                     driver="bridge",
                     check_duplicate=True,
-                    labels={LABEL_PREFIX + "managed": "true", LABEL_VERSION: _version()},
+                    labels={LABEL_PREFIX + "managed": "true", LABEL_VERSION: package_version()},
                 )
             except Exception as e:  # noqa: BLE001
                 if not is_conflict(e):
@@ -196,11 +196,6 @@ def ensure_network(client: "docker.DockerClient", name: str) -> str:
 def _exact(networks: List[Dict[str, Any]], name: str) -> List[Dict[str, Any]]:
     return [n for n in networks if n.get("Name") == name]
 
-
-def _version() -> str:
-    from jupyter_sched import __version__
-
-    return __version__
 
 
 # -- parallel map ---------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ import calendar
 import re
 import time
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional
 
 from jupyter_sched.logs.lines import LineSplitter
 from jupyter_sched.schedulers.api import Stream

@@ -61,6 +61,7 @@ from jupyter_sched.schedulers.docker_engine import (
     start_threads,
 )
 from jupyter_sched.schedulers.docker_job import (
+    package_version,
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_APP_NAME,
@@ -298,7 +299,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
         failures: List[str] = []
         states: List[AppState] = []
         for v in views:
-            state = replica_state(v.word, v.exit_code, cancelled, v.finished)
+            state = replica_state(v.word, v.exit_code, cancelled=cancelled, finished=v.finished)
             states.append(state)
             why = v.failure()
             if state == AppState.FAILED:
@@ -420,7 +421,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
         """Creates the app's cancel record (see the module docstring); a second cancel finds it there."""
         labels = dict(replicas[0].get("Labels") or {})
         record_labels = {
-            LABEL_VERSION: _version(),
+            LABEL_VERSION: package_version(),
             LABEL_APP_ID: app_id,
             LABEL_APP_NAME: labels.get(LABEL_APP_NAME, ""),
             LABEL_SESSION: labels.get(LABEL_SESSION, self.session_name),
@@ -572,11 +573,6 @@ def _grace_of(row: Dict[str, Any]) -> int:
         grace = 10.0
     return max(0, math.ceil(grace))
 
-
-def _version() -> str:
-    from jupyter_sched import __version__
-
-    return __version__
 
 
 def create_scheduler(

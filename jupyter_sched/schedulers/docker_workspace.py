@@ -27,14 +27,13 @@ from typing import IO, TYPE_CHECKING, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers.api import WorkspaceMixin
 from jupyter_sched.schedulers.docker_engine import ensure_image, explain, split_image
-from jupyter_sched.schedulers.docker_job import LABEL_VERSION, LABEL_WORKSPACE
+from jupyter_sched.schedulers.docker_job import LABEL_VERSION, LABEL_WORKSPACE, LOCAL_WORKSPACE_REPO, package_version
 from jupyter_sched.specs import CfgVal, Role, runopts
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
 
 WORKSPACE_DOCKERFILE = "Dockerfile.jupyter_sched"
-LOCAL_WORKSPACE_REPO = "jupyter-sched/workspace"
 DEFAULT_WORKDIR = "/workspace"
 LABEL_BASE_IMAGE = "jupyter_sched.base-image"
 
@@ -210,7 +209,7 @@ def build_workspace(
     if "IMAGE" in declared and os.path.isfile(custom):
         ensure_image(client, image, pull, quiet=quiet)
     args = {k: v for k, v in (("IMAGE", image), ("WORKSPACE", root)) if k in declared}
-    labels = {LABEL_WORKSPACE: root, LABEL_BASE_IMAGE: image, LABEL_VERSION: _version()}
+    labels = {LABEL_WORKSPACE: root, LABEL_BASE_IMAGE: image, LABEL_VERSION: package_version()}
     context = make_context(root, dockerfile)
     log: List[str] = []
     image_id: Optional[str] = None
@@ -292,11 +291,6 @@ def check_image_repo(repo: str) -> str:
         )
     return repo
 
-
-def _version() -> str:
-    from jupyter_sched import __version__
-
-    return __version__
 
 
 class DockerWorkspaceMixin(WorkspaceMixin):

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable, Hashable, Optional, Protocol
 
-from jupyter_sched.schedulers.log_files import IndexedLogIterator, read_index
+from jupyter_sched.schedulers.log_files import IndexedLogIterator
 
-__all__ = ["ChangeFeed", "LogIterator", "read_index"]
+__all__ = ["ChangeFeed", "LogIterator"]
 
 
 class ChangeFeed(Protocol):

@@ -50,7 +50,7 @@ def proc_stat(pid: int) -> Optional[Tuple[str, int, int]]:
 
 
 def _psutil_stat(pid: int) -> Optional[Tuple[str, int, int]]:
-    import psutil
+    import psutil  # type: ignore[import-untyped]
 
     try:
         proc = psutil.Process(pid)
@@ -65,7 +65,7 @@ def _psutil_stat(pid: int) -> Optional[Tuple[str, int, int]]:
 
 def all_pids() -> Iterable[int]:
     if PORTABLE:
-        import psutil
+        import psutil  # type: ignore[import-untyped]
 
         return psutil.pids()
     return (int(name) for name in os.listdir("/proc") if name.isdigit())

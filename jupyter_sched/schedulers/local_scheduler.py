@@ -17,6 +17,7 @@ import os
 import shlex
 import threading
 import time
+from functools import partial
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -229,7 +230,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             log_dir=app_dir,
             role_params=role_params,
             role_log_dirs=role_log_dirs,
-            cancel_grace=float(cfg.get("cancel_grace") or 0.0),
+            cancel_grace=float(cfg.get("cancel_grace") or 0.0),  # type: ignore[arg-type]
             outlive_owner=bool(cfg.get("outlive_owner")),
         )
 
@@ -285,12 +286,9 @@ class LocalScheduler(Scheduler[PopenRequest]):
                         error_file=param.env.get(ERROR_FILE_ENV, ""),
                     )
                     rep = spawn(
-                        param,
-                        rep_record,
-                        request.outlive_owner,
-                        lambda r, rr=rep_record: self._on_replica_done(local_app, rr, r),
+                        param, rep_record, request.outlive_owner, partial(self._on_replica_done, local_app, rep_record)
                     )
-                    rep.on_fault = lambda r, reason, rr=rep_record: self._on_log_fault(local_app, rr, reason)
+                    rep.on_fault = partial(self._on_log_fault, local_app, rep_record)
                     started.append(rep)
                     record.replicas.append(rep_record)
         except BaseException as e:
@@ -345,7 +343,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         if not record.outlive_owner:
             ReaperClient.forget([rep.pid])
 
-    def _on_log_fault(self, local_app: _LocalApp, rep_record: ReplicaRecord, reason: str) -> None:
+    def _on_log_fault(self, local_app: _LocalApp, rep_record: ReplicaRecord, rep: Replica, reason: str) -> None:
         """Loop thread: the replica's logs could not be written in full; it keeps running and being read."""
         rep_record.msg = f"logs truncated: {reason}; the rest of its output was read and dropped"
         logger.warning(

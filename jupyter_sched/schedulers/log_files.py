@@ -218,8 +218,3 @@ def _records(index: BinaryIO) -> Iterator[Tuple[int, float]]:
     if usable < len(data):
         index.seek(usable - len(data), os.SEEK_CUR)
     yield from INDEX_RECORD.iter_unpack(data[:usable])
-
-
-def read_index(path: str) -> List[Tuple[int, float]]:
-    with open(path, "rb") as f:
-        return list(_records(f))
