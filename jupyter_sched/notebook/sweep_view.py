@@ -186,3 +186,9 @@ class SweepView:
     def widget_bundle(self) -> Dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_() or {})
         return {k: v for k, v in bundle.items() if k.startswith("application/vnd.jupyter.widget")}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
+        """The widget while the sweep runs, with the record beside it; the record alone once it ended."""
+        bundle = {} if self.sweep.finished else self.widget_bundle()
+        bundle.update(record_bundle(self.sweep, None if self.sweep.finished else time.time()))
+        return bundle
