@@ -38,6 +38,20 @@ def function_target(component: Optional[str], namespace: Mapping[str, Any]) -> A
     return value
 
 
+def cell_label(source: str) -> str:
+    """``file:line`` as IPython names a cell (``cell In[3], line 4``) when the file is one of this
+    kernel's cells; else as given."""
+    path, _, line = source.rpartition(":")
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        named = shell.compile.format_code_name(path) if shell is not None and path else None
+    except Exception:  # noqa: BLE001 - an IPython without cell names: the path is still true
+        named = None
+    return f"cell {named[1]}, line {line}" if named else source
+
+
 class FunctionDryRun:
     """What ``%sched_run --dryrun FUNCTION`` shows: the function's facts over the scheduler's request."""
 
@@ -48,16 +62,21 @@ class FunctionDryRun:
     def info(self) -> Any:
         return self.request.info
 
+    def facts(self) -> Dict[str, str]:
+        facts = self.request.summary()
+        facts["defined at"] = cell_label(facts["defined at"])
+        return facts
+
     def __repr__(self) -> str:
         from jupyter_sched.notebook.dryrun_repr import dryrun_text
 
-        facts = "\n".join(f"  {k}: {v}" for k, v in self.request.summary().items())
+        facts = "\n".join(f"  {k}: {v}" for k, v in self.facts().items())
         return f"function job on {self.request.scheduler} (dry run, nothing runs):\n{facts}\n{dryrun_text(self.info)}"
 
     def _repr_html_(self) -> str:
         from jupyter_sched.notebook.dryrun_repr import dryrun_html
 
-        facts = table(["", ""], list(self.request.summary().items()))
+        facts = table(["", ""], list(self.facts().items()))
         return f'<div class="{NO_MATH}"><b>function job on {esc(self.request.scheduler)}</b> (dry run){facts}</div>{dryrun_html(self.info)}'
 
 

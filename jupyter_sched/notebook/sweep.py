@@ -323,7 +323,7 @@ def sweep(
         raise ValueError(f"max_concurrent must be an integer of 1 or more (got {max_concurrent!r})")
     points = expand(grid)
     runner, session = runner_and_session()
-    sweep_name = clean_name(name or f"{getattr(fn, '__name__', 'fn')}-sweep")[:30] + "-" + random_id()[:6]
+    sweep_name = clean_name(name or f"{getattr(fn, '__name__', 'fn')}-sweep")[:20] + "-" + random_id()
     runs = []
     for i, params in enumerate(points):
         request = prepare(

@@ -38,7 +38,7 @@ def columns(sweep: "Sweep") -> Tuple[List[str], List[str], bool, bool]:
                 keys.update(dict.fromkeys(k for k, v in value.items() if isinstance(v, SCALARS) or v is None))
             else:
                 plain = True
-    return list(params), list(keys), plain, errors
+    return list(params), [k for k in keys], plain, errors
 
 
 def cells(run: "Run", params: List[str], keys: List[str], plain: bool, errors: bool, now: float) -> List[Any]:
@@ -56,7 +56,10 @@ def cells(run: "Run", params: List[str], keys: List[str], plain: bool, errors: b
 
 
 def headers(params: List[str], keys: List[str], plain: bool, errors: bool) -> List[str]:
-    return ["#", *params, "state", "elapsed", *keys, *(["result"] if plain else []), *(["error"] if errors else [])]
+    """Column names; a result key named like a parameter (or a fixed column) is shown as ``key (result)``."""
+    taken = {"#", "state", "elapsed", *params}
+    shown = [f"{k} (result)" if k in taken else k for k in keys]
+    return ["#", *params, "state", "elapsed", *shown, *(["result"] if plain else []), *(["error"] if errors else [])]
 
 
 def rows(sweep: "Sweep", sort: Optional[str] = None, descending: bool = False) -> Tuple[List[str], List[List[Any]]]:
