@@ -13,7 +13,6 @@ function returned and 1 when it raised; the traceback also goes to stderr, so th
 
 import os
 import sys
-import traceback
 
 OUTCOME_FORMAT = 1
 
@@ -38,6 +37,12 @@ def _type_name(exc):
     return cls.__qualname__ if module in ("builtins", "__main__") else f"{module}.{cls.__qualname__}"
 
 
+def _format_exc():
+    import traceback  # only on the error path: the common path imports nothing it does not use
+
+    return traceback.format_exc()
+
+
 def _error(exc, text, cloudpickle):
     try:
         pickled = cloudpickle.dumps(exc)
@@ -53,7 +58,7 @@ def _write(job_dir, rank, outcome, cloudpickle):
     try:
         data = cloudpickle.dumps(outcome)
     except Exception as e:  # the return value cannot be pickled: say so instead
-        text = traceback.format_exc()
+        text = _format_exc()
         message = f"the function returned a {type(outcome.get('value')).__name__} that cannot be pickled: {e}"
         sys.stderr.write(message + "\n")
         data = cloudpickle.dumps({"format": OUTCOME_FORMAT, "ok": False, "type": "TypeError",
@@ -77,13 +82,15 @@ def main(argv):
         with open(os.path.join(job_dir, "call.pkl"), "rb") as f:
             fn, args, kwargs = cloudpickle.load(f)
     except BaseException as e:  # noqa: BLE001 - e.g. a module the function needs is missing here
-        text = traceback.format_exc()
+        text = _format_exc()
         sys.stderr.write(text)
         _write(job_dir, rank, _error(e, text, cloudpickle), cloudpickle)
         return 1
     try:
         value = fn(*args, **kwargs)
     except BaseException as e:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes too
+        import traceback
+
         tb = e.__traceback__.tb_next if e.__traceback__ is not None else None  # from the function's frame on
         text = "".join(traceback.format_exception(type(e), e, tb))
         sys.stderr.write(text)
