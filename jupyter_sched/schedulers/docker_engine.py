@@ -7,8 +7,8 @@ without the SDK and without an engine.
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
@@ -17,6 +17,9 @@ from jupyter_sched.schedulers.docker_job import LABEL_PREFIX, LABEL_VERSION, pac
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
+
+logger = logging.getLogger(__name__)
+"""Pull progress (INFO) under the ``jupyter_sched`` logger: the CLI shows it unless ``-q``; nothing prints."""
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -149,7 +152,7 @@ def pull(client: "docker.DockerClient", image: str, quiet: bool = True) -> None:
             if "error" in event:
                 raise LookupError(event.get("error"))
             if not quiet and event.get("status") and "id" not in event:
-                print(f"docker pull {image}: {event['status']}", file=sys.stderr)
+                logger.info("docker pull %s: %s", image, event["status"])
     except LookupError as e:
         raise LookupError(
             f"cannot pull image {image!r}: {e}. Check the name, or pull=never for a local-only image"

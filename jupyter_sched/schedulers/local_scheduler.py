@@ -12,11 +12,14 @@ SIGINT is left alone, so interrupting a cell never kills jobs. Apps are recorded
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import sys
 import shlex
 import threading
 import time
+import weakref
 from functools import partial
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -150,6 +153,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         self._lock = threading.Lock()
         self._closed = False
         SignalCleanup.register(self.stop_owned_apps)
+        _OPEN.add(self)
 
     # -- options and dry run ----------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
@@ -518,6 +522,8 @@ class LocalScheduler(Scheduler[PopenRequest]):
             running = [a for a in self._apps.values() if not a.record.done and not a.record.outlive_owner]
             for app in running:
                 self._cancel_owned(app, grace=min(2.0, app.record.cancel_grace))
+            if sys.is_finalizing():  # the IO thread cannot run any more: the reaper finishes the job
+                return
             deadline = time.monotonic() + 5.0
             for app in running:
                 for rep in app.replicas:
@@ -567,11 +573,13 @@ class LocalScheduler(Scheduler[PopenRequest]):
             )
         owned = app_id in self._apps
         return LogIterator(
+            app_id,
+            regex,
             path,
+            self,
+            should_tail,
             finished=lambda: self._replica_finished(app_id, role_name, k),
             changes=self._loop if owned else None,
-            regex=regex,
-            should_tail=should_tail,
             since=since,
             until=until,
         )
@@ -599,6 +607,15 @@ def _save(record: AppRecord) -> None:
 
 
 _OWN_START = process_start_time(os.getpid())
+_OPEN: "weakref.WeakSet[LocalScheduler]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_schedulers() -> None:
+    """At a clean exit, close every scheduler while its IO thread still runs (a ``__del__`` during
+    interpreter shutdown would find it frozen), so the apps it stopped record how they ended."""
+    for scheduler in list(_OPEN):
+        scheduler.close()
 
 
 def create_scheduler(

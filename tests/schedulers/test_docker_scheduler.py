@@ -111,7 +111,7 @@ def test_submit_describe_list_and_logs_from_any_process(docker_sched: DockerSche
 
 
 def test_unknown_app(docker_sched: DockerScheduler) -> None:
-    assert docker_sched.describe("nope-bcdfghjklmnpq") is None  # the peer said SUCCEEDED
+    assert docker_sched.describe("nope-bcdfghjklmnpq") is None  # TorchX said SUCCEEDED
     assert not docker_sched.exists("nope-bcdfghjklmnpq")
     docker_sched.cancel("nope-bcdfghjklmnpq")  # a no-op
     with pytest.raises(UnknownAppException):
