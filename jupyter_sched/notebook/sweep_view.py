@@ -138,12 +138,13 @@ class SweepView:
         self.head = w.HTML()
         self.table = w.HTML()
         self.cancel_button = w.Button(description="Cancel all", icon="stop", button_style="danger",
-                                      layout=w.Layout(width="auto"))  # fmt: skip
+                                      layout=w.Layout(width="auto", min_width="110px", flex="0 0 auto"))  # fmt: skip
         self.sort = w.Dropdown(description="sort by", options=["#"], value="#", layout=w.Layout(width="220px"))
         self.descending = w.Checkbox(description="descending", value=False, indent=False, layout=w.Layout(width="auto"))
         self.pick = w.Dropdown(description="run", options=[(f"{r.index}: {r.params}", r.index) for r in sweep.runs],
-                               layout=w.Layout(width="320px"))  # fmt: skip
-        self.show_button = w.Button(description="Show panes", icon="eye", layout=w.Layout(width="auto"))
+                               layout=w.Layout(width="300px"))  # fmt: skip
+        self.show_button = w.Button(description="Show panes", icon="eye",
+                                    layout=w.Layout(width="auto", min_width="120px", flex="0 0 auto"))
         self.panes = w.Output()
         self.cancel_button.on_click(lambda _b: sweep.cancel())
         self.show_button.on_click(self._show_run)
