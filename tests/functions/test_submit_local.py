@@ -116,3 +116,12 @@ def _function_dirs() -> set:
 
     root = os.path.join(default_log_dir(), "default", "functions")
     return set(os.listdir(root)) if os.path.isdir(root) else set()
+
+
+def test_a_replica_that_dies_without_a_result_is_a_job_failure_naming_it() -> None:
+    from jupyter_sched.notebook.outcome import JobFailed
+
+    job = jupyter_sched.submit(lambda: os._exit(3))
+    with pytest.raises(JobFailed, match="exit code 3"):
+        job.result(timeout=60)
+    assert job.outcome(0) is None
