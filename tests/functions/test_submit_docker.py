@@ -93,3 +93,14 @@ def test_a_cloudpickle_major_mismatch_names_both_versions() -> None:
     with pytest.raises(IncompatibleImageError) as info:
         check_compatible("img", (local_versions()[0], "2.2.1"), local=(local_versions()[0], "3.1.2"))
     assert "2.2.1" in str(info.value) and "3.1.2" in str(info.value) and "cloudpickle==3.*" in str(info.value)
+
+
+def test_a_sweep_in_containers_keeps_to_max_concurrent_and_grid_order() -> None:
+    sweep = jupyter_sched.sweep(lambda k: k + 100, {"k": [0, 1, 2, 3]}, scheduler="local_docker", image=IMAGE,
+                                max_concurrent=2)  # fmt: skip
+    assert sweep.results(timeout=300) == [100, 101, 102, 103]
+    spans = []
+    for run in sweep.runs:
+        reps = [r for role in run.job.fetch_status().roles for r in role.replicas]
+        spans.append((min(r.started for r in reps), max(r.finished for r in reps)))
+    assert max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans) <= 2, spans

@@ -31,3 +31,13 @@ def test_an_exception_on_a_node_shows_its_remote_traceback(slurm_cluster) -> Non
     with pytest.raises(FunctionError) as info:
         jupyter_sched.submit(broken, scheduler="slurm").result(timeout=240)
     assert "node says no" in info.value.remote_traceback and "in broken" in info.value.remote_traceback
+
+
+def test_a_sweep_on_slurm_keeps_to_max_concurrent_and_grid_order(slurm_cluster) -> None:  # type: ignore[no-untyped-def]
+    sweep = jupyter_sched.sweep(lambda k: k * 3, {"k": [1, 2, 3, 4, 5]}, scheduler="slurm", max_concurrent=2)
+    assert sweep.results(timeout=300) == [3, 6, 9, 12, 15]
+    spans = []
+    for run in sweep.runs:
+        reps = [r for role in run.job.fetch_status().roles for r in role.replicas]
+        spans.append((min(r.started for r in reps), max(r.finished for r in reps)))
+    assert max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans) <= 2, spans
