@@ -148,3 +148,26 @@ def dryrun(fn: Any, *args: Any, scheduler: str = "local_cwd", num_replicas: int 
     runner, _ = runner_and_session()
     return prepare(runner, fn, args, kwargs, scheduler=scheduler, num_replicas=num_replicas, cfg=cfg,
                    resource=resource, image=image, name=name)  # fmt: skip
+
+
+def attach(handle: str, cfg: Optional[Mapping[str, Any]] = None) -> FunctionJob:
+    """The FunctionJob of a function app launched earlier (another kernel, before a restart): its
+    ``result()`` reads what the replicas wrote. LookupError if no function job directory records it."""
+    import glob
+    import os
+
+    from jupyter_sched.functions.launch import job_root, read_meta
+    from jupyter_sched.specs import parse_app_handle
+
+    runner, session = runner_and_session()
+    root = job_root(runner, parse_app_handle(handle).scheduler_backend, cfg)
+    for meta_path in sorted(glob.glob(os.path.join(root, "*", "meta.json"))):
+        meta = read_meta(os.path.dirname(meta_path))
+        if meta.get("handle") == handle:
+            extra = {"settings": session.settings, "interactive": session.interactive} if session is not None else {}
+            job = FunctionJob(handle, runner, os.path.dirname(meta_path), int(meta.get("num_replicas", 1)),
+                              str(meta.get("role", "")), **extra)  # fmt: skip
+            if session is not None:
+                session.jobs[handle] = job
+            return job
+    raise LookupError(f"no function job directory under {root} records {handle}; was it launched with jupyter_sched.submit?")

@@ -125,3 +125,15 @@ def test_a_replica_that_dies_without_a_result_is_a_job_failure_naming_it() -> No
     with pytest.raises(JobFailed, match="exit code 3"):
         job.result(timeout=60)
     assert job.outcome(0) is None
+
+
+def test_another_process_attaches_to_a_function_job_and_reads_its_result() -> None:
+    import subprocess
+    import sys
+
+    job = jupyter_sched.submit(lambda: {"answer": 42})
+    job.wait(timeout=60)
+    code = f"from jupyter_sched.notebook.fn_job import attach\nprint(attach({job.handle!r}).result())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "{'answer': 42}"
