@@ -77,7 +77,7 @@ def probe(client: Any, image: str) -> bytes:
     except Exception as e:  # noqa: BLE001 - no python3 in the image, or it failed to start
         raise IncompatibleImageError(
             f"image={image!r}: could not run python3 in it to check its version ({explain(e)}); a function"
-            f" job needs Python {_minor(local_versions()[0])} with cloudpickle {_major(local_versions()[1])}.x"
+            f" job needs Python {minor(local_versions()[0])} with cloudpickle {major(local_versions()[1])}.x"
             " in the image"
         ) from None
     finally:
@@ -94,30 +94,30 @@ def check_compatible(image: str, versions: Tuple[str, str], local: Optional[Tupl
     here_py, here_cp = local or local_versions()
     there_py, there_cp = versions
     fix = (
-        f"use an image with Python {_minor(here_py)} and cloudpickle {_major(here_cp)}.x (such as"
+        f"use an image with Python {minor(here_py)} and cloudpickle {major(here_cp)}.x (such as"
         " jupyter-sched/python:local, built by scripts/setup/images.sh), or run the kernel on that image's"
         " Python"
     )
-    if _minor(there_py) != _minor(here_py):
+    if minor(there_py) != minor(here_py):
         raise IncompatibleImageError(
             f"image={image!r} has Python {there_py} but this kernel runs Python {here_py}: functions pickled"
-            f" here carry Python {_minor(here_py)} bytecode. Fix: {fix}"
+            f" here carry Python {minor(here_py)} bytecode. Fix: {fix}"
         )
     if there_cp == "-":
         raise IncompatibleImageError(
             f"image={image!r} (Python {there_py}) has no cloudpickle; this kernel uses cloudpickle {here_cp}."
-            f" Fix: {fix} (or pip install 'cloudpickle=={_major(here_cp)}.*' in the image)"
+            f" Fix: {fix} (or pip install 'cloudpickle=={major(here_cp)}.*' in the image)"
         )
-    if _major(there_cp) != _major(here_cp):
+    if major(there_cp) != major(here_cp):
         raise IncompatibleImageError(
             f"image={image!r} has cloudpickle {there_cp} but this kernel uses cloudpickle {here_cp}. Fix: {fix}"
-            f" (or pip install 'cloudpickle=={_major(here_cp)}.*' in the image)"
+            f" (or pip install 'cloudpickle=={major(here_cp)}.*' in the image)"
         )
 
 
-def _minor(version: str) -> str:
+def minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
-def _major(version: str) -> str:
+def major(version: str) -> str:
     return version.split(".")[0]

@@ -91,7 +91,14 @@ def prepare(
     view = info.view()
     plans = view.replicas if view is not None else []
     python, container_image = sys.executable, None
-    if any(p.image for p in plans):  # a container backend: the image's python, the job dir mounted
+    if any(p.image is not None for p in plans):  # a container backend: the image's python, the job dir mounted
+        if not image:
+            here = images.local_versions()
+            raise ValueError(
+                f"image: {scheduler} runs each replica in a container image; pass image=... with Python"
+                f" {images.minor(here[0])} and cloudpickle {images.major(here[1])}.x (jupyter-sched/python:local,"
+                " built by scripts/setup/images.sh, has both)"
+            )
         python = CONTAINER_PYTHON
         info = runner.dryrun(function_app(python=python, mount=True, **spec), scheduler, cfg)
         view = info.view()

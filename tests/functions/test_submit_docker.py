@@ -104,3 +104,8 @@ def test_a_sweep_in_containers_keeps_to_max_concurrent_and_grid_order() -> None:
         reps = [r for role in run.job.fetch_status().roles for r in role.replicas]
         spans.append((min(r.started for r in reps), max(r.finished for r in reps)))
     assert max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans) <= 2, spans
+
+
+def test_no_image_is_refused_before_launch_saying_which_to_use() -> None:
+    with pytest.raises(ValueError, match="image: local_docker runs each replica in a container image"):
+        jupyter_sched.submit(lambda: 1, scheduler="local_docker")
