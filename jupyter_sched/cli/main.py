@@ -21,6 +21,7 @@ from jupyter_sched.cli import (
     cmd_run,
     cmd_runopts,
     cmd_status,
+    cmd_top,
 )
 from jupyter_sched.cli.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.cli.errors import CliError, CliExit, CliUsageError
@@ -44,6 +45,7 @@ VERBS: Dict[str, ModuleType] = {
     "describe": cmd_describe,
     "runopts": cmd_runopts,
     "builtins": cmd_builtins,
+    "top": cmd_top,
 }
 USAGE_ERRORS = (
     CliUsageError, ComponentError, ConfigError, InvalidRunConfigException, MalformedAppHandleException,

@@ -36,7 +36,9 @@ from jupyter_sched.schedulers.local_images import (
     ImageProvider,
     LocalDirectoryImageProvider,
 )
+from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
 from jupyter_sched.schedulers.local_logs import LogIterator
+from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, message_of, totals_of
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient, escalate_later
 from jupyter_sched.schedulers.local_request import (
@@ -53,6 +55,7 @@ from jupyter_sched.schedulers.local_spawn import (
     rollback,
     spawn,
 )
+from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.schedulers.local_state import (
     STATE_FILE,
     AppRecord,
@@ -73,6 +76,7 @@ from jupyter_sched.specs import (
     make_unique,
     runopts,
 )
+from jupyter_sched.specs.usage import UsageSample
 
 __all__ = [
     "CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "LocalOpts", "LocalScheduler",
@@ -115,7 +119,7 @@ class _LocalApp:
     replicas: List[Replica] = field(default_factory=list)
 
 
-class LocalScheduler(Scheduler[PopenRequest]):
+class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
     """Schedules on this machine; see the module docstring for what is and is not enforced."""
 
     def __init__(
@@ -140,6 +144,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         self._loop = ProcessLoop()
         self._lock = threading.Lock()
         self._closed = False
+        self._meter = LocalMeter()
         SignalCleanup.register(self)
 
     # -- options and dry run ----------------------------------------------------------------------------
@@ -168,6 +173,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             " they write their logs straight to files",
             default=False,
         )
+        add_memory_limit_opt(opts)
         return opts
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
@@ -214,7 +220,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             role_log_dirs[role.name] = dirs
         if cfg.get("auto_set_cuda_visible_devices"):
             assign_gpus(app, role_params)
-        return PopenRequest(
+        request = PopenRequest(
             app_id=app_id,
             log_dir=app_dir,
             role_params=role_params,
@@ -222,6 +228,8 @@ class LocalScheduler(Scheduler[PopenRequest]):
             cancel_grace=float(cfg.get("cancel_grace") or 0.0),
             outlive_owner=bool(cfg.get("outlive_owner")),
         )
+        limit_request(request, cfg)
+        return request
 
     def _compose_path(self, role_path: Optional[str], cwd: str, prepend_cwd: bool) -> str:
         """``extra_paths`` and the role's PATH come first, then the owner's PATH; the working directory is
@@ -289,6 +297,9 @@ class LocalScheduler(Scheduler[PopenRequest]):
                 ) from e
             raise
         local_app.replicas = started
+        params = [p for ps in request.role_params.values() for p in ps]
+        for rep_record, param in zip(record.replicas, params):
+            self._meter.started(record, rep_record, param.env)
         record.create()
         self._link_into_default_base(request.log_dir)
         with self._lock:
@@ -321,6 +332,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         rep_record.finished = time.time()
         if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
             record.cancelled = True
+        self._meter.ended(record, rep_record)
         try:
             record.save()
         except OSError:
@@ -370,11 +382,12 @@ class LocalScheduler(Scheduler[PopenRequest]):
                     state=rep.state(record.cancelled),
                     role=rep.role,
                     hostname="localhost",
-                    structured_error_msg=_read_error(rep.error_file),
+                    structured_error_msg=message_of(rep) or _read_error(rep.error_file),
                     exit_code=rep.exit_code,
                     pid=rep.pid,
                     started=rep.started,
                     finished=rep.finished,
+                    usage=totals_of(rep),
                 )
             )
         errors = [r.structured_error_msg for rs in roles_statuses.values() for r in rs.replicas]
@@ -383,7 +396,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             app_id=app_id,
             state=record.state(),
             num_restarts=0,
-            msg=record.msg or NONE,
+            msg=record.msg or next((f"{r.role}[{r.replica_id}] {message_of(r)}" for r in record.replicas if message_of(r)), NONE),
             structured_error_msg=errors[0] if errors else NONE,
             ui_url=f"file://{record.app_dir}",
             roles_statuses=list(roles_statuses.values()),
@@ -522,6 +535,13 @@ class LocalScheduler(Scheduler[PopenRequest]):
         if record.outlive_owner and stream is Stream.COMBINED:
             path = rep.stdout  # detached replicas write their streams straight to files
         return LogIterator(app_id, regex, path, self, should_tail, role_name, k, since, until)
+
+    def usage(self, app_id: str) -> List[UsageSample]:
+        """Per replica: a live psutil sample of its process tree while it runs, its kept totals after."""
+        record = self._record(app_id)
+        if record is None:
+            raise UnknownAppException(app_id)
+        return self._meter.usage(record.snapshot(), owned=app_id in self._apps)
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Wakes as soon as a replica of this process ends (or prints); polls the state file briefly for

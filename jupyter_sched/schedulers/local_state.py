@@ -31,6 +31,7 @@ class ReplicaRecord:
     stderr: str = ""
     combined: str = ""
     error_file: str = ""
+    usage: Optional[Dict[str, Any]] = None  # memory limit, then totals when it ends (see local_meter)
 
     @property
     def done(self) -> bool:

@@ -10,6 +10,7 @@ from typing import Any, List, Optional
 
 from jupyter_sched.specs.app import NONE
 from jupyter_sched.specs.errors import AppStatusError
+from jupyter_sched.specs.usage import UsageTotals
 
 
 class AppState(int, Enum):
@@ -53,7 +54,8 @@ def is_started(state: AppState) -> bool:
 class ReplicaStatus:
     """One replica's state. The fields after ``structured_error_msg`` are extras the panes show.
 
-    ``started``/``finished`` are UNIX timestamps; ``num_restarts`` counts retries of this replica.
+    ``started``/``finished`` are UNIX timestamps; ``num_restarts`` counts retries of this replica;
+    ``usage`` is what an ended replica used (peak memory, CPU and wall seconds) where the backend knows it.
     """
 
     id: int
@@ -66,6 +68,7 @@ class ReplicaStatus:
     started: Optional[float] = None
     finished: Optional[float] = None
     num_restarts: int = 0
+    usage: Optional[UsageTotals] = None
 
 
 @dataclass
@@ -106,6 +109,8 @@ class AppStatus:
                     line += f" (exitcode: {rep.exit_code})"
                 if rep.num_restarts:
                     line += f" (restarts: {rep.num_restarts})"
+                if rep.usage is not None:
+                    line += f" ({rep.usage.format()})"
                 if rep.structured_error_msg != NONE:
                     line += "\n" + textwrap.indent(_error_text(rep.structured_error_msg), "      ")
                 lines.append(line)
@@ -140,6 +145,7 @@ class AppStatus:
                             "started": rep.started,
                             "finished": rep.finished,
                             "num_restarts": rep.num_restarts,
+                            "usage": rep.usage.to_json() if rep.usage is not None else None,
                         }
                         for rep in r.replicas
                     ],
