@@ -20,6 +20,7 @@ from jupyter_sched.specs import AppState, AppStatus, parse_app_handle
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
+    from jupyter_sched.specs.usage import UsageSample
 
 
 class Job:
@@ -70,6 +71,10 @@ class Job:
     def state(self) -> AppState:
         status = self.fetch_status()
         return status.state if status is not None else AppState.UNKNOWN
+
+    def usage(self) -> List[UsageSample]:
+        """What each replica uses now (ended replicas: their kept totals); see ``Runner.usage``."""
+        return self.runner.usage(self.handle)
 
     def wait(self, timeout: Optional[float] = None) -> Optional[AppStatus]:
         """Blocks until the app ends (or ``timeout`` seconds) and returns its status. Waits in short

@@ -17,6 +17,7 @@ from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
 from jupyter_sched.notebook.reprs import _messages_html, replica_table_html
 from jupyter_sched.notebook.theme import code, esc, fmt_duration, pill
+from jupyter_sched.notebook.usage_view import UsageView
 from jupyter_sched.specs import AppState, AppStatus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,6 +64,9 @@ class StatusPane:
         self.notice = ""
         self.ticker: Optional[Ticker] = None
         self._confirm_until = 0.0
+        self.usage = UsageView()
+        if status is not None:
+            self.usage.update(job.usage)
         self.html = w.HTML()
         self.cancel_button = w.Button(description="Cancel", button_style="danger", icon="stop",
                                       tooltip="Cancel the app (asks to confirm)")  # fmt: skip
@@ -91,6 +95,7 @@ class StatusPane:
 
     def _tick(self) -> bool:
         status = self.job.fetch_status()
+        self.usage.update(self.job.usage)
         with self.lock:
             self.status = status
             self._render_locked()
@@ -103,7 +108,7 @@ class StatusPane:
         if status is None:
             body += '<div style="font-size:12px">the scheduler does not know this app (any more)</div>'
         else:
-            body += replica_table_html(status, now) + _messages_html(status)
+            body += replica_table_html(status, now) + self.usage.html() + _messages_html(status)
         if self.notice:
             body += f'<div style="color:#e75c58;font-size:12px">{esc(self.notice)}</div>'
         confirming = time.monotonic() < self._confirm_until

@@ -52,10 +52,10 @@ class LocalMeter:
             (lambda: local_limit.cgroup_peak(env)) if env.get(local_limit.CGROUP_ENV) else None,
         )
 
-    def ended(self, record: AppRecord, rep: ReplicaRecord) -> None:
-        """A replica ended (its record has exit code and end time): keep its totals, and say so if it
-        failed at its memory limit."""
-        final = self.sampler.finish((record.app_id, rep.role, rep.replica_id), rep.finished or 0.0)
+    def ended(self, record: AppRecord, rep: ReplicaRecord, finished: float) -> None:
+        """A replica ended at ``finished`` (its record has the exit code): keep its totals, and say so if
+        it failed at its memory limit."""
+        final = self.sampler.finish((record.app_id, rep.role, rep.replica_id), finished)
         env = {}
         if rep.usage and rep.usage.get("mem_limit_bytes"):
             env[local_limit.LIMIT_ENV] = str(rep.usage["mem_limit_bytes"])
@@ -69,7 +69,7 @@ class LocalMeter:
             data["message"] = message
         local_limit.remove_cgroup(env)
         rep.usage = data
-        if record.done:
+        if all(r.done or r is rep for r in record.replicas):
             with self._lock:
                 self._owned.pop(record.app_id, None)
 

@@ -329,10 +329,11 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         """Loop thread: the replica exited and its output is fully written."""
         record = local_app.record
         rep_record.exit_code = rep.exit_code
-        rep_record.finished = time.time()
+        finished = time.time()
+        self._meter.ended(record, rep_record, finished)  # before the end is visible: totals come with it
+        rep_record.finished = finished
         if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
             record.cancelled = True
-        self._meter.ended(record, rep_record)
         try:
             record.save()
         except OSError:

@@ -144,6 +144,10 @@ class UsageSampler:
         ``finished``; CPU seconds as of the last tick), or None if it was not tracked."""
         with self._lock:
             tree = self._trees.pop(key, None)
+            idle = None if self._trees else self._thread
+        if idle is not None and idle is not threading.current_thread():
+            self._wake.set()  # nothing left: the thread ends now, not a tick later
+            idle.join(5.0)
         if tree is None:
             return None
         peak = max(tree.peak, (tree.peak_fn() if tree.peak_fn else None) or 0)

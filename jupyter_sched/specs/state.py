@@ -172,6 +172,8 @@ class AppStatus:
                 out.append(f"      hostname: {rep.hostname}")
                 if rep.exit_code is not None:
                     out.append(f"      exit_code: {rep.exit_code}")
+                if rep.usage is not None:
+                    out.append(f"      usage: {rep.usage.format()}")
         out.append(f"  state: {self.state!r}")
         out.append(f"  structured_error_msg: {self.structured_error_msg}")
         out.append(f"  ui_url: {self.ui_url}")
