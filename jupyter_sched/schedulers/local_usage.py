@@ -141,16 +141,16 @@ class UsageSampler:
 
     def finish(self, key: Tuple[str, str, int], finished: float) -> Optional[UsageSample]:
         """Stops sampling ``key`` and returns its final sample (``running=False``, wall time up to
-        ``finished``; CPU seconds as of the last tick), or None if it was not tracked."""
+        ``finished``; CPU seconds as of the last tick), or None if it was not tracked or never sampled."""
         with self._lock:
             tree = self._trees.pop(key, None)
             idle = None if self._trees else self._thread
         if idle is not None and idle is not threading.current_thread():
             self._wake.set()  # nothing left: the thread ends now, not a tick later
             idle.join(5.0)
-        if tree is None:
-            return None
-        peak = max(tree.peak, (tree.peak_fn() if tree.peak_fn else None) or 0)
+        peak = max(tree.peak, (tree.peak_fn() if tree.peak_fn else None) or 0) if tree is not None else 0
+        if tree is None or (tree.latest is None and not peak):
+            return None  # never measured (it ended before the first tick): no totals rather than zeros
         return UsageSample(
             role=tree.role,
             replica=tree.replica,

@@ -50,7 +50,7 @@ def test_live_stats_of_a_container_using_200mb_and_a_core(docker_sched: DockerSc
         time.sleep(0.5)  # poll interval: each call asks the backend
         seen.extend(docker_sched.usage(app_id))
         return any(s.rss_bytes >= 180 * MB for s in seen) and any(s.cpu_percent >= 50 for s in seen)
-    wait_until(busy_and_big, 90, "a stats sample with >= 180 MB and >= 50% CPU")
+    wait_until(busy_and_big, 170, "a stats sample with >= 180 MB and >= 50% CPU")
     live = seen[-1]
     assert (live.role, live.replica, live.running, live.mem_limit_bytes) == ("main", 0, True, 1024 * MB)
     assert docker_sched._usage.streams() == 1  # noqa: SLF001 - one connection per running container
