@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from jupyter_sched.schedulers import SchedulerFactory, get_scheduler_factories
 from jupyter_sched.schedulers.api import ListAppResponse, Scheduler, Stream
 from jupyter_sched.schedulers.usage_api import UsageMixin
+from jupyter_sched.specs.limits import check_replica_limit
 from jupyter_sched.specs import (
     AppDef,
     AppDryRunInfo,
@@ -26,11 +27,11 @@ from jupyter_sched.specs import (
     UnknownSchedulerException,
     macros,
     make_app_handle,
-    parse_app_handle,
     runopts,
     validate_app,
 )
 from jupyter_sched.specs.usage import UsageSample
+from jupyter_sched.specs.handles import check_name, parse_safe_handle
 
 DEFAULT_SESSION = "default"
 JOB_ID_ENV = "JUPYTER_SCHED_JOB_ID"
@@ -46,7 +47,7 @@ class Runner:
         component_defaults: Optional[Dict[str, Dict[str, str]]] = None,
         scheduler_params: Optional[Dict[str, Any]] = None,
     ) -> None:
-        self._name = name
+        self._name = check_name(name, "session name")
         self._factories = dict(scheduler_factories)
         self._component_defaults = component_defaults or {}
         self._scheduler_params = scheduler_params or {}
@@ -101,9 +102,14 @@ class Runner:
         workspace: Optional[str] = None,
         parent_run_id: Optional[str] = None,
     ) -> AppDryRunInfo:
-        """The request ``scheduler`` would get for ``app``; nothing runs and ``app`` is not modified."""
+        """The request ``scheduler`` would get for ``app``; nothing runs and ``app`` is not modified.
+
+        Validates as TorchX's runner does (the app's fields, then the scheduler's ``_validate``), plus the
+        scheduler's replica limit, before the scheduler builds any request.
+        """
         validate_app(app)
         sched = self._scheduler(scheduler)
+        check_replica_limit(app, sched.max_replicas() if hasattr(sched, "max_replicas") else None, scheduler)
         app = copy.deepcopy(app)
         job_id = make_app_handle(scheduler, self._name, macros.app_id)
         for role in app.roles:
@@ -120,6 +126,7 @@ class Runner:
                     " drop --workspace or use local_docker"
                 )
             sched.build_workspace_and_update_role(app.roles[0], workspace, resolved)
+        sched._validate(app, scheduler)
         info = sched.submit_dryrun(app, resolved)
         info._scheduler = scheduler
         return info
@@ -175,7 +182,7 @@ class Runner:
 
     # -- observe ---------------------------------------------------------------------------------------------
     def _resolve(self, app_handle: AppHandle) -> Tuple[Scheduler, str]:
-        scheduler, session, app_id = parse_app_handle(app_handle)
+        scheduler, session, app_id = parse_safe_handle(app_handle)
         return self._scheduler(scheduler, session), app_id
 
     def status(self, app_handle: AppHandle) -> Optional[AppStatus]:

@@ -1,5 +1,4 @@
-"""The ``jupyter-sched`` command line: one module per verb (``cmd_run``, ``cmd_status``, ...).
-
-``cmd_run.parse_run_args`` is the ``run`` verb's parser as a function (no ``sys.exit``), which the
-notebook's ``%sched_run`` magic shares, so a magic line parses exactly like the command line.
+"""The ``jupyter-sched`` command line: one module per verb (``cmd_run``, ``cmd_status``, ...), argparse verbs
+and exit codes. Parsing a run line, project config, handles, times and the log printer live in the
+front-end layer (:mod:`jupyter_sched.frontend`), which the notebook's magics share.
 """

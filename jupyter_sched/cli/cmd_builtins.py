@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import inspect
 
-from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.components import get_component, list_components
 
 HELP = "list the built-in and installed components"

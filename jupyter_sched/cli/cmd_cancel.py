@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from jupyter_sched.cli import common
-from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.cli.errors import CliError
+from jupyter_sched.frontend import targets
 
 HELP = "cancel an app"
 
@@ -19,9 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
-    handle = common.check_handle(args.app_handle)
+    handle = targets.check_handle(args.app_handle)
     with common.open_runner(config) as runner:
-        status = common.require_status(runner, handle)
+        status = targets.require_status(runner, handle)
         if status.is_terminal():
             print(f"{handle} already ended ({status.state}); nothing to cancel")
             return 0

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 
 from jupyter_sched.cli import common
-from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.cli.errors import CliError
 from jupyter_sched.cli.render import render, to_json
+from jupyter_sched.frontend import targets
 
 HELP = "show the definition (roles, commands, replicas) of an app"
 
@@ -18,9 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
-    handle = common.check_handle(args.app_handle)
+    handle = targets.check_handle(args.app_handle)
     with common.open_runner(config) as runner:
-        common.require_status(runner, handle)
+        targets.require_status(runner, handle)
         app = runner.describe(handle)
     if app is None:
         raise CliError(f"no app {handle}: it ended and its records were removed")

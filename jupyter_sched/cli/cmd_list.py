@@ -10,7 +10,8 @@ import argparse
 import json
 
 from jupyter_sched.cli import common
-from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.frontend import targets
 
 HELP = "list the apps a scheduler knows (including those started by other processes)"
 
@@ -25,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
-    scheduler = common.pick_scheduler(args.scheduler, config)
+    scheduler = targets.pick_scheduler(args.scheduler, config)
     with common.open_runner(config) as runner:
         apps = runner.list(scheduler)
         session = runner.session_name

@@ -2,7 +2,8 @@
 
 Several replicas are read concurrently (one thread each) and their lines interleaved whole. With ``-f`` it
 follows the logs until the app ends, then exits 1 if the app did not succeed. An unknown app, role or
-replica is an error at once, listing what exists.
+replica is an error at once, listing what exists. To a terminal, control strings in the jobs' output (window
+titles, OSC 8 links, DCS) are removed unless ``--raw``: a job must not drive the user's terminal.
 """
 
 from __future__ import annotations
@@ -10,20 +11,19 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import List, Optional, TextIO, Tuple
+from typing import List, Optional, TextIO
 
 from jupyter_sched.cli import common
-from jupyter_sched.cli.config import ProjectConfig
-from jupyter_sched.cli.errors import CliError, CliUsageError
-from jupyter_sched.cli.tail import TailOptions, tail
+from jupyter_sched.cli.errors import CliUsageError
+from jupyter_sched.frontend import targets
+from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.frontend.follow import TailOptions, tail
+from jupyter_sched.frontend.times import check_window, parse_time
+from jupyter_sched.logs.control_strings import strip_control_strings
 from jupyter_sched.runner import Runner
 from jupyter_sched.specs import AppState, AppStatus
 
 HELP = "print the logs of an app's replicas (-f: follow until the app ends)"
-
-_IDENTIFIER = re.compile(
-    r"^(?P<handle>[^:/]+://[^/]*/[^/]+)(?:/(?P<role>[^/]+))?(?:/(?P<ids>\d+(?:,\d+)*))?/?$"
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,25 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--until", help="only lines written before this time (same forms as --since)"
     )
-
-
-def parse_identifier(text: str) -> Tuple[str, Optional[str], Optional[List[int]]]:
-    """``(handle, role or None, replica ids or None)``; an empty session means ``default``."""
-    match = _IDENTIFIER.match(text)
-    if not match:
-        raise CliUsageError(
-            f"log: {text!r} is not SCHEDULER://SESSION/APP_ID[/ROLE[/K,K...]]"
-            " (e.g. local_cwd://default/echo-b3k2x9q0d1/echo/0)"
-        )
-    scheme, _, rest = match.group("handle").partition("://")
-    session, _, app_id = rest.rpartition("/")
-    handle = common.check_handle(f"{scheme}://{session or 'default'}/{app_id}")
-    ids = (
-        list(dict.fromkeys(int(i) for i in match.group("ids").split(",")))  # each replica once
-        if match.group("ids")
-        else None
-    )
-    return handle, match.group("role"), ids
+    parser.add_argument("--raw", action="store_true",
+                        help="print the output as written, terminal control strings (titles, links) included")  # fmt: skip
 
 
 def wait_for_replicas(runner: Runner, handle: str, status: AppStatus) -> AppStatus:
@@ -81,26 +64,6 @@ def wait_for_replicas(runner: Runner, handle: str, status: AppStatus) -> AppStat
     return status
 
 
-def select_replicas(
-    handle: str, status: AppStatus, role: Optional[str] = None, ids: Optional[List[int]] = None
-) -> List[Tuple[str, int]]:
-    roles = {r.role: sorted(rep.id for rep in r.replicas) for r in status.roles}
-    if role is not None and role not in roles:
-        raise CliError(
-            f"app {handle} has no role {role!r}; its roles are: {', '.join(roles) or '(none)'}"
-        )
-    chosen = [role] if role is not None else list(roles)
-    if ids is not None and role is not None:
-        missing = [k for k in ids if k not in roles[role]]
-        if missing:
-            have = ", ".join(str(k) for k in roles[role]) or "none"
-            raise CliError(
-                f"role {role!r} of app {handle} has no replica {missing[0]}; its replicas are: {have}"
-            )
-        return [(role, k) for k in ids]
-    return [(r, k) for r in chosen for k in roles[r]]
-
-
 def stream_app_logs(
     runner: Runner,
     handle: str,
@@ -109,18 +72,26 @@ def stream_app_logs(
     ids: Optional[List[int]] = None,
     opts: Optional[TailOptions] = None,
     follow: bool = False,
+    raw: bool = False,
 ) -> List[str]:
-    """Prints the logs of the app's (selected) replicas to ``out``; returns the read errors."""
+    """Prints the logs of the app's (selected) replicas to ``out``; returns the read errors. To a terminal,
+    control strings are removed unless ``raw``."""
     opts = opts or TailOptions(follow=follow)
-    status = wait_for_replicas(runner, handle, common.require_status(runner, handle))
-    replicas = select_replicas(handle, status, role, ids)
-    return tail(
-        runner, handle, replicas, out, opts, color=common.use_color(out), on_error=common.err
-    )
+    status = wait_for_replicas(runner, handle, targets.require_status(runner, handle))
+    replicas = targets.select_replicas(handle, status, role, ids)
+    clean = None if raw or not _is_terminal(out) else strip_control_strings
+    return tail(runner, handle, replicas, out, opts, color=common.use_color(out), on_error=common.err, clean=clean)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
-    handle, role, ids = parse_identifier(args.identifier)
+    handle, role, ids = targets.parse_identifier(args.identifier)
     if args.regex:
         try:
             re.compile(args.regex)
@@ -130,17 +101,17 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
             ) from None
     opts = TailOptions(
         regex=args.regex,
-        since=common.parse_time(args.since, "--since") if args.since else None,
-        until=common.parse_time(args.until, "--until") if args.until else None,
+        since=parse_time(args.since, "--since") if args.since else None,
+        until=parse_time(args.until, "--until") if args.until else None,
         follow=args.follow,
         streams=args.streams,
         last=args.lines,
     )
     if args.lines is not None and args.lines < 1:
         raise CliUsageError(f"-n/--lines {args.lines}: give 1 or more (leave it out for every line)")
-    common.check_window(opts.since, opts.until, [args.since, args.until])
+    check_window(opts.since, opts.until, [args.since, args.until])
     with common.open_runner(config) as runner:
-        errors = stream_app_logs(runner, handle, sys.stdout, role, ids, opts)
+        errors = stream_app_logs(runner, handle, sys.stdout, role, ids, opts, raw=args.raw)
         if errors:
             return 1
         if args.follow:

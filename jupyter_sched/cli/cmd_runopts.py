@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from jupyter_sched.cli import common
-from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.frontend import targets
 
 HELP = "show the run options (--cfg) of the schedulers"
 
@@ -17,9 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     names = (
-        [common.check_scheduler(args.scheduler, "runopts")]
+        [targets.check_scheduler(args.scheduler, "runopts")]
         if args.scheduler
-        else common.scheduler_names()
+        else targets.scheduler_names()
     )
     color = common.use_color(sys.stdout)
     status = 0

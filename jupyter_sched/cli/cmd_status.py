@@ -6,8 +6,9 @@ import argparse
 import json
 
 from jupyter_sched.cli import common
-from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.cli.errors import CliError
+from jupyter_sched.frontend import targets
 
 HELP = "show the state of an app and of each of its replicas"
 
@@ -21,9 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
-    handle = common.check_handle(args.app_handle)
+    handle = targets.check_handle(args.app_handle)
     with common.open_runner(config) as runner:
-        status = common.require_status(runner, handle)
+        status = targets.require_status(runner, handle)
     roles = [r.strip() for r in args.roles.split(",") if r.strip()] if args.roles else None
     if roles:
         known = [r.role for r in status.roles]

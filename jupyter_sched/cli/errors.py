@@ -1,25 +1,13 @@
-"""Exceptions of the command line, and the exit codes they map to."""
+"""Exceptions of the command line, and the exit codes they map to (see ``cli.main``).
+
+They are the front-end layer's errors (:mod:`jupyter_sched.frontend.errors`) under the command line's
+names: parsing and lookups live in that layer, shared with the notebook, and raise these.
+"""
 
 from __future__ import annotations
 
+from jupyter_sched.frontend.errors import CommandError as CliError
+from jupyter_sched.frontend.errors import ParserExit as CliExit
+from jupyter_sched.frontend.errors import UsageError as CliUsageError
 
-class CliUsageError(ValueError):
-    """Bad command-line input (an unknown flag, scheduler or option, a malformed value). The message says
-    what was wrong and, where it helps, ends with the usage. Exit code 2."""
-
-    exit_code = 2
-
-
-class CliError(Exception):
-    """The command was well formed but cannot be carried out (e.g. an unknown app). Exit code 1."""
-
-    exit_code = 1
-
-
-class CliExit(Exception):
-    """An argparse parser asked to exit (``--help`` after printing the help, or ``--version``)."""
-
-    def __init__(self, status: int, message: str = "") -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+__all__ = ["CliError", "CliExit", "CliUsageError"]

@@ -23,10 +23,11 @@ from jupyter_sched.cli import (
     cmd_status,
     cmd_top,
 )
-from jupyter_sched.cli.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.cli.errors import CliError, CliExit, CliUsageError
-from jupyter_sched.cli.parsers import RaisingArgumentParser
+from jupyter_sched.frontend.config import ConfigError, ProjectConfig, load_config
+from jupyter_sched.frontend.parsers import RaisingArgumentParser
 from jupyter_sched.components import ComponentError, ComponentHelp
+from jupyter_sched.schedulers.local_scheduler import LOG_DIR_ENV
 from jupyter_sched.specs import (
     InvalidAppError,
     InvalidRunConfigException,
@@ -78,13 +79,13 @@ def build_parser() -> RaisingArgumentParser:
 def _export_local_log_dir(config: ProjectConfig) -> None:
     """A ``log_dir`` set for a local scheduler in the config file becomes this process's default log dir, so
     ``status``/``log``/``list`` find the apps ``run`` started there."""
-    if os.environ.get("JUPYTER_SCHED_LOG_DIR") or not config.path:
+    if os.environ.get(LOG_DIR_ENV) or not config.path:
         return
     for name in ("local_cwd", "local_dir"):
         log_dir = config.schedulers.get(name, {}).get("log_dir")
         if isinstance(log_dir, str) and log_dir:
             base = os.path.dirname(config.path)
-            os.environ["JUPYTER_SCHED_LOG_DIR"] = os.path.join(base, os.path.expanduser(log_dir))
+            os.environ[LOG_DIR_ENV] = os.path.join(base, os.path.expanduser(log_dir))
             return
 
 

@@ -22,21 +22,19 @@ runs jupyter_sched (``sys.executable``, e.g. the notebook's kernel), so a job se
 class PythonRole(Role):
     """A Role that runs :data:`PYTHON` at position ``python_arg`` of each replica's argv (0: the entrypoint).
 
-    Its ``pre_proc`` hook swaps in ``sys.executable`` when the local backend schedules it; other backends
-    leave ``python3`` to the image.
+    Its ``pre_proc`` hook swaps in ``sys.executable`` where the request's neutral view says a replica runs on
+    this machine (the local backends); other backends leave ``python3`` to the image.
     """
 
     python_arg: int = 0
 
     def pre_proc(self, scheduler: str, dryrun_info: AppDryRunInfo) -> AppDryRunInfo:
-        from jupyter_sched.schedulers.local_scheduler import PopenRequest
-
-        request = dryrun_info.request
-        if not isinstance(request, PopenRequest):
-            return dryrun_info
-        for param in request.role_params.get(self.name, []):
-            if len(param.args) > self.python_arg and param.args[self.python_arg] == PYTHON:
-                param.args[self.python_arg] = sys.executable
+        view = dryrun_info.view()
+        for plan in view.replicas if view is not None else []:
+            if plan.role != self.name or not plan.on_this_host:
+                continue
+            if len(plan.argv) > self.python_arg and plan.argv[self.python_arg] == PYTHON:
+                plan.argv[self.python_arg] = sys.executable  # the request's own list (see ReplicaPlan.argv)
         return dryrun_info
 
 

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from typing import Optional
 
+from jupyter_sched.specs.finder import ComponentNotFoundException, ComponentValidationException
+
 
 class ComponentError(ValueError):
     """Base class: a component that cannot be found, is not valid, or got bad arguments."""
 
 
-class ComponentNotFoundError(ComponentError):
+class ComponentNotFoundError(ComponentError, ComponentNotFoundException):
     """No component of that name (the message lists close matches and where to look)."""
 
 
-class ComponentValidationError(ComponentError):
+class ComponentValidationError(ComponentError, ComponentValidationException):
     """The function is not a valid component (an untyped parameter, an unsupported type, no AppDef)."""
 
 

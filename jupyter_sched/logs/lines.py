@@ -11,7 +11,10 @@
   yielded at once; if the next chunk starts with ``"\\n"`` that ``"\\n"`` becomes an
   item on its own (it renders identically under terminal semantics).
 * Otherwise a line is never cut at a read boundary: text without a terminator is
-  buffered until a terminator arrives or :meth:`LineSplitter.flush`.
+  buffered until a terminator arrives, :meth:`LineSplitter.flush`, or the caller asks
+  for it with :meth:`LineSplitter.take_pending` (a follower does when the text has
+  been quiet for a moment, so a prompt or a ``printf '\r10%'`` shows live; the rest
+  of the line then comes as a later item, and the concatenation is still exact).
 * Memory is bounded: line content longer than ``max_line_chars`` is emitted in pieces
   of exactly that many characters (no ``"\\n"`` added); the terminator is not counted.
 
@@ -90,6 +93,16 @@ class LineSplitter:
             items.append("".join(self._parts))
             self._parts, self._pending = [], 0
         return items
+
+    def take_pending(self) -> list[str]:
+        """The buffered unterminated text as one item (``[]`` if none), without ending the stream.
+
+        Bytes of an incomplete UTF-8 character stay in the decoder, so a character is never split."""
+        if not self._pending:
+            return []
+        text = "".join(self._parts)
+        self._parts, self._pending = [], 0
+        return [text]
 
     def feed_text(self, text: str) -> list[str]:
         """Like :meth:`feed` for already-decoded text."""

@@ -5,7 +5,7 @@ loading the extension registers the magics and display formatters without import
 first imported when a widget is shown. Modules:
 
 * :mod:`.extension` -- ``load``/``unload`` (idempotent) of the magics and formatters.
-* :mod:`.magics` -- ``SchedMagics``; :mod:`.config` its traits; :mod:`.args`, :mod:`.launch`,
+* :mod:`.magics` -- ``SchedMagics``; :mod:`.config` its traits; :mod:`.args`, :mod:`.run_plan`,
   :mod:`.logs_cmd` the work behind the magics; :mod:`.session` runners, jobs and app lookup.
 * :mod:`.job` -- the ``Job`` that ``%sched_run`` returns; :mod:`.status_pane`, :mod:`.log_pane`,
   :mod:`.list_pane` the widgets; :mod:`.log_model` the multiplexed log model; :mod:`.live` the threads.

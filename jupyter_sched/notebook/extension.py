@@ -27,12 +27,13 @@ def load(shell: Any) -> Any:
     existing = _LOADED.get(shell)
     if existing is not None:
         return existing
-    from jupyter_sched.notebook import reprs
+    from jupyter_sched.notebook import record, reprs
     from jupyter_sched.notebook.magics import SchedMagics
 
     magics = SchedMagics(shell=shell)
     shell.register_magics(magics)
     reprs.register(shell)
+    shell.events.register("post_run_cell", record.flush)  # ended jobs' records reach headless clients
     _LOADED[shell] = magics
     return magics
 
@@ -42,7 +43,7 @@ def unload(shell: Any) -> None:
     magics = _LOADED.pop(shell, None)
     if magics is None:
         return
-    from jupyter_sched.notebook import live, reprs
+    from jupyter_sched.notebook import live, record, reprs
 
     manager = shell.magics_manager
     for kind, names in magics.magics.items():
@@ -55,4 +56,7 @@ def unload(shell: Any) -> None:
     if magics in getattr(shell, "configurables", []):
         shell.configurables.remove(magics)
     reprs.unregister(shell)
+    if record.flush in shell.events.callbacks.get("post_run_cell", []):
+        shell.events.unregister("post_run_cell", record.flush)
     live.stop_all()
+    record.forget_all()

@@ -1,10 +1,12 @@
 """The object ``%sched_run`` returns: a handle on a launched app that the user keeps in a variable.
 
 ``job.status``, ``job.wait()``, ``job.logs()``, ``job.cancel()`` and ``job.handle`` work anywhere (they
-only call the Runner). Displaying a job shows its live view (status pane over log pane) where widgets
-render; next to the widget it always ships ``text/plain`` and ``text/html`` that hold only what cannot go
-stale (identity, how to re-attach, and the final state if the app had already ended when it was shown),
-so exports, nbval and terminals see something true instead of ``VBox(...)`` or frozen live numbers.
+only call the Runner). Displaying a job shows its live view (status pane over log pane, their buttons in
+one row) where widgets render, and always, next to the widget, the cell's record (:mod:`.record`): the same
+panes as static ``text/html`` and ``text/plain``, labelled "as of" the moment shown while the app runs, and
+replaced in place by the final state and log tail when it ends. A job that had ended when displayed shows
+the record only, which needs no widget manager. So a saved, exported or headless-run notebook shows what
+the panes showed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.theme import code, esc, pill
+from jupyter_sched.notebook.theme import code, esc, fmt_clock, pill
 from jupyter_sched.specs import AppState, AppStatus, parse_app_handle
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -134,11 +136,14 @@ class Job:
     def reattach_hint(self) -> str:
         return f"re-attach: %sched_status {self.handle} | logs: %sched_logs {self.handle} | stop: %sched_cancel {self.handle}"
 
-    def summary(self) -> str:
-        """One line: the final state if the app had ended when last asked, else that it was launched."""
+    def summary(self, final_only: bool = True) -> str:
+        """One line: the final state if the app had ended when last asked, else that it was launched
+        (``final_only=False``: the state last seen, for a record that says when it was true)."""
         status = self.last_status
         if status is None or not status.is_terminal():
-            return f"{self.name} launched: {self.handle}"
+            if final_only or status is None:
+                return f"{self.name} launched: {self.handle}"
+            return f"{self.name} {status.state}: {self.handle}"
         line = f"{self.name} {status.state}: {self.handle}"
         codes = sorted({r.exit_code for role in status.roles for r in role.replicas if r.exit_code is not None})
         if codes:
@@ -160,20 +165,94 @@ class Job:
             f'{code("%sched_logs " + self.handle)}</span></div>'
         )
 
+    def _display_source(self) -> Any:
+        """What a display of this job shows: the live view (widgets), or the record alone."""
+        status = self.fetch_status()
+        if self._view is not None:
+            return self._view
+        if self._interactive() and status is not None and not status.is_terminal():
+            return self.view()
+        return JobRecord(self)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        from jupyter_sched.notebook import record
+
+        if self._take_compact():
+            display({"text/plain": self.summary(), "text/html": f"<div>{esc(self.summary())}</div>"}, raw=True)
+            return
+        record.show(self._display_source())
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
+        """What a display shows, without a display id (IPython's display uses ``_ipython_display_``)."""
         if self._take_compact():
             bundle = {"text/plain": self.summary(), "text/html": f"<div>{esc(self.summary())}</div>"}
-        elif self._interactive():
-            self.fetch_status()
-            bundle = self.view()._repr_mimebundle_(include=include, exclude=exclude)
-        else:
-            self.fetch_status()
-            bundle = {"text/plain": self.fallback_text(), "text/html": self.fallback_html()}
+            return _filter(bundle, include, exclude)
+        source = self._display_source()
+        source.poll()
+        bundle = {} if source.final else source.widget_bundle()
+        bundle.update(source.record_bundle(None if source.final else time.time()))
         return _filter(bundle, include, exclude)
 
 
+class JobRecord:
+    """A job shown without a live view: its record read on the calling thread (no widgets, no threads).
+    While the app runs, ``poll`` (after each cell) asks the scheduler again."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+
+    @property
+    def final(self) -> bool:
+        status = self.job.last_status
+        return status is None or status.is_terminal()
+
+    def poll(self) -> None:
+        self.job.fetch_status()
+
+    def when_final(self, callback: Callable[[], None]) -> None:
+        """No thread watches a record: the next cell's ``post_run_cell`` polls it."""
+
+    def widget_bundle(self) -> Dict[str, Any]:
+        return {}
+
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+        from jupyter_sched.notebook import record
+        from jupyter_sched.notebook.log_model import ALL
+        from jupyter_sched.notebook.log_pane import app_sources, follow_limit, frame_html, read_snapshot
+        from jupyter_sched.notebook.status_pane import failures_text, status_html
+
+        job, status = self.job, self.job.last_status
+        settings = job._settings()
+        mux = read_snapshot(job.runner, job.handle, follow_limit(app_sources(status)), settings)
+        body, hidden = mux.to_html(ALL, settings.tail_lines, settings.max_update_chars)
+        ended = status is None or status.is_terminal()
+        state = "ended" if ended else f"as of {fmt_clock(as_of_ts)}"
+        log_html = frame_html(mux, "logs", ALL, body, hidden, state)
+        rows, hidden_text = mux.rows(ALL, record.TEXT_LOG_LINES)
+        lines = ([f"... {hidden_text:,} earlier lines not shown"] if hidden_text > 0 else []) + mux.plain(ALL, record.TEXT_LOG_LINES)
+
+        def stderr_tail(role: str, k: int) -> List[str]:
+            view = f"{role}/{k}"
+            if view not in mux.views():
+                return []
+            got, _ = mux.rows(view, 200)
+            streams = {mux.sources[i].stream for i, _ in got}
+            return [line.text for i, line in got if mux.sources[i].is_stderr or "stderr" not in streams][-20:]
+
+        html = status_html(job, status, None, stderr_tail, None if ended else as_of_ts)
+        return record.job_bundle(job, status, html, failures_text(status, stderr_tail), log_html, lines, as_of_ts)
+
+
 class JobView:
-    """Status pane over log pane (all replicas). Stops its threads when the app has ended."""
+    """Status pane over log pane (all replicas), their controls in one row. Stops its threads when the
+    app has ended; then its cell shows the record (see :mod:`.record`)."""
+
+    #: Seconds to wait for the log followers after the app ended before the record is published anyway.
+    LOG_GRACE = 10.0
+    #: Seconds ``poll`` (after a cell) waits for the logs of an app that has just ended.
+    POLL_WAIT = 5.0
 
     def __init__(self, job: Job, settings: PaneSettings) -> None:
         import ipywidgets as w
@@ -184,24 +263,93 @@ class JobView:
 
         self.job = job
         status = job.fetch_status()  # on the caller's thread: creates the scheduler before any thread
-        self.status_pane = StatusPane(job, settings, status)
         sources = follow_limit(app_sources(status))
         mux = LogMux(sources, settings.keep_lines, settings.max_line_chars)
         self.log_pane = LogPane(mux, settings, title="logs", live=True)
+        self.status_pane = StatusPane(job, settings, status, stderr_tail=self.log_pane.stderr_tail)
         self.log_pane.on_all_ended = self.status_pane.wake
-        self.widget = w.VBox([self.status_pane.widget, self.log_pane.widget])
+        controls = w.HBox([*self.status_pane.controls, *self.log_pane.controls, self.status_pane.hint])
+        controls.add_class("jsched-controls")
+        self.widget = w.VBox([self.status_pane.html, controls, self.log_pane.html])
         self.widget.add_class("jsched-job")
+        self._ended_at: Optional[float] = None
+        self._final_lock = threading.Lock()
+        self._final_callbacks: List[Callable[[], None]] = []
+        self._fired = False
         self.status_pane.start()
         self.log_pane.start(job.runner, job.handle)
+        self.status_pane.when_final(self._on_status_final)
 
     def stop(self) -> None:
         self.status_pane.stop()
         self.log_pane.stop()
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
+    # -- the record ------------------------------------------------------------------------------------
+    @property
+    def final(self) -> bool:
+        """The app has ended and its logs are read (or did not finish within LOG_GRACE)."""
+        if not self.status_pane.terminal:
+            return False
+        late = self._ended_at is not None and time.monotonic() - self._ended_at > self.LOG_GRACE
+        return self.log_pane.final or late
+
+    def poll(self) -> None:
+        """Catches up with an end the panes' threads have not seen yet (a ``--wait`` that just returned):
+        the status pane renders the final state now, and the log pane gets a moment to read the rest."""
+        status = self.job.last_status
+        if not self.status_pane.terminal and status is not None and status.is_terminal():
+            self.status_pane.refresh()
+        if self.status_pane.terminal and not self.log_pane.final:
+            self.log_pane.done.wait(self.POLL_WAIT)
+
+    def _on_status_final(self) -> None:
+        self._ended_at = time.monotonic()
+        self.log_pane.when_done(self._fire)
+        timer = threading.Timer(self.LOG_GRACE, self._fire)
+        timer.daemon = True
+        timer.start()
+
+    def _fire(self) -> None:
+        with self._final_lock:
+            if self._fired:
+                return
+            self._fired = True
+            callbacks, self._final_callbacks = self._final_callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def when_final(self, callback: Callable[[], None]) -> None:
+        with self._final_lock:
+            if not self._fired:
+                self._final_callbacks.append(callback)
+                return
+        callback()
+
+    def widget_bundle(self) -> Dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_() or {})
-        bundle["text/plain"] = self.job.fallback_text()
-        bundle["text/html"] = self.job.fallback_html()
+        return {k: v for k, v in bundle.items() if k.startswith("application/vnd.jupyter.widget")}
+
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+        from jupyter_sched.notebook import record
+        from jupyter_sched.notebook.status_pane import failures_text
+
+        with self.status_pane.lock:
+            status = self.status_pane.status
+        ended = status is None or status.is_terminal()
+        when = None if ended else as_of_ts
+        return record.job_bundle(
+            self.job, status, self.status_pane.static_html(when), failures_text(status, self.log_pane.stderr_tail),
+            self.log_pane.static_html(when), self.log_pane.static_text(record.TEXT_LOG_LINES), when,
+        )  # fmt: skip
+
+    def _ipython_display_(self) -> None:
+        from jupyter_sched.notebook import record
+
+        record.show(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
+        bundle = {} if self.final else self.widget_bundle()
+        bundle.update(self.record_bundle(None if self.final else time.time()))
         return _filter(bundle, include, exclude)
 
 
@@ -220,10 +368,40 @@ class View:
     def __repr__(self) -> str:
         return self.text
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
+    # The record protocol of .record, through the pane when it has one (status and log panes do).
+    @property
+    def trackable(self) -> bool:
+        return hasattr(self.pane, "record_bundle")
+
+    @property
+    def final(self) -> bool:
+        return bool(getattr(self.pane, "final", False))
+
+    def poll(self) -> None:
+        if hasattr(self.pane, "poll"):
+            self.pane.poll()
+
+    def when_final(self, callback: Callable[[], None]) -> None:
+        if hasattr(self.pane, "when_final"):
+            self.pane.when_final(callback)
+
+    def widget_bundle(self) -> Dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_() or {})
-        bundle["text/plain"] = self.text
-        bundle["text/html"] = self.html
+        return {k: v for k, v in bundle.items() if k.startswith("application/vnd.jupyter.widget")}
+
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+        if hasattr(self.pane, "record_bundle"):
+            return dict(self.pane.record_bundle(as_of_ts))
+        return {"text/plain": self.text, "text/html": self.html}
+
+    def _ipython_display_(self) -> None:
+        from jupyter_sched.notebook import record
+
+        record.show(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
+        bundle = {} if self.final else self.widget_bundle()
+        bundle.update(self.record_bundle(None if self.final else time.time()))
         return _filter(bundle, include, exclude)
 
 

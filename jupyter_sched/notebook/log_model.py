@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Deque, Iterator, List, Optional, Sequence, Tuple
 
+from jupyter_sched.frontend.follow import gutter as text_gutter
 from jupyter_sched.logs import Line, TerminalBuffer
 from jupyter_sched.logs.ansi import PALETTE_16
 from jupyter_sched.notebook.theme import esc
@@ -221,7 +222,7 @@ class LogMux:
         if not gutter:
             return ""
         source = self.sources[index]
-        return f"{source.replica.ljust(self._width)} {'!' if source.is_stderr else '|'} "
+        return text_gutter(source.replica, self._width, "!" if source.is_stderr else "|")
 
     def open_lines(self) -> Iterator[Tuple[int, Line]]:
         """The unfinished last line of each source that has one."""

@@ -18,7 +18,8 @@ from jupyter_sched.logs.interleave import interleave
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Follower, Ticker
 from jupyter_sched.notebook.log_model import ALL, LogMux, Source
-from jupyter_sched.notebook.theme import MONO, esc, plural
+from jupyter_sched.notebook.theme import MONO, esc, fmt_clock, plural
+from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.specs import AppStatus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,7 +86,7 @@ def read_snapshot(
     mux = LogMux(sources, settings.keep_lines, settings.max_line_chars)
 
     def read(role: str, k: int, stream: str) -> List[str]:
-        return list(runner.log_lines(handle, role, k, regex, since, until, False, stream))  # type: ignore[arg-type]
+        return list(runner.log_lines(handle, role, k, regex=regex, since=since, until=until, streams=Stream(stream)))
 
     items: Dict[int, List[str]] = {}
     for i, s in enumerate(sources):
@@ -138,10 +139,12 @@ class LogPane:
         views = mux.views()
         self.selector = w.Dropdown(options=views, value=ALL, description="replica", layout=w.Layout(width="auto"))
         self.follow = w.ToggleButton(value=True, description="Follow", icon="pause", tooltip="pause / resume updates")
-        controls: List[Any] = [self.follow]
+        #: The pane's controls (a job view puts them into its one row of buttons).
+        self.controls: List[Any] = [self.follow]
         if len(views) > 2:
-            controls.insert(0, self.selector)
-        self.widget = w.VBox([w.HBox(controls), self.html])
+            self.controls.insert(0, self.selector)
+        self._on_done: List[Callable[[], None]] = []
+        self.widget = w.VBox([w.HBox(self.controls), self.html])
         self.selector.observe(self._on_control, names="value")
         self.follow.observe(self._on_control, names="value")
         self._live = live
@@ -211,7 +214,58 @@ class LogPane:
         with self.lock:
             self.mux.drain()
             self._render_locked(force=True)
-        self.done.set()
+            self.done.set()
+            callbacks, self._on_done = self._on_done, []
+        for callback in callbacks:
+            callback()
+
+    @property
+    def final(self) -> bool:
+        """Nothing more will change: a snapshot, or following has finished."""
+        return not self._live or self.done.is_set()
+
+    def when_done(self, callback: Callable[[], None]) -> None:
+        """Calls ``callback`` once following has finished and the last render is done (now if it has)."""
+        with self.lock:
+            if not self.final:
+                self._on_done.append(callback)
+                return
+        callback()
+
+    # -- what the cell's record keeps (see .record) -----------------------------------------------------
+    def static_html(self, as_of_ts: Optional[float] = None) -> str:
+        """The pane as it is now, all replicas, without widgets: the same bounded, escaped tail."""
+        with self.lock:
+            self.mux.drain()
+            body, hidden = self.mux.to_html(ALL, self.settings.tail_lines, self.settings.max_update_chars)
+            if not self._live:
+                state = "snapshot"
+            elif self.mux.all_ended:
+                state = "ended"
+            else:
+                state = f"following, as of {fmt_clock(as_of_ts)}" if as_of_ts is not None else "stopped following"
+            return self._frame(ALL, body, hidden, state)
+
+    def static_text(self, last_n: int) -> List[str]:
+        """The last ``last_n`` lines as plain text (``role/k |`` gutters), and a first line counting the rest."""
+        with self.lock:
+            self.mux.drain()
+            rows, hidden = self.mux.rows(ALL, last_n)
+            lines = self.mux.plain(ALL, last_n)
+            head = [f"... {plural(hidden, 'earlier line')} not shown"] if hidden > 0 else []
+            return head + lines + [f"! {n}" for n in self.mux.notices[-5:]]
+
+    def stderr_tail(self, role: str, k: int, last_n: int = 20) -> List[str]:
+        """The last lines a replica wrote on stderr (all its output if its streams are combined)."""
+        with self.lock:
+            self.mux.drain()
+            view = f"{role}/{k}"
+            if view not in self.mux.views():
+                return []
+            rows, _ = self.mux.rows(view, 200)
+            streams = {self.mux.sources[i].stream for i, _ in rows}
+            wanted = [line.text for i, line in rows if self.mux.sources[i].is_stderr or "stderr" not in streams]
+            return wanted[-last_n:]
 
     def _on_control(self, change: Dict[str, Any]) -> None:
         self.follow.icon = "pause" if self.follow.value else "play"
@@ -231,16 +285,15 @@ class LogPane:
             body, hidden = self.mux.to_html(view, self.settings.tail_lines, self.settings.max_update_chars)
             self._body, self._hidden = body, hidden
             self._rendered_version = self.mux.version
-        value = self._header(view) + (
-            f'<div style="{_BOX_STYLE.format(height=self.height_px)}">'
-            f'<pre class="jsched-log-text" style="{_PRE_STYLE}">{self._body}</pre></div>'
-        )
+        value = self._frame(view, self._body, self._hidden, self._state())
         if value != self.html.value:
             with self.html.hold_sync():
                 self.html.value = value
 
-    def _header(self, view: str) -> str:
-        total = self.mux.total(view)
+    def _frame(self, view: str, body: str, hidden: int, state: str) -> str:
+        return frame_html(self.mux, self.title, view, body, hidden, state, self.height_px)
+
+    def _state(self) -> str:
         if not self.mux.sources:
             state = "no replicas to show"
         elif not self.follow.value:
@@ -253,13 +306,38 @@ class LogPane:
             state = "stopped following"
         else:
             state = "following"
-        parts = [f"<b>{esc(self.title)}</b>" if self.title else "", esc(view), plural(total, "line")]
-        if self._hidden:
-            parts.append(f"{plural(self._hidden, 'earlier line')} not shown")
-        parts.append(state)
-        notices = "".join(f'<div style="color:#e75c58">{esc(n)}</div>' for n in self.mux.notices[-5:])
-        text = " \u00b7 ".join(p for p in parts if p)
-        return f'<div class="jsched-log-header" style="font-size:12px;opacity:0.8">{text}</div>{notices}'
+        return state
+
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+        """The cell's record of this pane (see .record)."""
+        from jupyter_sched.notebook.theme import NO_MATH
+
+        lines = self.static_text(40)
+        return {
+            "text/plain": "\n".join([self.title, *lines] if self.title else lines),
+            "text/html": f'<div class="jsched-record {NO_MATH}">{self.static_html(as_of_ts)}</div>',
+        }
+
+    when_final = when_done
+
+    def poll(self) -> None:
+        """Nothing to do: the followers and the ticker keep the pane current."""
+
+
+def frame_html(mux: LogMux, title: str, view: str, body: str, hidden: int, state: str, height_px: int = 360) -> str:
+    """A log pane's HTML: a header (title, view, line counts, state, notices) over the scrolling lines."""
+    total = mux.total(view)
+    parts = [f"<b>{esc(title)}</b>" if title else "", esc(view), plural(total, "line")]
+    if hidden:
+        parts.append(f"{plural(hidden, 'earlier line')} not shown")
+    parts.append(state)
+    notices = "".join(f'<div style="color:#e75c58">{esc(n)}</div>' for n in mux.notices[-5:])
+    text = " \u00b7 ".join(p for p in parts if p)
+    return (
+        f'<div class="jsched-log-header" style="font-size:12px;opacity:0.8">{text}</div>{notices}'
+        f'<div style="{_BOX_STYLE.format(height=height_px)}">'
+        f'<pre class="jsched-log-text" style="{_PRE_STYLE}">{body}</pre></div>'
+    )
 
 
 def _log_items(
@@ -273,6 +351,9 @@ def _log_items(
     """What a follower iterates: the source's log, followed until its replica ends."""
 
     def items() -> Iterable[str]:
-        return runner.log_lines(handle, source.role, source.k, regex, since, until, True, source.stream)  # type: ignore[arg-type]
+        return runner.log_lines(
+            handle, source.role, source.k, regex=regex, since=since, until=until, should_tail=True,
+            streams=Stream(source.stream),
+        )  # fmt: skip
 
     return items

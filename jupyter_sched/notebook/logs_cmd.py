@@ -8,40 +8,44 @@ pane's model (``\\r`` resolved, colours stripped, last N lines) for a snapshot.
 
 from __future__ import annotations
 
+import html
 import re
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, List, Mapping, Optional, Tuple
 
+from jupyter_sched.frontend.follow import TailOptions, tail
+from jupyter_sched.frontend.targets import parse_identifier
 from jupyter_sched.notebook.args import ArgsError, parse_replicas, parse_time
 from jupyter_sched.notebook.log_model import ALL
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.notebook.job import Job
-    from jupyter_sched.notebook.magics import SchedMagics
+    from jupyter_sched.notebook.session import Session
+
+OnInterrupt = Callable[["Job"], ContextManager[None]]
+"""A context manager per job that turns an interrupt (■) inside it into the magics' one-line detach."""
 
 
 def resolve_target(
-    magics: "SchedMagics", target: str, role: Optional[str], replicas: Optional[str], local_ns: Any
+    session: "Session", target: str, role: Optional[str], replicas: Optional[str], namespace: Mapping[str, Any]
 ) -> Tuple["Job", Optional[str], Optional[List[int]]]:
     """(job, role, replica ids) from the arguments; a role or ids in both forms must agree."""
     ids = parse_replicas(replicas)
     extra_role: Optional[str] = None
     extra_ids: Optional[List[int]] = None
     if "://" in target:
-        from jupyter_sched.cli.cmd_log import parse_identifier
-
-        try:
-            handle, extra_role, extra_ids = parse_identifier(target)
-        except ValueError as e:
-            raise ArgsError(str(e)) from None
-        job = magics.session.job(handle)
+        handle, extra_role, extra_ids = parse_identifier(target)
     else:
-        head, *tail = target.split("/") if target else [""]
-        if tail:
-            extra_role = tail[0] or None
-            extra_ids = parse_replicas(tail[1]) if len(tail) > 1 else None
-        job = magics._job(head, local_ns)
+        head, *tail_ = target.split("/") if target else [""]
+        if tail_:
+            extra_role = tail_[0] or None
+            extra_ids = parse_replicas(tail_[1]) if len(tail_) > 1 else None
+        try:
+            handle = session.resolve(head, namespace)
+        except (LookupError, ValueError) as e:
+            raise ArgsError(str(e)) from None
+    job = session.job(handle)
     if extra_role and role and extra_role != role:
         raise ArgsError(f"two roles given: {extra_role!r} (in {target}) and {role!r}")
     if extra_ids is not None and ids is not None and extra_ids != ids:
@@ -49,14 +53,16 @@ def resolve_target(
     return job, role or extra_role, ids if ids is not None else extra_ids
 
 
-def run(magics: "SchedMagics", args: Any, local_ns: Optional[Dict[str, Any]]) -> Any:
+def run(session: "Session", args: Any, *, namespace: Mapping[str, Any], on_interrupt: OnInterrupt) -> Any:
+    """``%sched_logs`` with parsed ``args``; ``namespace`` holds the user's variables (Job variables name
+    targets) and ``on_interrupt`` wraps the blocking part of ``-f``."""
     from jupyter_sched.notebook.job import View
     from jupyter_sched.notebook.log_model import LogMux
     from jupyter_sched.notebook.log_pane import LogPane, app_sources, follow_limit, read_snapshot
 
     if args.snapshot and args.follow:
         raise ArgsError("--snapshot and -f/--follow contradict each other: give one (a snapshot does not update)")
-    job, role, ids = resolve_target(magics, args.target, args.role, args.replicas, local_ns)
+    job, role, ids = resolve_target(session, args.target, args.role, args.replicas, namespace)
     status = job.fetch_status()
     if status is None:
         raise ArgsError(f"no app {job.handle}: it was never submitted, or its records were removed")
@@ -72,13 +78,14 @@ def run(magics: "SchedMagics", args: Any, local_ns: Optional[Dict[str, Any]]) ->
         sources = app_sources(status, role, ids, args.streams)
     except ValueError as e:
         raise ArgsError(f"{job.handle}: {e}") from None
-    settings = magics.session.settings()
+    settings = session.settings()
     if args.tail:
         settings = replace(settings, tail_lines=args.tail, keep_lines=max(settings.keep_lines, args.tail))
     title = f"{job.name} {job.handle}"
-    if not magics.interactive:
+    if not session.interactive():
         if args.follow:
-            print_follow(magics, job, sources, args.regex, since, until, args.streams, args.tail)
+            print_follow(job, sources, on_interrupt, regex=args.regex, since=since, until=until,
+                         streams=args.streams, last=args.tail)  # fmt: skip
         else:
             mux = read_snapshot(job.runner, job.handle, sources, settings, args.regex, since, until)
             print(snapshot_text(mux, settings.tail_lines))
@@ -97,7 +104,7 @@ def run(magics: "SchedMagics", args: Any, local_ns: Optional[Dict[str, Any]]) ->
     from IPython.display import display
 
     display(view)
-    with magics.detach_on_interrupt(job):
+    with on_interrupt(job):
         while not pane.done.wait(0.2):
             pass
     return None
@@ -112,20 +119,23 @@ def snapshot_text(mux: Any, last_n: int) -> str:
 
 
 def print_follow(
-    magics: "SchedMagics", job: "Job", sources: List[Any], regex: Optional[str], since: Any, until: Any,
-    streams: Optional[str], last: Optional[int] = None,
-) -> None:  # fmt: skip
-    """Prints the replicas' lines as they come (the CLI's printer) until they end, starting at each
-    replica's last ``last`` lines if given; ■ detaches."""
-    from jupyter_sched.cli.tail import TailOptions, tail
-
+    job: "Job",
+    sources: List[Any],
+    on_interrupt: OnInterrupt,
+    *,
+    regex: Optional[str] = None,
+    since: Any = None,
+    until: Any = None,
+    streams: Optional[str] = None,
+    last: Optional[int] = None,
+) -> None:
+    """Prints the replicas' lines as they come (the command line's printer) until they end, starting at each
+    replica's last ``last`` lines if given; an interrupt goes to ``on_interrupt``."""
     replicas = list(dict.fromkeys((s.role, s.k) for s in sources))
     opts = TailOptions(regex=regex, since=since, until=until, follow=True, streams=streams, last=last)
-    with magics.detach_on_interrupt(job):
+    with on_interrupt(job):
         tail(job.runner, job.handle, replicas, sys.stdout, opts, on_error=lambda m: print(m, file=sys.stderr))
 
 
 def _esc(text: str) -> str:
-    import html
-
     return html.escape(text)

@@ -2,7 +2,7 @@
 ``%sched_cancel`` and ``%sched_describe``.
 
 The methods are thin: they parse (bad arguments raise ``UsageError`` with the usage), then hand over to
-:mod:`.launch`, :mod:`.session` and the panes. Blocking (``--wait``, ``%sched_logs -f``) waits in short
+:mod:`.run_plan`, :mod:`.session` and the panes. Blocking (``--wait``, ``%sched_logs -f``) waits in short
 slices; an interrupt (■) only detaches: one line says how to re-attach or cancel, and the app keeps
 running, unless ``cancel_on_interrupt`` is set. Configuration is the traits of :class:`SchedConfig`.
 """
@@ -128,7 +128,7 @@ class SchedMagics(Magics, SchedConfig):
             job = %sched_run -s local_docker --cfg copy_env=HF_* utils.python -m mypkg.train
             %sched_run --dryrun myapp
         """
-        from jupyter_sched.notebook.launch import plan_run
+        from jupyter_sched.notebook.run_plan import plan_run
 
         try:
             allowed = ("quiet", "detach", "no_wait", "python") if cell is not None else ("quiet", "detach", "no_wait")
@@ -175,7 +175,7 @@ class SchedMagics(Magics, SchedConfig):
             from jupyter_sched.notebook.log_pane import app_sources
             from jupyter_sched.notebook.logs_cmd import print_follow
 
-            print_follow(self, job, app_sources(job.fetch_status()), None, None, None, None)
+            print_follow(job, app_sources(job.fetch_status()), self.detach_on_interrupt)
         self._wait(job)
         return job
 
@@ -213,7 +213,9 @@ class SchedMagics(Magics, SchedConfig):
 
         try:
             args = _parse(self.sched_logs, line)
-            return logs_cmd.run(self, args, local_ns)
+            return logs_cmd.run(
+                self.session, args, namespace=self._namespace(local_ns), on_interrupt=self.detach_on_interrupt
+            )
         except ArgsError as e:
             raise _usage(e) from None
 

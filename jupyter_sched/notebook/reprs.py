@@ -20,6 +20,7 @@ from jupyter_sched.notebook.theme import (
     code,
     elapsed,
     esc,
+    exit_text,
     fmt_clock,
     fmt_duration,
     pill,
@@ -41,7 +42,7 @@ def replica_rows(status: AppStatus, now: Optional[float] = None, html: bool = Tr
             else:
                 took = "-"
             where = str(rep.pid) if rep.pid is not None else (rep.hostname or "-")
-            exit_code = "" if rep.exit_code is None else str(rep.exit_code)
+            exit_code = exit_text(rep.exit_code)
             state = pill(rep.state) if html else str(rep.state)
             if rep.num_restarts:
                 state += f" ({rep.num_restarts} restarts)"
@@ -56,7 +57,7 @@ def replica_table_html(status: AppStatus, now: Optional[float] = None) -> str:
     return table(REPLICA_HEADERS, replica_rows(status, now), raw=True)
 
 
-def _messages_html(status: AppStatus) -> str:
+def messages_html(status: AppStatus) -> str:
     out = []
     if status.msg and status.msg != NONE:
         out.append(f'<div style="font-size:12px">{esc(status.msg)}</div>')
@@ -72,7 +73,7 @@ def app_status_html(status: AppStatus) -> str:
     ui = f" &middot; {esc(status.ui_url)}" if status.ui_url else ""
     return (
         f'<div class="jsched-appstatus">{pill(status.state)}{ui}'
-        f"{replica_table_html(status)}{totals_html(status)}{_messages_html(status)}</div>"
+        f"{replica_table_html(status)}{totals_html(status)}{messages_html(status)}</div>"
     )
 
 
@@ -123,7 +124,7 @@ def describe_html(resp: Any) -> str:
     roles = appdef_html(AppDef(resp.app_id, list(resp.roles))) if resp.roles else ""
     return (
         f'<div class="jsched-describe">{code(resp.app_id)} {pill(resp.state)}'
-        f"{roles}{replica_table_html(status)}{_messages_html(status)}</div>"
+        f"{roles}{replica_table_html(status)}{messages_html(status)}</div>"
     )
 
 

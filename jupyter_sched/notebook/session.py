@@ -20,11 +20,11 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.job import Job
+from jupyter_sched.schedulers.local_scheduler import LOG_DIR_ENV
 from jupyter_sched.specs import AppState, parse_app_handle
 
 _RUNNERS: Dict[Tuple[str, str], Any] = {}
 _RUNNERS_LOCK = threading.Lock()
-LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
 
 
 def shared_runner(session: str, log_dir: str) -> Any:
@@ -89,8 +89,8 @@ class Session:
         """The trait if set, else what ``jupyter-sched run`` picks (project config, else the registry's)."""
         if self._config.default_scheduler:
             return str(self._config.default_scheduler)
-        from jupyter_sched.cli.common import pick_scheduler
-        from jupyter_sched.cli.config import load_config
+        from jupyter_sched.frontend.config import load_config
+        from jupyter_sched.frontend.targets import pick_scheduler
 
         try:
             return pick_scheduler(None, load_config())

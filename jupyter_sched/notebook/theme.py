@@ -2,14 +2,22 @@
 
 Everything here returns strings and escapes every value it is given, because app names, arguments,
 environment values and log text come from users and jobs, and widget HTML goes straight into ``innerHTML``.
-Colours are JupyterLab's ANSI palette with a translucent background so they read in light and dark themes;
-a state is always shown as a word too, never by colour alone.
+``esc`` is also safe from maths rendering: JupyterLab, Notebook 7 and nbconvert typeset ``$...$``, ``\\(...\\)``
+and ``\\begin{...}`` in HTML outputs (ipywidgets' HTML widget too), so an env block ``A=$A B=$B`` would lose
+the text between the dollars. Every ``$`` and such backslash is wrapped in an element of the class the
+typesetters skip, which also ends the text run they search; the characters themselves stay (select, copy
+and ``textContent`` see them unchanged).
+
+Colours are JupyterLab's ANSI palette with a translucent background so they read in light and dark
+themes; a state is always shown as a word too, never by colour alone.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import html
+import re
+import signal
 import time
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -32,9 +40,40 @@ ROW_STYLE = "border-bottom:1px solid rgba(128,128,128,0.25);vertical-align:top"
 
 
 
+NO_MATH = "tex2jax_ignore mathjax_ignore"
+"""Classes MathJax 2 and 3 skip (JupyterLab, Notebook 7, nbconvert's templates): never typeset inside."""
+_MATH_TRIGGER = re.compile(r"\$|\\(?=[(\[]|begin\b|ref\b|eqref\b)")
+
+
 def esc(value: Any) -> str:
-    """``html.escape(str(value))``; None becomes an empty string."""
-    return "" if value is None else html.escape(str(value), quote=True)
+    """``html.escape(str(value))`` made safe from maths rendering (see the module docstring); None
+    becomes an empty string. For element content only, never inside an attribute."""
+    if value is None:
+        return ""
+    text = html.escape(str(value), quote=True)
+    if "$" not in text and "\\" not in text:
+        return text
+    return _MATH_TRIGGER.sub(lambda m: f'<span class="{NO_MATH}">{m.group(0)}</span>', text)
+
+
+def as_of(ts: Optional[float] = None) -> str:
+    """``as of 14:02:11``: the moment a shown state was true (a saved notebook must not present an old
+    state as current)."""
+    return f"as of {fmt_clock(time.time() if ts is None else ts)}"
+
+
+def exit_text(code: Optional[int]) -> str:
+    """An exit code as a person reads it: ``1``, ``-15 (SIGTERM)``, ``137 (128+SIGKILL)``; ``""`` for None."""
+    if code is None:
+        return ""
+    number = -code if code < 0 else code - 128 if 128 < code < 160 else 0
+    try:
+        name = signal.Signals(number).name if number else ""
+    except ValueError:
+        name = ""
+    if not name:
+        return str(code)
+    return f"{code} ({name})" if code < 0 else f"{code} (128+{name})"
 
 
 def pill(state: Any) -> str:

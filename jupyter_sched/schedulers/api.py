@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import copy
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from enum import Enum
 from typing import Any, Generic, Iterable, Iterator, List, Mapping, Optional, Protocol, Tuple, TypeVar
 
 from jupyter_sched.logs.lines import split_lines
+from jupyter_sched.specs.limits import check_replica_limit, machine_max_replicas, max_replicas_from_env
 from jupyter_sched.specs import (
     NONE,
     NULL_RESOURCE,
@@ -35,7 +37,7 @@ T = TypeVar("T")
 
 __all__ = [
     "DescribeAppResponse", "ListAppResponse", "Scheduler", "SchedulerFactory", "Stream", "WorkspaceMixin",
-    "filter_regex", "split_lines", "split_lines_iterator",
+    "checked_app", "filter_regex", "split_lines", "split_lines_iterator",
 ]  # fmt: skip
 
 
@@ -74,8 +76,15 @@ class ListAppResponse:
     name: str = field(default="", compare=False, hash=False)
 
 
-class WorkspaceMixin(abc.ABC):
-    """A scheduler that can overlay a local directory (a *workspace*) onto a role's image."""
+class WorkspaceMixin(abc.ABC, Generic[T]):
+    """A scheduler that can overlay a local directory (a *workspace*) onto a role's image.
+
+    Generic in what ``dryrun_push_images`` returns (the images to push), as in TorchX, so
+    ``class S(WorkspaceMixin[None], Scheduler[...])`` is a valid declaration.
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
 
     def workspace_opts(self) -> runopts:
         return runopts()
@@ -83,6 +92,14 @@ class WorkspaceMixin(abc.ABC):
     @abc.abstractmethod
     def build_workspace_and_update_role(self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]) -> None:
         """Builds ``workspace`` into ``role``'s image and points the role at the result (in place)."""
+
+    def dryrun_push_images(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> T:
+        """What ``push_images`` would push for ``app`` (updating its images to their pushed names)."""
+        raise NotImplementedError(f"{type(self).__name__} does not push images")
+
+    def push_images(self, images_to_push: T) -> None:
+        """Pushes what ``dryrun_push_images`` returned."""
+        raise NotImplementedError(f"{type(self).__name__} does not push images")
 
 
 class Scheduler(abc.ABC, Generic[T]):
@@ -112,13 +129,12 @@ class Scheduler(abc.ABC, Generic[T]):
     def submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[T]:
         """The request ``schedule`` would carry out, without starting anything.
 
-        Validates the app (naming the bad field), resolves ``cfg``, works on a deep copy of ``app`` and runs
-        each role's ``pre_proc`` hook in order.
+        As in TorchX: resolves ``cfg``, builds the request with ``_submit_dryrun`` and runs each role's
+        ``pre_proc`` hook in order. Validation is the caller's (``Runner.dryrun`` validates) or the
+        backend's: each of ours calls :func:`checked_app` first thing in ``_submit_dryrun``, so a bad app
+        is refused before any request is built, however it was submitted.
         """
         resolved = self.run_opts().resolve(cfg)
-        app = copy.deepcopy(app)
-        validate_app(app)
-        self._validate(app, self.backend)
         info = self._submit_dryrun(app, resolved)
         for role in app.roles:
             info = role.pre_proc(self.backend, info)
@@ -181,6 +197,11 @@ class Scheduler(abc.ABC, Generic[T]):
         has ended and every byte was yielded."""
         raise NotImplementedError(f"{type(self).__name__} does not support application log iteration")
 
+    def max_replicas(self) -> int:
+        """The most replicas one app may have here (all roles together); refused beyond it, before any
+        request is built. One machine's worth by default; ``JUPYTER_SCHED_MAX_REPLICAS`` overrides it."""
+        return max_replicas_from_env(os.environ, machine_max_replicas(os.cpu_count()))
+
     def _validate(self, app: AppDef, scheduler: str) -> None:
         """Backend-specific checks before a dry run; by default every role must ask for a resource."""
         for role in app.roles:
@@ -188,6 +209,20 @@ class Scheduler(abc.ABC, Generic[T]):
                 raise ValueError(
                     f"No resource for role: {role.image}. Did you forget to attach resource to the role"
                 )
+
+
+def checked_app(scheduler: Scheduler, app: AppDef) -> AppDef:
+    """A deep copy of ``app``, validated for ``scheduler`` (fields, the replica limit, ``_validate``).
+
+    Our backends call it first thing in ``_submit_dryrun``: whether an app comes through the runner or
+    straight to ``submit``/``submit_dryrun``, bad input is refused naming the field before a request is
+    built, and the caller's AppDef is never modified.
+    """
+    validate_app(app)
+    check_replica_limit(app, scheduler.max_replicas(), scheduler.backend)
+    app = copy.deepcopy(app)
+    scheduler._validate(app, scheduler.backend)
+    return app
 
 
 class SchedulerFactory(Protocol):
@@ -231,6 +266,18 @@ def role_summary(role: Role) -> dict:
         "num_replicas": role.num_replicas,
         "max_retries": role.max_retries,
     }
+
+
+def role_from_summary(summary: Mapping[str, Any]) -> Role:
+    """The Role recorded by :func:`role_summary`, rebuilt (fields it does not keep get their defaults)."""
+    return Role(
+        name=summary["name"],
+        image=summary.get("image", ""),
+        entrypoint=summary.get("entrypoint", ""),
+        args=list(summary.get("args", [])),
+        num_replicas=summary.get("num_replicas", 1),
+        max_retries=summary.get("max_retries", 0),
+    )
 
 
 def unknown_replica(app_id: str, role_name: str, k: int, replicas: Iterable[Tuple[str, int]]) -> ValueError:

@@ -18,6 +18,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from jupyter_sched.specs.dryrun import DryRunView, ReplicaPlan
+
 LABEL_PREFIX = "jupyter_sched."
 LABEL_VERSION = "jupyter_sched.version"
 LABEL_APP_ID = "jupyter_sched.app-id"
@@ -175,6 +177,10 @@ class DockerJob:
             "containers": [c.to_json() for c in self.containers],
         }
 
+    def dryrun_view(self) -> DryRunView:
+        """The request in neutral terms (see ``specs.dryrun``): one plan per container."""
+        return DryRunView([_plan(c) for c in self.containers], warnings=_warnings_of(self))
+
     def __repr__(self) -> str:
         out = [f"DockerJob(app_id={self.app_id}, network={self.network}, pull={self.pull})"]
         for container in self.containers:
@@ -182,6 +188,31 @@ class DockerJob:
         return "\n".join(out)
 
     __str__ = __repr__
+
+
+def _warnings_of(job: "DockerJob") -> List[str]:
+    """The request's own warnings, where the request offers them (``warnings()``)."""
+    own = getattr(job, "warnings", None)
+    return list(own()) if callable(own) else []
+
+
+def _plan(c: DockerContainer) -> ReplicaPlan:
+    data = c.to_json()
+    limits = {key: str(data[key]) for key in ("cpus", "memory", "shm_size", "gpus") if data.get(key)}
+    if c.kwargs.get("devices"):
+        limits["devices"] = ", ".join(c.kwargs["devices"])
+    if data.get("restart_policy"):
+        limits["restart"] = str(data["restart_policy"].get("Name"))
+    if data.get("privileged"):
+        limits["privileged"] = "true"
+    mounts = [
+        f"{m.get('Type')} {m.get('Source') or ''} -> {m.get('Target')}{' (ro)' if m.get('ReadOnly') else ''}"
+        for m in c.kwargs.get("mounts") or []
+    ]
+    return ReplicaPlan(
+        role=c.role, replica_id=c.replica_id, argv=c.command, env=c.env, cwd=c.kwargs.get("working_dir"),
+        image=c.image, mounts=mounts, limits=limits, name=c.name, launch=("docker run", c.docker_run_command()),
+    )  # fmt: skip
 
 
 def _format_container(c: DockerContainer) -> List[str]:

@@ -21,6 +21,7 @@ import os
 import re
 from typing import Any, Dict, List, Mapping, Tuple
 
+from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.docker_job import (
     DEFAULT_NETWORK,
     LABEL_APP_ID,
@@ -64,7 +65,7 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str) -> Dock
     if grace < 0:
         raise InvalidRunConfigException(f"cancel_grace={grace} must be 0 or more seconds", "cancel_grace", cfg)
     network = str(cfg.get("network") or DEFAULT_NETWORK)
-    app_id = make_unique(app.name)
+    app_id = make_unique(safe_name(app.name))
     base_env = {"PYTHONUNBUFFERED": "1"}
     for pattern in cfg.get("copy_env") or []:  # type: ignore[union-attr]
         base_env.update({k: v for k, v in os.environ.items() if fnmatch.fnmatchcase(k, pattern)})
@@ -123,7 +124,7 @@ def container_names(app_id: str, roles: List[Role]) -> Dict[Tuple[int, int], str
         for k in range(role.num_replicas):
             suffix = f"-{k}"
             budget = max(1, _MAX_HOSTNAME - len(app_part) - 1 - len(suffix))
-            names[(ri, k)] = f"{app_part}-{role.name[:budget]}{suffix}"
+            names[(ri, k)] = f"{app_part}-{safe_name(role.name, 'role')[:budget]}{suffix}"
     if len(set(names.values())) < len(names):
         names = {(ri, k): f"{app_part}-r{ri}-{k}" for (ri, k) in names}
     return names

@@ -38,6 +38,7 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict, TypeVar
 
+from jupyter_sched.schedulers.api import checked_app
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -204,6 +205,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         """A role without resources runs without limits."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[DockerJob]:
+        app = checked_app(self, app)
         return AppDryRunInfo(build_job(app, cfg, self.session_name), repr)
 
     # -- schedule ----------------------------------------------------------------------------------------
@@ -306,6 +308,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             states.append(state)
             why = v.failure()
             totals = self._usage.totals(v.name, v.started, v.finished) if v.finished is not None else None
+            oom = ""
             if v.oom_killed:
                 oom = oom_message(limits.get(v.name) or None, totals.peak_rss_bytes if totals else None)
                 why = "; ".join([oom, *([v.error] if v.error else [])])
@@ -325,6 +328,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
                     finished=v.finished,
                     num_restarts=v.restart_count,
                     usage=totals,
+                    msg=oom,
                 )
             )
             if v.role not in role_defs:

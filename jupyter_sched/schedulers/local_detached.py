@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         code = proc.wait()
     tmp = exit_file + ".tmp"
-    with open(tmp, "w") as f:
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         f.write(str(code))
     os.replace(tmp, exit_file)
     return code if code >= 0 else 128 - code

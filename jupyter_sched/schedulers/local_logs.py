@@ -1,53 +1,66 @@
 """Reading a local replica's log files (see ``log_files``): followers of this process's apps are woken by
-the IO loop the moment output arrives; apps of another process are polled, 5 ms to 100 ms apart."""
+the IO loop the moment output arrives; apps of another process are polled, 5 ms to 50 ms apart."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Hashable, Optional
+from typing import Callable, Hashable, Optional, Protocol
 
 from jupyter_sched.schedulers.log_files import IndexedLogIterator, read_index
 
-if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.schedulers.local_scheduler import LocalScheduler
+__all__ = ["ChangeFeed", "LogIterator", "read_index"]
 
-__all__ = ["LogIterator", "read_index"]
+
+class ChangeFeed(Protocol):
+    """What a writer in this process offers followers (``ProcessLoop`` does): a version bumped on every
+    change, a wait for the next change, and a wake-up for everyone waiting."""
+
+    version: int
+
+    def wait_for_change(self, version: int, timeout: float) -> None: ...
+
+    def notify(self) -> None: ...
 
 
 class LogIterator(IndexedLogIterator):
     """Iterates the log of one replica of a local app.
 
-    With ``should_tail=True`` it follows until the replica has ended *and* every byte was yielded; new
-    output wakes it at once (no sleep loop) when the app belongs to this process, and within a few
-    milliseconds otherwise.
+    With ``should_tail=True`` it follows until ``finished()`` *and* every byte was yielded. With
+    ``changes`` (the app belongs to this process) new output wakes it at once, with no sleep loop;
+    without, the file is polled every 5 ms, backing off to 50 ms while it stays quiet.
     """
+
+    first_poll_s = 0.005
+    max_poll_s = 0.05
 
     def __init__(
         self,
-        app_id: str,
-        regex: Optional[str],
         log_file: str,
-        scheduler: "LocalScheduler",
-        should_tail: bool = True,
-        role_name: str = "",
-        k: int = 0,
+        finished: Callable[[], bool],
+        changes: Optional[ChangeFeed] = None,
+        regex: Optional[str] = None,
+        should_tail: bool = False,
         since: Optional[datetime] = None,
         until: Optional[datetime] = None,
     ) -> None:
         super().__init__(log_file, regex, should_tail, since, until)
-        self._app_id = app_id
-        self._scheduler = scheduler
-        self._role = role_name
-        self._k = k
+        self._is_finished = finished
+        self._changes = changes
+        if changes is not None:
+            self.max_poll_s = 0.25  # a safety net only: the loop wakes us on every change
 
     def _finished(self) -> bool:
-        return self._scheduler._replica_finished(self._app_id, self._role, self._k)
+        return self._is_finished()
 
     def _change_token(self) -> Hashable:
-        return self._scheduler._log_version()
+        return self._changes.version if self._changes is not None else None
 
-    def _wait_for_change(self, token: Hashable, idle: int) -> None:
-        self._scheduler._wait_log_change(int(token), idle, self._app_id)  # type: ignore[call-overload]
+    def _wait_for_change(self, token: Hashable, timeout: float) -> None:
+        if self._changes is None:
+            super()._wait_for_change(token, timeout)
+        else:
+            self._changes.wait_for_change(int(token), timeout)  # type: ignore[call-overload]
 
     def _wake(self) -> None:
-        self._scheduler._wake_log_followers()
+        if self._changes is not None:
+            self._changes.notify()

@@ -66,7 +66,7 @@ class LocalMeter:
             data.update(final.totals().to_json())
         message = local_limit.limit_message(env, rep.exit_code, rep.stderr, data.get("peak_rss_bytes"))
         if message:
-            data["message"] = message
+            rep.msg = "; ".join(m for m in (rep.msg, message) if m)
         local_limit.remove_cgroup(env)
         rep.usage = data
         if all(r.done or r is rep for r in record.replicas):
@@ -126,10 +126,6 @@ def totals_of(rep: ReplicaRecord) -> Optional[UsageTotals]:
     return UsageTotals.from_json(rep.usage)
 
 
-def message_of(rep: ReplicaRecord) -> Optional[str]:
-    return (rep.usage or {}).get("message")
-
-
 def limit_request(request, cfg) -> None:  # type: ignore[no-untyped-def]
     """Applies run option ``memory_limit`` to every replica of a PopenRequest (in place), after checking
     the entrypoints it wraps (so a typo still fails before anything starts)."""
@@ -144,4 +140,4 @@ def limit_request(request, cfg) -> None:  # type: ignore[no-untyped-def]
             param.args = local_limit.wrap_args(param.args, param.env, limit, request.app_id, role, k)
 
 
-__all__ = ["LocalMeter", "limit_request", "message_of", "totals_of"]
+__all__ = ["LocalMeter", "limit_request", "totals_of"]

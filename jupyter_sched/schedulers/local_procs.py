@@ -18,6 +18,7 @@ them become readable.
 from __future__ import annotations
 
 import heapq
+import logging
 import os
 import select
 import selectors
@@ -26,60 +27,42 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, List, Optional, Set, Tuple
 
-from jupyter_sched.schedulers.log_files import INDEX_RECORD
+from jupyter_sched.schedulers.local_groups import Group
+from jupyter_sched.schedulers.local_sinks import LogSink
+
+logger = logging.getLogger(__name__)
 
 _READ_SIZE = 1 << 16
 _LEFTOVER_GRACE_S = 5.0
 """How long processes left behind in a replica's group may hold its pipes open after it exited."""
-
-
-@dataclass(eq=False)
-class _Sink:
-    """A log file and its index, appended to with raw ``os.write``."""
-
-    path: str
-    fd: int = -1
-    index_fd: int = -1
-    size: int = 0
-
-    def open(self) -> None:
-        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        self.index_fd = os.open(self.path[:-4] + ".idx", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-
-    def write(self, chunk: bytes, now: float) -> None:
-        view = memoryview(chunk)
-        while view:
-            view = view[os.write(self.fd, view) :]
-        self.size += len(chunk)
-        os.write(self.index_fd, INDEX_RECORD.pack(self.size, now))
-
-    def close(self) -> None:
-        for fd in (self.fd, self.index_fd):
-            if fd >= 0:
-                os.close(fd)
-        self.fd = self.index_fd = -1
+_MAX_FAULTS = 100
+"""Unexpected errors handling one replica before the loop stops reading its pipes (a hot loop otherwise)."""
 
 
 @dataclass(eq=False)
 class Replica:
     """A running replica as the loop sees it. ``on_done`` is called (on the loop thread) once the process
-    has exited and its output is fully written."""
+    has exited and its output is fully written; ``on_fault`` (loop thread) with a reason when its logs
+    stop being written in full (the replica keeps running and being drained)."""
 
     proc: subprocess.Popen
     out_fd: int
     err_fd: int
-    stdout: _Sink
-    stderr: _Sink
-    combined: _Sink
+    stdout: LogSink
+    stderr: LogSink
+    combined: LogSink
     on_done: Callable[["Replica"], None]
+    on_fault: Callable[["Replica", str], None] = lambda rep, reason: None
     exit_code: Optional[int] = None
     exited_at: Optional[float] = None
-    open_fds: set = field(default_factory=set)
+    open_fds: Set[int] = field(default_factory=set)
     pidfd: int = -1
     finished: bool = False
-    extra: Dict[str, object] = field(default_factory=dict)
+    fault: str = ""
+    """Why its logs are incomplete ("" while they are whole)."""
+    faults: int = 0
     first_ready: Optional["select.epoll"] = None
     """An epoll watching the pipes since before the process started: says which became readable first."""
 
@@ -87,9 +70,19 @@ class Replica:
     def pid(self) -> int:
         return self.proc.pid
 
+    @property
+    def sinks(self) -> Tuple[LogSink, LogSink, LogSink]:
+        return (self.stdout, self.stderr, self.combined)
+
 
 class ProcessLoop:
-    """Watches replicas; started lazily, stopped by :meth:`stop`."""
+    """Watches replicas; started lazily, stopped by :meth:`stop`.
+
+    Followers use the public change API: :attr:`version` (bumped on every chunk written and every replica
+    finished), :meth:`wait_for_change` and :meth:`notify`. No exception stops the loop: one raised while
+    handling a replica is logged (``jupyter_sched`` logger) and the loop carries on; if the loop itself
+    cannot go on (its selector broke), every replica it watched is stopped and reported with the reason.
+    """
 
     def __init__(self) -> None:
         self._sel = selectors.DefaultSelector()
@@ -100,18 +93,22 @@ class ProcessLoop:
         self._timers: List[Tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = 0
         self._lock = threading.Lock()
-        self.changed = threading.Condition()
-        """Notified after every chunk written and every replica finished: log followers wait on it."""
+        self._changed = threading.Condition()
         self.version = 0
-        """Bumped (under ``changed``) on every change, so a follower can tell whether it missed one."""
+        """Bumped (under the change condition) on every change, so a follower can tell it missed one."""
         self._thread: Optional[threading.Thread] = None
         self._stopping = False
+        self._live: Set[Replica] = set()
+        self.failure = ""
+        """Why the loop stopped for good ("" while it runs): no replica can be added then."""
 
     # -- called from any thread -------------------------------------------------------------------------
     def add(self, replicas: List[Replica], then: Optional[Callable[[], None]] = None) -> None:
         """Starts watching ``replicas`` (already spawned). Their log files are opened here, on the loop
         thread, to keep that work off the caller's submit path; ``then`` runs once they are set up."""
         with self._lock:
+            if self.failure:
+                raise RuntimeError(f"the local IO loop stopped: {self.failure}")
             self._pending.append((replicas, then))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="jupyter_sched-local-io", daemon=True)
@@ -123,6 +120,18 @@ class ProcessLoop:
             self._timer_seq += 1
             heapq.heappush(self._timers, (time.monotonic() + delay, self._timer_seq, fn))
         self._wake()
+
+    def wait_for_change(self, version: int, timeout: float) -> None:
+        """Blocks until :attr:`version` differs from ``version`` or ``timeout`` seconds passed."""
+        with self._changed:
+            if self.version == version:
+                self._changed.wait(timeout)
+
+    def notify(self) -> None:
+        """Bumps :attr:`version` and wakes every waiter (also used to wake a follower being closed)."""
+        with self._changed:
+            self.version += 1
+            self._changed.notify_all()
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stopping = True
@@ -138,36 +147,63 @@ class ProcessLoop:
 
     # -- loop thread ------------------------------------------------------------------------------------
     def _run(self) -> None:
-        while True:
-            with self._lock:
-                pending, self._pending = self._pending, []
-                timeout = max(0.0, self._timers[0][0] - time.monotonic()) if self._timers else None
-            for replicas, then in pending:
-                for rep in replicas:
-                    self._register(rep)
-                if then is not None:
-                    try:
-                        then()
-                    except Exception:  # noqa: BLE001 - bookkeeping must never kill the loop
+        try:
+            while self._step():
+                pass
+        except BaseException as e:  # noqa: BLE001 - the loop cannot go on: say so for every replica
+            logger.exception("jupyter_sched: the local IO loop stopped")
+            self._fail_all(f"the IO loop of the process that started it failed: {e!r}")
+        finally:
+            for fd in (self._wake_r, self._wake_w):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            try:
+                self._sel.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _step(self) -> bool:
+        with self._lock:
+            pending, self._pending = self._pending, []
+            timeout = max(0.0, self._timers[0][0] - time.monotonic()) if self._timers else None
+        for replicas, then in pending:
+            for rep in replicas:
+                self._guard(rep, self._register, rep)
+            if then is not None:
+                self._guard(None, then)
+        if self._stopping and len(self._sel.get_map()) <= 1:  # only the wake pipe is left
+            return False
+        for key, _ in self._sel.select(timeout):
+            kind, rep = key.data
+            if kind == "wake":
+                try:
+                    while os.read(self._wake_r, 4096):
                         pass
-            if self._stopping and len(self._sel.get_map()) <= 1:  # only the wake pipe is left
-                break
-            for key, _ in self._sel.select(timeout):
-                kind, rep = key.data
-                if kind == "wake":
-                    try:
-                        while os.read(self._wake_r, 4096):
-                            pass
-                    except BlockingIOError:
-                        pass
-                elif kind == "pid":
-                    self._on_exit(rep, key.fd)
-                else:
-                    self._on_output(rep, key.fd, kind)
-            self._run_timers()
-        self._sel.close()
-        os.close(self._wake_r)
-        os.close(self._wake_w)
+                except BlockingIOError:
+                    pass
+            elif kind == "pid":
+                self._guard(rep, self._on_exit, rep, key.fd)
+            else:
+                self._guard(rep, self._on_output, rep, key.fd, kind)
+        self._run_timers()
+        return True
+
+    def _guard(self, rep: Optional[Replica], fn: Callable[..., None], *args: object) -> None:
+        """Runs one handler; an exception is logged and, for a replica, counted (see ``_MAX_FAULTS``)."""
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001 - one replica's trouble must not stop the others
+            if rep is None:
+                logger.exception("jupyter_sched: error in the local IO loop (it carries on)")
+                return
+            rep.faults += 1
+            if rep.faults == 1:
+                logger.exception("jupyter_sched: error handling replica pid %s (the IO loop carries on)", rep.pid)
+            self._set_fault(rep, f"internal error in the IO loop: {e!r}")
+            if rep.faults >= _MAX_FAULTS:
+                self._abandon(rep)
 
     def _run_timers(self) -> None:
         now = time.monotonic()
@@ -176,15 +212,15 @@ class ProcessLoop:
             while self._timers and self._timers[0][0] <= now:
                 due.append(heapq.heappop(self._timers)[2])
         for fn in due:
-            try:
-                fn()
-            except Exception:  # noqa: BLE001 - a timer must never kill the loop
-                pass
+            self._guard(None, fn)
 
     def _register(self, rep: Replica) -> None:
-        for sink in (rep.stdout, rep.stderr, rep.combined) if rep.out_fd >= 0 else ():
+        self._live.add(rep)
+        for sink in rep.sinks if rep.out_fd >= 0 else ():
             if sink.fd < 0:
                 sink.open()
+                if sink.error:
+                    self._set_fault(rep, sink.error)
         fds = [fd for fd in (rep.out_fd, rep.err_fd) if fd >= 0]
         if rep.first_ready is not None:  # already-readable fds join the ready list in registration order
             ready = [fd for fd, _ in rep.first_ready.poll(0)]  # in the order they became readable
@@ -211,27 +247,46 @@ class ProcessLoop:
             chunk = b""
         if chunk:
             now = time.time()
-            (rep.stdout if kind == "out" else rep.stderr).write(chunk, now)
-            rep.combined.write(chunk, now)
+            ok = (rep.stdout if kind == "out" else rep.stderr).write(chunk, now)
+            ok = rep.combined.write(chunk, now) and ok
+            if not ok and not rep.fault:
+                self._set_fault(rep, next(s.error for s in rep.sinks if s.error))
         else:
-            self._sel.unregister(fd)
-            os.close(fd)
-            rep.open_fds.discard(fd)
+            self._close_fd(rep, fd)
             self._maybe_done(rep)
-        with self.changed:
-            self.version += 1
-            self.changed.notify_all()
+        self.notify()
+
+    def _set_fault(self, rep: Replica, reason: str) -> None:
+        if rep.fault:
+            return
+        rep.fault = reason
+        try:
+            rep.on_fault(rep, reason)
+        except Exception:  # noqa: BLE001
+            logger.exception("jupyter_sched: error recording a replica's log fault")
+
+    def _close_fd(self, rep: Replica, fd: int) -> None:
+        try:
+            self._sel.unregister(fd)
+        except (KeyError, ValueError):
+            pass
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        rep.open_fds.discard(fd)
 
     def _on_exit(self, rep: Replica, pidfd: int) -> None:
         if pidfd >= 0:
             self._sel.unregister(pidfd)
             os.close(pidfd)
+            rep.pidfd = -1
         if rep.exited_at is not None:
             return
         # The leader is a zombie until reaped, so its pid (= the group id) cannot have been reused yet:
         # it is safe to signal processes it left behind in its group, which may hold its pipes open.
         if rep.open_fds:
-            _signal_group(rep.pid, signal.SIGTERM)
+            Group(rep.pid).signal(signal.SIGTERM)
             self.call_later(_LEFTOVER_GRACE_S, lambda: self._force_close(rep))
         rep.exit_code = rep.proc.wait()
         rep.exited_at = time.time()
@@ -241,29 +296,53 @@ class ProcessLoop:
         """Leftover processes ignored SIGTERM and still hold the pipes: kill them and stop reading."""
         if rep.finished:
             return
-        _signal_group(rep.pid, signal.SIGKILL)
-        for fd in rep.open_fds:
-            self._sel.unregister(fd)
-            os.close(fd)
-        rep.open_fds.clear()
+        try:
+            os.killpg(rep.pid, signal.SIGKILL)  # leaderless group of our own: no pid to check
+        except (ProcessLookupError, PermissionError):
+            pass
+        for fd in list(rep.open_fds):
+            self._close_fd(rep, fd)
+        self._maybe_done(rep)
+
+    def _abandon(self, rep: Replica) -> None:
+        """Stops reading a replica whose handling keeps failing; it is still waited for."""
+        for fd in list(rep.open_fds):
+            self._close_fd(rep, fd)
         self._maybe_done(rep)
 
     def _maybe_done(self, rep: Replica) -> None:
         if rep.finished or rep.exited_at is None or rep.open_fds:
             return
         rep.finished = True
-        for sink in (rep.stdout, rep.stderr, rep.combined):
+        self._live.discard(rep)
+        for sink in rep.sinks:
             sink.close()
         try:
             rep.on_done(rep)
         finally:
-            with self.changed:
-                self.version += 1
-                self.changed.notify_all()
+            self.notify()
 
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+    def _fail_all(self, reason: str) -> None:
+        """The loop cannot go on: nobody would drain the pipes. Stop every replica, keep its real exit code,
+        and report the reason (``on_fault``) before ``on_done``."""
+        with self._lock:
+            self.failure = reason
+            pending, self._pending = self._pending, []
+        live = list(self._live) + [r for reps, _ in pending for r in reps]
+        for rep in live:
+            for fd in list(rep.open_fds) + [fd for fd in (rep.out_fd, rep.err_fd, rep.pidfd) if fd >= 0]:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            rep.open_fds.clear()
+            if rep.exited_at is None:
+                Group(rep.pid).signal(signal.SIGKILL)
+                rep.exit_code = rep.proc.wait()
+                rep.exited_at = time.time()
+            rep.fault = ""
+            self._set_fault(rep, reason)
+            try:
+                self._maybe_done(rep)
+            except Exception:  # noqa: BLE001
+                logger.exception("jupyter_sched: error recording a replica's end")

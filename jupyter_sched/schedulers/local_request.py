@@ -9,7 +9,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
-from jupyter_sched.specs import AppDef
+from jupyter_sched.specs import AppDef, DryRunView, ReplicaPlan
 
 
 @dataclass
@@ -40,6 +40,16 @@ class PopenRequest:
     role_log_dirs: Dict[str, List[str]]
     cancel_grace: float = 10.0
     outlive_owner: bool = False
+
+    def dryrun_view(self) -> DryRunView:
+        """The request in neutral terms (see ``specs.dryrun``): replicas run here, without an image."""
+        plans = [
+            ReplicaPlan(role=role, replica_id=k, argv=p.args, env=dict(p.env), cwd=p.cwd, on_this_host=True,
+                        logs=[x for x in (p.stdout, p.stderr, p.combined) if x])  # fmt: skip
+            for role, params in self.role_params.items()
+            for k, p in enumerate(params)
+        ]
+        return DryRunView(plans, bound_to_owner=not self.outlive_owner)
 
 
 def format_request(request: PopenRequest) -> str:

@@ -12,9 +12,9 @@ SIGINT is left alone, so interrupting a cell never kills jobs. Apps are recorded
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
-import signal
 import threading
 import time
 from collections import OrderedDict
@@ -22,11 +22,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict
 
+from jupyter_sched.schedulers.api import checked_app
+from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
     Stream,
+    role_from_summary,
     role_summary,
     stream_arg,
     unknown_replica,
@@ -38,9 +41,11 @@ from jupyter_sched.schedulers.local_images import (
 )
 from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
 from jupyter_sched.schedulers.local_logs import LogIterator
-from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, message_of, totals_of
+from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
+from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
-from jupyter_sched.schedulers.local_reaper import ReaperClient, escalate_later
+from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
+from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
 from jupyter_sched.schedulers.local_request import (
     PopenRequest,
     ReplicaParam,
@@ -48,19 +53,15 @@ from jupyter_sched.schedulers.local_request import (
     format_request,
 )
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
-from jupyter_sched.schedulers.local_spawn import (
-    check_entrypoints,
-    killpg,
-    make_dirs,
-    rollback,
-    spawn,
-)
+from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs, rollback, spawn
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.schedulers.local_state import (
     STATE_FILE,
     AppRecord,
     ReplicaRecord,
+    is_within,
     load_record,
+    owner_alive,
     process_start_time,
 )
 from jupyter_sched.specs import (
@@ -69,7 +70,6 @@ from jupyter_sched.specs import (
     AppDryRunInfo,
     CfgVal,
     ReplicaStatus,
-    Role,
     RoleStatus,
     UnknownAppException,
     macros,
@@ -77,6 +77,7 @@ from jupyter_sched.specs import (
     runopts,
 )
 from jupyter_sched.specs.usage import UsageSample
+from jupyter_sched.specs.handles import check_name
 
 __all__ = [
     "CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "LocalOpts", "LocalScheduler",
@@ -84,9 +85,15 @@ __all__ = [
     "create_dir_scheduler", "create_scheduler", "default_log_dir",
 ]  # fmt: skip
 
+LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
+"""The environment variable naming the default local log dir (the one place that spells it)."""
 RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
 ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
+PET_LOG_DIR_ENV = "PET_LOG_DIR"
+"""Set, as TorchX does, to the replica's log directory (beside ``TORCHELASTIC_ERROR_FILE``), where
+torchelastic-aware programs write their own logs."""
 CANCEL_MARKER = "cancelled"
+logger = logging.getLogger(__name__)
 
 
 class LocalOpts(TypedDict, total=False):
@@ -103,7 +110,7 @@ def default_log_dir() -> str:
     Not a temporary directory: a notebook's job logs must outlive cells, runners and kernel restarts, and
     nothing here ever deletes a directory it did not create for a single app.
     """
-    env = os.environ.get("JUPYTER_SCHED_LOG_DIR")
+    env = os.environ.get(LOG_DIR_ENV)
     if env:
         return env
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
@@ -132,7 +139,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
     ) -> None:
         """``log_dir`` is where apps are recorded when ``cfg`` names no ``log_dir``, and where ``list`` and
         ``describe`` look for apps of other processes (default: :func:`default_log_dir`)."""
-        super().__init__("local", session_name)
+        super().__init__("local", check_name(session_name, "session name"))
         if cache_size <= 0:
             raise ValueError(f"cache_size={cache_size}: the cache size must be greater than zero")
         self._image_provider_class = image_provider_class
@@ -145,7 +152,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         self._lock = threading.Lock()
         self._closed = False
         self._meter = LocalMeter()
-        SignalCleanup.register(self)
+        SignalCleanup.register(self.stop_owned_apps)
 
     # -- options and dry run ----------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
@@ -180,11 +187,12 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         """Resources are not enforced locally, so a role without one is fine."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[PopenRequest]:
+        app = checked_app(self, app)
         request = self._to_popen_request(app, cfg)
         return AppDryRunInfo(request, format_request)
 
     def _to_popen_request(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> PopenRequest:
-        app_id = make_unique(app.name)
+        app_id = make_unique(safe_name(app.name))
         provider = self._image_provider_class(cfg)
         base = os.path.abspath(os.path.expanduser(str(cfg.get("log_dir") or self._bases[0])))
         app_dir = os.path.join(base, self.session_name, app_id)
@@ -197,7 +205,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
             for k in range(role.num_replicas):
                 values = macros.Values(img_root=img_root, app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV)
                 replica_role = values.apply(role)
-                replica_dir = os.path.join(app_dir, role.name, str(k))
+                replica_dir = os.path.join(app_dir, safe_name(role.name, "role"), str(k))
                 param = provider.get_replica_param(
                     img_root,
                     replica_role,
@@ -209,6 +217,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
                 env = param.env
                 env.setdefault("PYTHONUNBUFFERED", "x")
                 env.setdefault(ERROR_FILE_ENV, os.path.join(replica_dir, "error.json"))
+                env.setdefault(PET_LOG_DIR_ENV, replica_dir)
                 env[RANK0_ENV] = "localhost"
                 env["JUPYTER_SCHED_APP_ID"] = app_id
                 env["JUPYTER_SCHED_ROLE_NAME"] = role.name
@@ -250,6 +259,8 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         the error names it."""
         if self._closed:
             raise RuntimeError("this LocalScheduler was closed; create a new one (or a new runner)")
+        if self._loop.failure:
+            raise RuntimeError(f"this LocalScheduler's IO loop stopped ({self._loop.failure}); create a new one")
         request = dryrun_info.request
         app = dryrun_info.app
         check_entrypoints(request)
@@ -286,6 +297,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
                         request.outlive_owner,
                         lambda r, rr=rep_record: self._on_replica_done(local_app, rr, r),
                     )
+                    rep.on_fault = lambda r, reason, rr=rep_record: self._on_log_fault(local_app, rr, reason)
                     started.append(rep)
                     record.replicas.append(rep_record)
         except BaseException as e:
@@ -300,13 +312,20 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         params = [p for ps in request.role_params.values() for p in ps]
         for rep_record, param in zip(record.replicas, params):
             self._meter.started(record, rep_record, param.env)
-        record.create()
+        try:
+            record.create()
+        except OSError as e:
+            rollback(started, request)
+            raise RuntimeError(
+                f"could not record the app in {request.log_dir!r} ({e.strerror or e}); no replica was left"
+                " running. Free some space or set --cfg log_dir=<a writable directory>."
+            ) from e
         self._link_into_default_base(request.log_dir)
         with self._lock:
             self._evict()
             self._apps[request.app_id] = local_app
         if not request.outlive_owner:
-            ReaperClient.watch(request.log_dir, [r.pid for r in started])
+            ReaperClient.watch(request.log_dir, [r.group for r in record.replicas])
         self._loop.add(started)
         base = os.path.dirname(os.path.dirname(request.log_dir))
         if base not in self._bases:
@@ -334,12 +353,18 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         rep_record.finished = finished
         if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
             record.cancelled = True
-        try:
-            record.save()
-        except OSError:
-            pass
+        _save(record)
         if not record.outlive_owner:
             ReaperClient.forget([rep.pid])
+
+    def _on_log_fault(self, local_app: _LocalApp, rep_record: ReplicaRecord, reason: str) -> None:
+        """Loop thread: the replica's logs could not be written in full; it keeps running and being read."""
+        rep_record.msg = f"logs truncated: {reason}; the rest of its output was read and dropped"
+        logger.warning(
+            "jupyter_sched: %s[%s] of %s: %s", rep_record.role, rep_record.replica_id, local_app.record.app_id,
+            rep_record.msg,
+        )  # fmt: skip
+        _save(local_app.record)
 
     def _evict(self) -> None:
         """Keeps at most ``cache_size`` apps in memory by forgetting the oldest *finished* ones (they stay
@@ -356,16 +381,32 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
 
     # -- describe / list ------------------------------------------------------------------------------------
     def _record(self, app_id: str) -> Optional[AppRecord]:
+        """The app's record: in memory if this process owns it, else read from ``<base>/<session>/<app_id>``
+        (an unsafe ``app_id`` is refused before any path is built)."""
         app = self._apps.get(app_id)
         if app is not None:
             return app.record
+        check_name(app_id, "app id")
         for base in self._bases:
-            record = load_record(os.path.join(base, self.session_name, app_id))
+            app_dir = os.path.join(base, self.session_name, app_id)
+            if not is_within(os.path.dirname(app_dir), base):
+                continue  # the session dir is a symlink out of the log dir: not ours to read
+            record = load_record(app_dir)
             if record is not None:
                 if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
                     record.cancelled = True
+                self._adopt_orphans(record)
                 return record
         return None
+
+    def _adopt_orphans(self, record: AppRecord) -> None:
+        """Replicas that outlived their owner against its wishes (its reaper died with it) are stopped now,
+        by a reaper started for them, which records how they ended."""
+        if record.done or record.outlive_owner or owner_alive(record):
+            return
+        if any(not r.done and r.pid and r.pid_started is not None and r.group.alive() for r in record.replicas):
+            record.msg = f"owner process {record.owner_pid} exited; its replicas are being stopped"
+            adopt_orphans(record.app_dir, record.cancel_grace)
 
     def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
         record = self._record(app_id)
@@ -375,6 +416,9 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         # and its replicas' states always agree (a replica sets exit_code before finished).
         record = record.snapshot()
         roles_statuses: Dict[str, RoleStatus] = {}
+        notes = [f"{r.role}[{r.replica_id}]: {r.msg}" for r in record.replicas if r.msg]
+        notes += [record.save_error] if record.save_error else []
+        msg = "; ".join(([record.msg] if record.msg else []) + notes)
         for rep in record.replicas:
             status = roles_statuses.setdefault(rep.role, RoleStatus(rep.role, []))
             status.replicas.append(
@@ -383,12 +427,13 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
                     state=rep.state(record.cancelled),
                     role=rep.role,
                     hostname="localhost",
-                    structured_error_msg=message_of(rep) or _read_error(rep.error_file),
+                    structured_error_msg=read_error_file(rep.error_file),
                     exit_code=rep.exit_code,
                     pid=rep.pid,
                     started=rep.started,
                     finished=rep.finished,
                     usage=totals_of(rep),
+                    msg=rep.msg,
                 )
             )
         errors = [r.structured_error_msg for rs in roles_statuses.values() for r in rs.replicas]
@@ -397,20 +442,11 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
             app_id=app_id,
             state=record.state(),
             num_restarts=0,
-            msg=record.msg or next((f"{r.role}[{r.replica_id}] {message_of(r)}" for r in record.replicas if message_of(r)), NONE),
+            msg=msg or NONE,
             structured_error_msg=errors[0] if errors else NONE,
             ui_url=f"file://{record.app_dir}",
             roles_statuses=list(roles_statuses.values()),
-            roles=[
-                Role(
-                    name=r["name"],
-                    image=r.get("image", ""),
-                    entrypoint=r.get("entrypoint", ""),
-                    args=list(r.get("args", [])),
-                    num_replicas=r.get("num_replicas", 1),
-                )
-                for r in record.roles
-            ],
+            roles=[role_from_summary(r) for r in record.roles],
         )
 
     def list(self) -> List[ListAppResponse]:
@@ -429,7 +465,10 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
             for app_id in entries:
                 if app_id in seen or not os.path.exists(os.path.join(session_dir, app_id, STATE_FILE)):
                     continue
-                record = self._record(app_id)
+                try:
+                    record = self._record(app_id)
+                except ValueError:  # a directory whose name is no app id (see check_name)
+                    continue
                 if record is not None and record.image_provider in ("", self._image_provider_name):
                     seen[app_id] = ListAppResponse(app_id=app_id, state=record.state(), name=record.name)
         return sorted(seen.values(), key=lambda r: r.app_id)
@@ -437,7 +476,8 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
     # -- cancel / close -----------------------------------------------------------------------------------------
     def _cancel_existing(self, app_id: str) -> None:
         """SIGTERM to every running replica's process group now, SIGKILL after ``cancel_grace``; returns
-        at once. The app ends CANCELLED."""
+        at once. The app ends CANCELLED. Only groups that the record proves are the app's (pid and process
+        start time) are signalled."""
         app = self._apps.get(app_id)
         if app is not None:
             self._cancel_owned(app)
@@ -445,13 +485,12 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         record = self._record(app_id)
         if record is None or record.done:
             return
-        open(os.path.join(record.app_dir, CANCEL_MARKER), "w").close()
-        pids = [r.pid for r in record.replicas if not r.done and r.pid]
-        for pid in pids:
-            killpg(pid, signal.SIGTERM)
+        with open(os.open(os.path.join(record.app_dir, CANCEL_MARKER), os.O_WRONLY | os.O_CREAT, 0o600), "w"):
+            pass
+        groups = [r.group for r in record.replicas if not r.done and r.pid and r.pid_started is not None]
         # The SIGKILL after the grace period must happen even if this process exits right away (a CLI
         # `cancel`), so a small detached process of its own does it.
-        escalate_later(record.cancel_grace, pids)
+        stop_groups(groups, record.cancel_grace, later=escalate_later)
 
     def _cancel_owned(self, app: _LocalApp, grace: Optional[float] = None) -> None:
         record = app.record
@@ -460,23 +499,26 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         if not record.cancelled:
             record.cancelled = True
             try:
-                open(os.path.join(record.app_dir, CANCEL_MARKER), "w").close()
-                record.save()
+                with open(os.open(os.path.join(record.app_dir, CANCEL_MARKER), os.O_WRONLY | os.O_CREAT, 0o600)):
+                    pass
             except OSError:
                 pass
-        for rep in app.replicas:
-            if rep.exited_at is None:
-                killpg(rep.pid, signal.SIGTERM)
-        delay = _grace_of(app) if grace is None else grace
-        self._loop.call_later(delay, lambda: self._kill_survivors(app))
+            _save(record)
+        running = {rep.pid: rep for rep in app.replicas if rep.exited_at is None}
+        # not reaped yet, so each pid is still its group's id: no start time to check
+        stop_groups(
+            [Group(pid) for pid in running],
+            app.record.cancel_grace if grace is None else grace,
+            later=lambda delay, live: self._loop.call_later(delay, lambda: self._kill_survivors(live, running)),
+        )
 
-    def _kill_survivors(self, app: _LocalApp) -> None:
-        for rep in app.replicas:
-            if rep.exited_at is None:  # not reaped: its pid is still its group's id
-                killpg(rep.pid, signal.SIGKILL)
+    @staticmethod
+    def _kill_survivors(groups: List[Group], running: Dict[int, Replica]) -> None:
+        kill_survivors(groups, 0.0, lambda g: running[g.pid].exited_at is None)
 
-    def _stop_owned_apps(self, grace: float) -> None:
-        """SIGTERM to every running app this process owns (not those meant to outlive it)."""
+    def stop_owned_apps(self, grace: float) -> None:
+        """SIGTERM to every running app this process owns (not those meant to outlive it), SIGKILL after
+        ``grace`` seconds: the clean-up this scheduler registers for the owner's signals."""
         for app in list(self._apps.values()):
             if not app.record.outlive_owner:
                 self._cancel_owned(app, grace=grace)
@@ -490,14 +532,12 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         try:
             running = [a for a in self._apps.values() if not a.record.done and not a.record.outlive_owner]
             for app in running:
-                self._cancel_owned(app, grace=min(2.0, _grace_of(app)))
+                self._cancel_owned(app, grace=min(2.0, app.record.cancel_grace))
             deadline = time.monotonic() + 5.0
             for app in running:
                 for rep in app.replicas:
                     while not rep.finished and time.monotonic() < deadline:
-                        with self._loop.changed:
-                            if not rep.finished:
-                                self._loop.changed.wait(0.05)
+                        self._loop.wait_for_change(self._loop.version, 0.05)
             self._loop.stop()
         except Exception:  # noqa: BLE001 - close must never raise
             pass
@@ -528,14 +568,28 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         if rep is None:
             raise unknown_replica(app_id, role_name, k, ((r.role, r.replica_id) for r in record.replicas))
         path = {Stream.STDOUT: rep.stdout, Stream.STDERR: rep.stderr, Stream.COMBINED: rep.combined}[stream]
+        if record.outlive_owner and stream is Stream.COMBINED:
+            path = rep.stdout  # detached replicas write their streams straight to files
+        if not path or not is_within(path, record.app_dir):
+            raise ValueError(
+                f"the record of app {app_id} names no {stream.value} log inside its directory"
+                f" {record.app_dir!r}; it was edited or is damaged"
+            )
         if record.outlive_owner and (since or until):
             raise ValueError(
                 "since/until are not available for apps started with outlive_owner=true (their output"
                 " is not timestamped); read the whole log and filter it instead"
             )
-        if record.outlive_owner and stream is Stream.COMBINED:
-            path = rep.stdout  # detached replicas write their streams straight to files
-        return LogIterator(app_id, regex, path, self, should_tail, role_name, k, since, until)
+        owned = app_id in self._apps
+        return LogIterator(
+            path,
+            finished=lambda: self._replica_finished(app_id, role_name, k),
+            changes=self._loop if owned else None,
+            regex=regex,
+            should_tail=should_tail,
+            since=since,
+            until=until,
+        )
 
     def usage(self, app_id: str) -> List[UsageSample]:
         """Per replica: a live psutil sample of its process tree while it runs, its kept totals after."""
@@ -548,8 +602,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         """Wakes as soon as a replica of this process ends (or prints); polls the state file briefly for
         apps owned by another process."""
         if app_id in self._apps:
-            with self._loop.changed:
-                self._loop.changed.wait(timeout)
+            self._loop.wait_for_change(self._loop.version, timeout)
         else:
             time.sleep(min(timeout, 0.02))
 
@@ -558,35 +611,13 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         rep = record.replica(role_name, k) if record else None
         return rep is None or rep.done
 
-    def _log_version(self) -> int:
-        return self._loop.version
 
-    def _wait_log_change(self, version: int, idle: int = 0, app_id: Optional[str] = None) -> None:
-        """Blocks until new output or a replica end in this process (woken at once), or, for apps of
-        another process, for a poll interval that grows from 5 ms to 100 ms while the log stays idle."""
-        with self._loop.changed:
-            if self._loop.version == version:
-                owned = app_id is not None and app_id in self._apps
-                self._loop.changed.wait(0.25 if owned else min(0.005 * 1.5**idle, 0.1))
-
-    def _wake_log_followers(self) -> None:
-        with self._loop.changed:
-            self._loop.version += 1
-            self._loop.changed.notify_all()
-
-
-def _grace_of(app: _LocalApp) -> float:
-    return app.record.cancel_grace
-
-
-def _read_error(path: str) -> str:
-    if not path:
-        return NONE
+def _save(record: AppRecord) -> None:
+    """Saves the record; a failure (a full disk) is logged and shown by ``describe``, never raised."""
     try:
-        with open(path) as f:
-            return f.read() or NONE
+        record.save()
     except OSError:
-        return NONE
+        logger.warning("jupyter_sched: %s (the app's state is kept in memory)", record.save_error)
 
 
 _OWN_START = process_start_time(os.getpid())

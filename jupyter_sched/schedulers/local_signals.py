@@ -1,7 +1,9 @@
 """Replicas end with their owner's signals: SIGTERM always, SIGINT only outside IPython.
 
 Inside IPython SIGINT belongs to the user (it interrupts a cell and must never kill jobs); elsewhere the
-handler that was installed before is chained to, not replaced.
+handler that was installed before is chained to, not replaced. Whoever owns replicas registers a clean-up
+callback (the local scheduler registers its "stop my apps"); callbacks are held weakly, so a scheduler that
+is gone is simply not called.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ import signal
 import sys
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Dict
+from typing import Any, Callable, Dict
 
-if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.schedulers.local_scheduler import LocalScheduler
+STOP_GRACE_S = 2.0
+"""Seconds between SIGTERM and SIGKILL for the replicas stopped because their owner got a signal."""
 
 
 class SignalException(Exception):
@@ -27,16 +29,18 @@ class SignalException(Exception):
 
 
 class SignalCleanup:
-    """Ends every live local scheduler's replicas on SIGTERM (always) and SIGINT (outside IPython), then
-    chains to the handler that was installed before. Installed once, from the main thread only."""
+    """Calls every registered clean-up on SIGTERM (always) and SIGINT (outside IPython), then chains to the
+    handler that was installed before. Installed once, from the main thread only."""
 
-    _schedulers: "weakref.WeakSet[LocalScheduler]" = weakref.WeakSet()
+    _callbacks: "list[weakref.WeakMethod[Callable[[float], None]]]" = []
     _installed = False
     _previous: Dict[int, Any] = {}
 
     @classmethod
-    def register(cls, scheduler: LocalScheduler) -> None:
-        cls._schedulers.add(scheduler)
+    def register(cls, stop: Callable[[float], None]) -> None:
+        """``stop(grace)`` is called on the signal; ``stop`` must be a bound method (held weakly)."""
+        cls._callbacks = [ref for ref in cls._callbacks if ref() is not None]
+        cls._callbacks.append(weakref.WeakMethod(stop))  # type: ignore[arg-type]
         if cls._installed or threading.current_thread() is not threading.main_thread():
             return
         cls._installed = True
@@ -49,8 +53,10 @@ class SignalCleanup:
 
     @classmethod
     def _handle(cls, signum: int, frame: Any) -> None:
-        for scheduler in list(cls._schedulers):
-            scheduler._stop_owned_apps(grace=2.0)
+        for ref in list(cls._callbacks):
+            stop = ref()
+            if stop is not None:
+                stop(STOP_GRACE_S)
         previous = cls._previous.get(signum)
         if callable(previous):
             previous(signum, frame)

@@ -9,21 +9,17 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List
+from typing import BinaryIO, Callable, Dict, List, Optional
 
-from jupyter_sched.schedulers.local_procs import Replica, _Sink
+from jupyter_sched.schedulers.local_groups import Group, process_start_time
+from jupyter_sched.schedulers.local_procs import Replica
+from jupyter_sched.schedulers.local_sinks import FILE_MODE, LogSink
 from jupyter_sched.schedulers.local_request import PopenRequest, ReplicaParam
 from jupyter_sched.schedulers.local_state import ReplicaRecord
 from jupyter_sched.specs import InvalidAppError
 
 EXIT_CODE_FILE = "exit_code"
-
-
-def killpg(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+DIR_MODE = 0o700
 
 
 def check_entrypoints(request: PopenRequest) -> None:
@@ -46,14 +42,33 @@ def check_entrypoints(request: PopenRequest) -> None:
             )
 
 
-def make_dirs(request: PopenRequest) -> None:
-    """Creates every replica directory (the replica may write its error file there at once)."""
+def make_private_dirs(path: str) -> None:
+    """``os.makedirs`` where every directory it creates is 0700 (``makedirs`` gives ``mode`` to the last one
+    only). Directories that already exist are left as they are."""
+    parent = os.path.dirname(path)
+    if parent and parent != path and not os.path.isdir(parent):
+        make_private_dirs(parent)
     try:
+        os.mkdir(path, DIR_MODE)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
+
+
+def make_dirs(request: PopenRequest) -> None:
+    """Creates every replica directory, 0700 (the replica may write its error file there at once). The
+    app directory is always new, so whatever the log dir's own mode, no other user can read into it."""
+    created = False
+    try:
+        make_private_dirs(os.path.dirname(request.log_dir))
+        os.mkdir(request.log_dir, DIR_MODE)
+        created = True
         for dirs in request.role_log_dirs.values():
             for d in dirs:
-                os.makedirs(d)
+                make_private_dirs(d)
     except OSError as e:
-        shutil.rmtree(request.log_dir, ignore_errors=True)
+        if created:
+            shutil.rmtree(request.log_dir, ignore_errors=True)
         raise ValueError(
             f"log_dir: cannot create {request.log_dir!r} ({e.strerror})."
             " Set --cfg log_dir=<a writable directory>."
@@ -68,7 +83,7 @@ def spawn(
     env.update(param.env)
     if detached:
         return _spawn_detached(param, env, rep_record, on_done)
-    sinks = [_Sink(p) for p in (param.stdout, param.stderr, param.combined) if p]
+    sinks = [LogSink(p) for p in (param.stdout, param.stderr, param.combined) if p]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     first_ready = select.epoll()  # see local_procs: which pipe the replica writes to first
@@ -92,8 +107,7 @@ def spawn(
     finally:
         os.close(out_w)
         os.close(err_w)
-    rep_record.pid = proc.pid
-    rep_record.started = time.time()
+    _record_start(rep_record, proc.pid)
     return Replica(
         proc=proc,
         out_fd=out_r,
@@ -113,7 +127,7 @@ def _spawn_detached(
     survives it) under a wrapper that records its exit code (see ``local_detached``)."""
     replica_dir = os.path.dirname(param.stdout or "")
     exit_file = os.path.join(replica_dir, EXIT_CODE_FILE)
-    with open(param.stdout or os.devnull, "ab") as out, open(param.stderr or os.devnull, "ab") as err:
+    with _private(param.stdout) as out, _private(param.stderr) as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "jupyter_sched.schedulers.local_detached", exit_file, *param.args],
             env=env,
@@ -123,9 +137,8 @@ def _spawn_detached(
             stderr=err,
             start_new_session=True,
         )
-    rep_record.pid = proc.pid
-    rep_record.started = time.time()
-    sinks = [_Sink(p) for p in (param.stdout, param.stderr, param.combined) if p]
+    _record_start(rep_record, proc.pid)
+    sinks = [LogSink(p) for p in (param.stdout, param.stderr, param.combined) if p]
     return Replica(
         proc=proc,
         out_fd=-1,
@@ -137,10 +150,24 @@ def _spawn_detached(
     )
 
 
+def _record_start(rep_record: ReplicaRecord, pid: int) -> None:
+    """The pid and the process start time that proves, later, that a pid is still this replica."""
+    rep_record.pid = pid
+    rep_record.pid_started = process_start_time(pid)
+    rep_record.started = time.time()
+
+
+def _private(path: Optional[str]) -> BinaryIO:
+    """A log file opened for appending, created 0600."""
+    if not path:
+        return open(os.devnull, "ab")
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE), "ab")
+
+
 def rollback(started: List[Replica], request: PopenRequest) -> None:
     """Kills the replicas already started and removes the app's directory: all or nothing."""
     for rep in started:
-        killpg(rep.pid, signal.SIGKILL)
+        Group(rep.pid).signal(signal.SIGKILL)
     for rep in started:
         rep.proc.wait()
         if rep.first_ready is not None:

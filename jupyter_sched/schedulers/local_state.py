@@ -2,11 +2,22 @@
 
 The file is what lets another process (the CLI, a restarted kernel) list, describe and read the logs of
 apps it did not start. It is rewritten atomically (write then rename) whenever a replica starts or ends and
-when the app is cancelled, so a reader never sees half a file.
+when the app is cancelled, so a reader never sees half a file. A rewrite that fails (a full disk) leaves the
+previous file as it was and no temporary file behind; the error is raised to the caller, which keeps the
+app's state in memory and reports it.
+
+What it holds (created 0600 in the app's 0700 directory): the app's name and id, its roles' image,
+entrypoint, argv, replica count and retry count (as submitted, unmasked: ``describe`` rebuilds the roles
+from them), each replica's pid, process start time, times, exit code, log file paths and log fault. It does
+not hold the environment: env values reach the replicas only through ``Popen`` and are never written here.
+
+A record is read back only from where it is expected (see :func:`load_record`): its ``app_dir`` is the
+directory it was found in, and log paths it names outside that directory are refused.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -14,9 +25,14 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional
 
+from jupyter_sched.schedulers.local_groups import Group, process_start_time
 from jupyter_sched.specs import AppState
 
 STATE_FILE = "state.json"
+RESERVE_FILE = "state.reserve"
+"""Space set aside when the app starts, given back to let ``state.json`` be saved once the disk is full."""
+FILE_MODE = 0o600
+_MIN_RESERVE = 64 * 1024
 
 
 @dataclass
@@ -31,6 +47,15 @@ class ReplicaRecord:
     stderr: str = ""
     combined: str = ""
     error_file: str = ""
+    pid_started: Optional[int] = None
+    """The process start time (clock ticks since boot) that proves a pid is still this replica."""
+    msg: str = ""
+    """Why its logs are incomplete (a full disk), or how it was ended; "" when there is nothing to say."""
+
+    @property
+    def group(self) -> Group:
+        """Its process group, checked against the recorded start time before any signal."""
+        return Group(self.pid or 0, self.pid_started)
     usage: Optional[Dict[str, Any]] = None  # memory limit, then totals when it ends (see local_meter)
 
     @property
@@ -62,6 +87,8 @@ class AppRecord:
     cancel_grace: float = 10.0
     msg: str = ""
     image_provider: str = ""  # the class that made the request: local_cwd and local_dir share a log dir
+    save_error: str = field(default="", compare=False)
+    """Why the last write of ``state.json`` failed (kept in memory only, never written)."""
 
     @property
     def done(self) -> bool:
@@ -95,7 +122,7 @@ class AppRecord:
     def to_json(self) -> Dict[str, Any]:
         # A shallow walk, not dataclasses.asdict: asdict deep-copies every value, and this runs on the submit
         # path and on every replica's end. The values are only serialised, never kept.
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "save_error"}
         data["replicas"] = [dict(vars(r)) for r in self.replicas]
         data["state"] = str(self.state())
         return data
@@ -111,28 +138,99 @@ class AppRecord:
         """First write, on the submit path: a single create-and-write (no rename), so that the app is
         on disk, visible to other processes, by the time submit returns. A reader that catches the file
         half written treats it as absent for that moment."""
-        fd = os.open(os.path.join(self.app_dir, STATE_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        path = os.path.join(self.app_dir, STATE_FILE)
+        data = json.dumps(self.to_json()).encode()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         try:
-            os.write(fd, json.dumps(self.to_json()).encode())
-        finally:
+            _write_all(fd, data)
+        except BaseException:
             os.close(fd)
+            os.unlink(path)
+            raise
+        os.close(fd)
+        self._reserve(max(_MIN_RESERVE, 4 * len(data)))
+
+    def _reserve(self, size: int) -> None:
+        """Sets ``size`` bytes aside beside the record (its replicas' logs may fill the disk later)."""
+        path = os.path.join(self.app_dir, RESERVE_FILE)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        except OSError:
+            return
+        try:
+            _write_all(fd, bytes(size))  # written, not sparse: the blocks must really be held
+        except OSError:
+            os.close(fd)
+            os.unlink(path)
+            return
+        os.close(fd)
 
     def save(self) -> None:
+        """Replaces ``state.json`` atomically; on failure the previous file stays and no temporary file is
+        left, and the OSError is raised (and remembered in :attr:`save_error`)."""
         path = os.path.join(self.app_dir, STATE_FILE)
+        try:
+            self._replace(path)
+        except OSError as e:
+            if e.errno in (errno.ENOSPC, errno.EDQUOT) and _unlink(os.path.join(self.app_dir, RESERVE_FILE)):
+                try:  # the disk is full: give back the space set aside at the start and try once more
+                    self._replace(path)
+                    self.save_error = ""
+                    return
+                except OSError as again:
+                    e = again
+            self.save_error = f"could not save {path}: {e.strerror or e}"
+            raise e
+        self.save_error = ""
+        if self.done:
+            _unlink(os.path.join(self.app_dir, RESERVE_FILE))  # nothing more to save
+
+    def _replace(self, path: str) -> None:
         tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"  # the IO thread and a cancel may both save
-        with open(tmp, "w") as f:
-            json.dump(self.to_json(), f)
-        os.replace(tmp, path)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+            try:
+                _write_all(fd, json.dumps(self.to_json()).encode())
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except OSError:
+            _unlink(tmp)
+            raise
+
+
+def _unlink(path: str) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def load_record(app_dir: str) -> Optional[AppRecord]:
     """The record saved in ``app_dir``, reconciled with reality: if its owner died without the replicas
-    having ended (and they were not meant to outlive it), the unfinished replicas are reported as failed."""
+    having ended (and they were not meant to outlive it), the unfinished replicas are reported as failed.
+
+    The record is trusted only as far as it describes itself: its ``app_dir`` becomes the directory it was
+    read from, and a log or error file it names outside that directory is dropped (reads then find no
+    file rather than someone else's)."""
     try:
         with open(os.path.join(app_dir, STATE_FILE)) as f:
             record = AppRecord.from_json(json.load(f))
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, AttributeError):
         return None
+    if os.path.realpath(record.app_dir) != os.path.realpath(app_dir):
+        record.app_dir = app_dir
+    for rep in record.replicas:
+        for name in ("stdout", "stderr", "combined", "error_file"):
+            if getattr(rep, name) and not is_within(getattr(rep, name), app_dir):
+                setattr(rep, name, "")
     if not record.done and not owner_alive(record) and not _any_alive(record):
         now = time.time()
         for rep in record.replicas:
@@ -153,15 +251,11 @@ def _recorded_exit_code(rep: ReplicaRecord) -> Optional[int]:
         return None
 
 
-def process_start_time(pid: int) -> Optional[int]:
-    """The start time of ``pid`` in clock ticks since boot (``/proc/<pid>/stat`` field 22), which tells a
-    process apart from a later one that reused its pid."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return int(stat[stat.rindex(b")") + 2 :].split()[19])
+def is_within(path: str, root: str) -> bool:
+    """``path`` resolves (symlinks included) to ``root`` itself or somewhere below it."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def owner_alive(record: AppRecord) -> bool:
@@ -174,14 +268,4 @@ def owner_alive(record: AppRecord) -> bool:
 def _any_alive(record: AppRecord) -> bool:
     """True if a process group of an unfinished replica still exists (e.g. an app meant to outlive its
     owner)."""
-    for rep in record.replicas:
-        if rep.done or rep.pid is None:
-            continue
-        try:
-            os.killpg(rep.pid, 0)
-            return True
-        except ProcessLookupError:
-            continue
-        except PermissionError:
-            return True
-    return False
+    return any(not rep.done and rep.pid and rep.group.alive() for rep in record.replicas)

@@ -2,10 +2,22 @@
 
 The local backend's IO loop and the Slurm backend's replica wrapper both write ``<stream>.log`` plus
 ``<stream>.idx``: one record ``(file size after the chunk, time the chunk was read)`` per chunk. This module
-reads such a pair with the log items every backend yields: whole lines ending in ``\\n``; a ``\\r`` progress
-frame as its own item as soon as it is written; a trailing partial line once the replica has ended (or,
-without ``should_tail``, as part of "what is there now"); ``since``/``until`` by the time each chunk was
-written. Subclasses say how to know the replica ended and how to wait for more output.
+reads such a pair; subclasses say how to know the replica ended and how to wait for more output.
+
+The log items every backend yields (``log_iter``):
+
+* Whole lines ending in ``\\n`` (``\\r\\n`` stays inside one item), wherever the program ended them: a
+  consumer that treats items as lines (TorchX-style) gets the program's lines.
+* A ``\\r`` progress frame is its own item as soon as it is written.
+* Live text (``should_tail=True`` only): text that no ``\\n``/``\\r`` has ended yet and that has been quiet
+  for :data:`QUIET_S` (a prompt, ``printf '\\r10%'`` then a slow step) is yielded as an item of its own
+  then, so a follower sees it within a fraction of a second; the rest of that line comes as a later item.
+  Such an item is recognisable: it does not end in ``\\n`` or ``\\r``.
+* A snapshot (``should_tail=False``) never cuts a line: it is the resolved lines there now, the last one
+  possibly unterminated.
+* Nothing is lost or repeated: the items concatenated are exactly the bytes written, decoded as UTF-8
+  (invalid bytes as U+FFFD; a multi-byte character is never split).
+* ``since``/``until`` select by the time each chunk was written.
 """
 
 from __future__ import annotations
@@ -19,15 +31,25 @@ from datetime import datetime
 from typing import BinaryIO, Hashable, Iterator, List, Optional, Tuple
 
 from jupyter_sched.logs.lines import LineSplitter
+from jupyter_sched.specs import NONE
 
 INDEX_RECORD = struct.Struct("<Qd")
 """One record per chunk appended to a log: the file size after the chunk, and when it was read."""
 
 _CHUNK = 1 << 16
+QUIET_S = 0.03
+"""How long unterminated text must stay quiet before a follower yields it as an item of its own."""
 
 
 class IndexedLogIterator:
-    """Iterates one log file; see the module docstring. ``close()`` ends a follow from another thread."""
+    """Iterates one log file; see the module docstring. ``close()`` ends a follow from another thread.
+
+    A follow that waits for output polls every :attr:`first_poll_s`, backing off to :attr:`max_poll_s`
+    while the file stays quiet (a backend that can be woken by its writer waits up to that long instead).
+    """
+
+    first_poll_s = 0.05
+    max_poll_s = 0.25
 
     def __init__(
         self,
@@ -54,9 +76,9 @@ class IndexedLogIterator:
         """Taken before each pass over the file; :meth:`_wait_for_change` returns early once it is stale."""
         return None
 
-    def _wait_for_change(self, token: Hashable, idle: int) -> None:
-        """Blocks until there may be new output; ``idle`` counts the waits that found nothing."""
-        time.sleep(min(0.05 * 1.5**idle, 0.25))
+    def _wait_for_change(self, token: Hashable, timeout: float) -> None:
+        """Blocks until there may be new output (``token`` is stale), for at most ``timeout`` seconds."""
+        time.sleep(timeout)
 
     def _wake(self) -> None:
         """Wakes a blocked :meth:`_wait_for_change` (after ``close``), where the backend can."""
@@ -76,13 +98,26 @@ class IndexedLogIterator:
             return items
         return filter(self._regex.search, items)
 
-    def _wait(self, token: Hashable) -> bool:
-        """Waits for new output; False once closed."""
+    def _wait(self, token: Hashable, at_most: Optional[float] = None) -> bool:
+        """Waits for new output (or ``at_most`` seconds); False once closed."""
         if self._closed:
             return False
-        self._wait_for_change(token, self._idle)
+        timeout = min(self.first_poll_s * 1.5**self._idle, self.max_poll_s)
+        if at_most is not None:
+            timeout = max(0.0, min(timeout, at_most))
+        self._wait_for_change(token, timeout)
         self._idle += 1
         return not self._closed
+
+    def _live_text(self, splitter: LineSplitter, last_data: float) -> Tuple[List[str], Optional[float]]:
+        """While following: the unterminated text, as an item, once it has been quiet for ``QUIET_S``; else
+        how long to wait at most before it will be (None: nothing is pending)."""
+        if not splitter.pending:
+            return [], None
+        quiet = time.monotonic() - last_data
+        if quiet >= QUIET_S:
+            return splitter.take_pending(), None
+        return [], QUIET_S - quiet
 
     def _open(self, path: str) -> BinaryIO:
         """Opens a log file, waiting for it while the replica has not finished (a writer may create its
@@ -100,6 +135,7 @@ class IndexedLogIterator:
     def _batches(self) -> Iterator[List[str]]:
         splitter = LineSplitter()
         held = b""  # a trailing b"\r" of a full read, kept back so "\r\n" is never cut in two
+        last_data = time.monotonic()
         with self._open(self._log_file) as f:
             while True:
                 token = self._change_token()
@@ -113,6 +149,7 @@ class IndexedLogIterator:
                     if len(chunk) >= _CHUNK and chunk.endswith(b"\r"):
                         chunk, held = chunk[:-1], b"\r"
                     self._idle = 0
+                    last_data = time.monotonic()
                     yield splitter.feed(chunk)
                 if held:
                     yield splitter.feed(held)
@@ -120,7 +157,10 @@ class IndexedLogIterator:
                 if done or not self._should_tail:
                     yield splitter.flush()
                     return
-                if not self._wait(token):
+                live, at_most = self._live_text(splitter, last_data)
+                if live:
+                    yield live
+                if not self._wait(token, at_most):
                     return
 
     def _timed_batches(self) -> Iterator[List[str]]:
@@ -128,6 +168,7 @@ class IndexedLogIterator:
         splitter = LineSplitter()
         since, until = self._since, self._until
         pos = 0
+        last_data = time.monotonic()
         with self._open(self._log_file) as log, self._open(index_path(self._log_file)) as index:
             while True:
                 token = self._change_token()
@@ -138,6 +179,7 @@ class IndexedLogIterator:
                     if until is not None and when > until:
                         return
                     self._idle = 0
+                    last_data = time.monotonic()
                     items = splitter.feed(data)
                     if since is None or when >= since:
                         yield items
@@ -146,8 +188,22 @@ class IndexedLogIterator:
                     if last and (since is None or time.time() >= since):
                         yield last
                     return
-                if not self._wait(token):
+                live, at_most = self._live_text(splitter, last_data)
+                if live and (since is None or time.time() >= since):
+                    yield live
+                if not self._wait(token, at_most):
                     return
+
+
+def read_error_file(path: str) -> str:
+    """A replica's structured error file (``TORCHELASTIC_ERROR_FILE``), or ``NONE`` when it is absent."""
+    if not path:
+        return NONE
+    try:
+        with open(path, errors="replace") as f:
+            return f.read() or NONE
+    except OSError:
+        return NONE
 
 
 def index_path(log_file: str) -> str:

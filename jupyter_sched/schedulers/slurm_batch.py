@@ -25,7 +25,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from jupyter_sched.schedulers.api import role_summary
 from jupyter_sched.schedulers.slurm_cli import Node, Partition, time_minutes
-from jupyter_sched.specs import AppDef, CfgVal, InvalidAppError, Role, macros
+from jupyter_sched.specs import AppDef, CfgVal, DryRunView, InvalidAppError, ReplicaPlan, Role, macros
+from jupyter_sched.specs.names import safe_name
 
 RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
 ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
@@ -151,6 +152,27 @@ class SlurmBatchRequest:
             "script": self.script,
         }
 
+    def dryrun_view(self) -> DryRunView:
+        """The request in neutral terms (see ``specs.dryrun``): per replica the command its het-job component
+        runs (the log wrapper, then the program), how the job is submitted, whether it fits, and the script."""
+        plans = []
+        for r in self.replicas:
+            data = r.to_json()
+            cwd = next((o.split("=", 1)[1] for o in r.srun_opts if o.startswith("--chdir=")), self.cwd)
+            limits = {k: str(v) for k, v in data["resources"].items()}
+            limits["sbatch"] = " ".join(r.sbatch_opts)
+            try:
+                argv = shlex.split(data["command"])
+            except ValueError:  # quoting only a shell reads; the shell line below is exact anyway
+                argv = list(r.command)
+            plans.append(ReplicaPlan(
+                role=r.role, replica_id=r.replica_id, argv=argv, shell=data["command"],
+                env=data["env"], cwd=cwd, limits=limits, logs=list(data["logs"].values()),
+            ))  # fmt: skip
+        submit = " ".join(shlex.quote(a) for a in self.sbatch_cmd)
+        notes = [("submit", submit), ("capacity", self.capacity)]
+        return DryRunView(plans, notes=notes, sections=[("batch script", self.script)])
+
     def __repr__(self) -> str:
         kind = f"{len(self.replicas)} het-job components" if self.heterogeneous else "a single job"
         head = [
@@ -242,9 +264,9 @@ def build_request(app: AppDef, cfg: Mapping[str, CfgVal], session: str, app_dir:
         for k in range(role.num_replicas):
             values = macros.Values(img_root=cwd, app_id=_APP_ID_MARK, replica_id=str(k), rank0_env=RANK0_ENV)
             r = values.apply(role)
-            rep_dir = os.path.join(app_dir, role.name, str(k))
+            rep_dir = os.path.join(app_dir, safe_name(role.name, "role"), str(k))
             res = role.resource
-            sbatch = [f"--job-name={app.name}:{role.name}:{k}", "--nodes=1", "--ntasks=1"]
+            sbatch = [f"--job-name={safe_name(app.name)}:{safe_name(role.name, 'role')}:{k}", "--nodes=1", "--ntasks=1"]
             if res.cpu > 0:
                 sbatch.append(f"--cpus-per-task={res.cpu}")
             if res.memMB > 0:

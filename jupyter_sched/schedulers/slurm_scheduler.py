@@ -27,6 +27,8 @@ from datetime import datetime
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from jupyter_sched.schedulers import slurm_cli, slurm_opts
+from jupyter_sched.schedulers.api import checked_app
+from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -240,9 +242,10 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         """A role without a resource gets the partition's defaults (one CPU), so none is required."""
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmBatchRequest]:
+        app = checked_app(self, app)
         cwd = slurm_opts.check(cfg)
         job_dir = os.path.abspath(os.path.expanduser(str(cfg.get("job_dir") or self._session_dir())))
-        app_dir = os.path.join(job_dir, f"{app.name}-{random_id()}")
+        app_dir = os.path.join(job_dir, f"{safe_name(app.name)}-{random_id()}")
         request = build_request(app, cfg, self.session_name, app_dir, cwd)
         self._check_capacity(app, request, cfg, strict=False)
         return AppDryRunInfo(request, repr)

@@ -15,7 +15,7 @@ from jupyter_sched.specs.app import (
     macros,
     validate_app,
 )
-from jupyter_sched.specs.dryrun import AppDryRunInfo
+from jupyter_sched.specs.dryrun import AppDryRunInfo, DryRunView, ReplicaPlan
 from jupyter_sched.specs.errors import (
     AppStatusError,
     InvalidAppError,
@@ -33,8 +33,16 @@ from jupyter_sched.specs.handles import (
     random_id,
 )
 from jupyter_sched.specs.mounts import BindMount, DeviceMount, Mount, MountType, VolumeMount, parse_mounts
-from jupyter_sched.specs.resources import NULL_RESOURCE, NamedResources, Resource, named_resources, resource
-from jupyter_sched.specs.runopts import CfgVal, runopt, runopts
+from jupyter_sched.specs.resources import (
+    NULL_RESOURCE,
+    NamedResources,
+    Resource,
+    get_named_resources,
+    named_resources,
+    resource,
+)
+from jupyter_sched.specs.runopts import CfgVal, get_type_name, runopt, runopts
+from jupyter_sched.specs.builders import materialize_appdef  # noqa: E402 (needs the names above)
 from jupyter_sched.specs.state import (
     AppState,
     AppStatus,
@@ -48,11 +56,13 @@ from jupyter_sched.specs.state import (
 __all__ = [
     "ALL", "MISSING", "NONE", "AppDef", "RetryPolicy", "Role", "macros", "validate_app",
     "AppDryRunInfo",
+    "DryRunView",
+    "ReplicaPlan",
     "AppStatusError", "InvalidAppError", "InvalidRunConfigException", "MalformedAppHandleException",
     "UnknownAppException", "UnknownSchedulerException",
     "AppHandle", "ParsedAppHandle", "make_app_handle", "make_unique", "parse_app_handle", "random_id",
     "BindMount", "DeviceMount", "Mount", "MountType", "VolumeMount", "parse_mounts",
-    "NULL_RESOURCE", "NamedResources", "Resource", "named_resources", "resource",
-    "CfgVal", "runopt", "runopts",
+    "NULL_RESOURCE", "NamedResources", "Resource", "get_named_resources", "named_resources", "resource",
+    "CfgVal", "get_type_name", "runopt", "runopts", "materialize_appdef",
     "AppState", "AppStatus", "ReplicaState", "ReplicaStatus", "RoleStatus", "is_started", "is_terminal",
 ]  # fmt: skip

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field
 from enum import Enum
 from string import Template
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from jupyter_sched.specs.errors import InvalidAppError
 from jupyter_sched.specs.mounts import Mount
+from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.resources import NULL_RESOURCE, Resource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -118,43 +118,50 @@ class AppDef:
     metadata: Dict[str, str] = field(default_factory=dict)
 
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+def _bad_name(name: object) -> bool:
+    return not isinstance(name, str) or not name.strip() or "\0" in name
 
 
 def validate_app(app: AppDef) -> None:
     """Checks an AppDef for mistakes that would fail at launch, naming the field and the fix.
 
-    Called before any replica starts, so bad input never leaves half an app running.
+    Called before any replica starts, so bad input never leaves half an app running. Names are free text,
+    as in TorchX (``_ignored_``, ``my app``): backends turn them into paths and engine names with
+    :func:`jupyter_sched.specs.names.safe_name`, so two roles must differ after that too.
     """
     if not isinstance(app, AppDef):
         raise InvalidAppError("app", f"expected an AppDef, got {type(app).__name__}", "Build one with AppDef(...)")
-    if not app.name or not _NAME_RE.match(app.name):
-        raise InvalidAppError(
-            "name", f"{app.name!r} is not a valid app name", "Use letters, digits, '_', '.' or '-', e.g. 'train'"
-        )
+    if _bad_name(app.name):
+        raise InvalidAppError("name", f"{app.name!r} is not a valid app name", "Give the app a name, e.g. 'train'")
     if not app.roles:
         raise InvalidAppError(
             "roles", f"app {app.name!r} has no roles", "Add at least one Role, e.g. Role('main', image=...)"
         )
     seen: set[str] = set()
+    safe_seen: Dict[str, str] = {}
     for i, role in enumerate(app.roles):
         where = f"roles[{i}]"
         if not isinstance(role, Role):
             raise InvalidAppError(where, f"expected a Role, got {type(role).__name__}", "Build it with Role(...)")
-        if not role.name or not _NAME_RE.match(role.name) or role.name in (".", ".."):
-            raise InvalidAppError(
-                f"{where}.name",
-                f"{role.name!r} is not a valid role name (it becomes a directory and container name)",
-                "Use letters, digits, '_', '.' or '-' without '/', e.g. 'trainer'",
-            )
+        if _bad_name(role.name):
+            raise InvalidAppError(f"{where}.name", f"{role.name!r} is not a valid role name", "Name it, e.g. 'trainer'")
         if role.name in seen:
             raise InvalidAppError(f"{where}.name", f"role name {role.name!r} is used twice", "Give each role a unique name")
+        if safe_name(role.name, "role") in safe_seen:
+            other = safe_seen[safe_name(role.name, "role")]
+            raise InvalidAppError(
+                f"{where}.name",
+                f"roles {other!r} and {role.name!r} both become the directory and container name"
+                f" {safe_name(role.name, 'role')!r}",
+                "Make the names differ in letters, digits, '_', '.' or '-'",
+            )
         seen.add(role.name)
+        safe_seen[safe_name(role.name, "role")] = role.name
         if not role.entrypoint or role.entrypoint == MISSING:
             raise InvalidAppError(
                 f"{where}.entrypoint", f"role {role.name!r} has no entrypoint", "Set entrypoint, e.g. 'python' or 'sh'"
             )
-        if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
+        if not isinstance(role.num_replicas, int) or isinstance(role.num_replicas, bool) or role.num_replicas < 1:
             raise InvalidAppError(
                 f"{where}.num_replicas",
                 f"role {role.name!r} has num_replicas={role.num_replicas!r}",

@@ -35,20 +35,6 @@ class Resource:
 NULL_RESOURCE: Resource = Resource(cpu=-1, gpu=-1, memMB=-1)
 """The default resource of a Role: nothing requested."""
 
-_GENERIC: Dict[str, Resource] = {
-    "gpu.small": Resource(cpu=8, gpu=1, memMB=32 * GiB),
-    "gpu.medium": Resource(cpu=16, gpu=2, memMB=64 * GiB),
-    "gpu.large": Resource(cpu=32, gpu=4, memMB=128 * GiB),
-    "gpu.xlarge": Resource(cpu=64, gpu=8, memMB=256 * GiB),
-    "cpu.nano": Resource(cpu=1, gpu=0, memMB=512),
-    "cpu.micro": Resource(cpu=1, gpu=0, memMB=1 * GiB),
-    "cpu.small": Resource(cpu=1, gpu=0, memMB=2 * GiB),
-    "cpu.medium": Resource(cpu=2, gpu=0, memMB=4 * GiB),
-    "cpu.large": Resource(cpu=2, gpu=0, memMB=8 * GiB),
-    "cpu.xlarge": Resource(cpu=8, gpu=0, memMB=32 * GiB),
-}
-
-
 class NamedResources(Mapping[str, Resource]):
     """Read-only table of named resources; an unknown name suggests the closest known one.
 
@@ -58,10 +44,16 @@ class NamedResources(Mapping[str, Resource]):
     """
 
     def __init__(self, table: Optional[Mapping[str, Resource]] = None) -> None:
-        self._table: Dict[str, Resource] = dict(table if table is not None else _GENERIC)
+        if table is None:
+            from jupyter_sched.specs.named_resources_generic import NAMED_RESOURCES
+
+            table = {name: make() for name, make in NAMED_RESOURCES.items()}
+            self._plugins_loaded = False
+        else:
+            self._plugins_loaded = True
+        self._table: Dict[str, Resource] = dict(table)
         self._table.setdefault("NULL", NULL_RESOURCE)
         self._table.setdefault("MISSING", NULL_RESOURCE)
-        self._plugins_loaded = table is not None
 
     def _load_plugins(self) -> None:
         if self._plugins_loaded:
@@ -104,9 +96,15 @@ def resource(
     as ``0`` (``cpu=0`` does not silently become 2).
     """
     if h:
-        return named_resources[h]
+        return get_named_resources(h)
     return Resource(
         cpu=2 if cpu is None else cpu,
         gpu=0 if gpu is None else gpu,
         memMB=1024 if memMB is None else memMB,
     )
+
+
+def get_named_resources(res: str) -> Resource:
+    """The named resource ``res`` (a fresh copy): built-in, or registered in the entry-point group
+    ``jupyter_sched.named_resources``. An unknown name raises KeyError suggesting the closest one."""
+    return named_resources[res]

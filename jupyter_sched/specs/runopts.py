@@ -1,12 +1,14 @@
 """Run options: what a scheduler accepts as ``cfg``, and the ``k=v,k2=v2`` string form users type.
 
 Unlike the peer, mistakes are errors, not silent surprises: an unknown key names the valid keys, and an
-ambiguous boolean such as ``yes`` or ``1`` is rejected instead of quietly becoming False.
+ambiguous boolean such as ``yes`` or ``1`` is rejected instead of quietly becoming False. A numeric option
+is a count or a duration (``cancel_grace``), so ``nan``, ``inf`` and negative values are refused too.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import typing
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
@@ -53,11 +55,23 @@ class runopt:  # noqa: N801 (public name of the interface)
         if tp is str:
             return value
         try:
-            return tp(value)
+            number = tp(value)
         except (TypeError, ValueError):
             raise InvalidRunConfigException(
                 f"run option {key}={value!r} is not a valid {_type_name(tp)}", key
             ) from None
+        check_number(key, number)
+        return number
+
+
+def check_number(key: str, value: Any) -> None:
+    """A numeric run option must be finite and 0 or more (every one is a count or a duration)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if not math.isfinite(value) or value < 0:
+        raise InvalidRunConfigException(
+            f"run option {key}={value!r} must be a finite number, 0 or more (e.g. {key}=10)", key
+        )
 
 
 def _split_items(value: str) -> List[str]:
@@ -152,8 +166,13 @@ class runopts:  # noqa: N801 (public name of the interface)
                     key,
                     cfg,
                 )
+            check_number(key, val)
             resolved[key] = val
         return resolved
+
+    def check_value(self, key: str, value: CfgVal) -> None:
+        """Raises InvalidRunConfigException when a typed ``value`` of option ``key`` is out of range."""
+        check_number(key, value)
 
     def cfg_from_str(self, cfg_str: str) -> Dict[str, CfgVal]:
         """Parses ``k=v,k2=v2`` (``,`` or ``;`` between pairs) into typed values.
@@ -219,3 +238,11 @@ def _pairs(cfg_str: str) -> List[Tuple[str, str]]:
         pairs.append((key, value))
         key = next_key
     return pairs
+
+
+def get_type_name(tp: Any) -> str:
+    """A type's name for help text: ``int``, ``list``, or ``typing.List[int]`` for a generic alias (whose
+    plain ``__name__`` would hide its parameters)."""
+    if getattr(tp, "__module__", None) != "typing" and hasattr(tp, "__name__") and not typing.get_args(tp):
+        return tp.__name__
+    return str(tp)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
+from datetime import datetime
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, List, Optional
@@ -68,6 +70,8 @@ class ReplicaStatus:
     started: Optional[float] = None
     finished: Optional[float] = None
     num_restarts: int = 0
+    msg: str = ""
+    """What the backend has to say about this replica beyond its state (e.g. its logs were truncated)."""
     usage: Optional[UsageTotals] = None
 
 
@@ -97,31 +101,25 @@ class AppStatus:
             raise AppStatusError(self, f"job did not succeed: {self}")
 
     def format(self, filter_roles: Optional[List[str]] = None) -> str:
-        """A human-readable multi-line summary, one line per replica (``*`` marks replica 0)."""
-        lines = []
-        for role in self.roles:
-            if filter_roles and role.role not in filter_roles:
-                continue
-            for rep in role.replicas:
-                mark = "*" if rep.id == 0 else " "
-                line = f"{mark}{role.role}[{rep.id}]:{rep.state}"
-                if rep.exit_code is not None and rep.state.is_terminal:
-                    line += f" (exitcode: {rep.exit_code})"
-                if rep.num_restarts:
-                    line += f" (restarts: {rep.num_restarts})"
-                if rep.usage is not None:
-                    line += f" ({rep.usage.format()})"
-                if rep.structured_error_msg != NONE:
-                    line += "\n" + textwrap.indent(_error_text(rep.structured_error_msg), "      ")
-                lines.append(line)
-        roles = ("\n" + textwrap.indent("\n".join(lines), "    ")) if lines else ""
+        """A human-readable summary, laid out as TorchX's: a header, then one line per replica (``*``
+        marks replica 0 of each role); a replica that left an error file shows its exit code, timestamp,
+        hostname and message; any other ended replica shows its exit code when known (TorchX's only says
+        "no reply file")."""
+        roles = "".join(
+            _format_replica(rep)
+            for role in self.roles
+            if not filter_roles or role.role in filter_roles
+            for rep in sorted(role.replicas, key=lambda r: r.id)
+        )
         return (
-            f"  State: {self.state}\n"
-            f"  Num Restarts: {self.num_restarts}\n"
-            f"  Roles:{roles}\n"
-            f"  Msg: {self.msg}\n"
-            f"  Structured Error Msg: {self.structured_error_msg}\n"
-            f"  UI URL: {self.ui_url}"
+            "AppStatus:\n"
+            f"    State: {self.state}\n"
+            f"    Num Restarts: {self.num_restarts}\n"
+            f"    Roles: {roles}\n"
+            f"    Msg: {self.msg}\n"
+            f"    Structured Error Msg: {self.structured_error_msg}\n"
+            f"    UI URL: {self.ui_url}\n"
+            "    "
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -145,6 +143,7 @@ class AppStatus:
                             "started": rep.started,
                             "finished": rep.finished,
                             "num_restarts": rep.num_restarts,
+                            "msg": rep.msg or None,
                             "usage": rep.usage.to_json() if rep.usage is not None else None,
                         }
                         for rep in r.replicas
@@ -158,26 +157,85 @@ class AppStatus:
         return f"AppStatus(state={self.state}, num_restarts={self.num_restarts}, msg={self.msg!r})"
 
     def __repr__(self) -> str:
-        """An indented, YAML-like rendering with readable states and no object tags."""
-        out = ["AppStatus:"]
-        out.append(f"  msg: {self.msg!r}")
-        out.append(f"  num_restarts: {self.num_restarts}")
-        out.append("  roles:" + ("" if self.roles else " []"))
-        for role in self.roles:
-            out.append(f"  - role: {role.role}")
-            out.append("    replicas:" + ("" if role.replicas else " []"))
-            for rep in role.replicas:
-                out.append(f"    - id: {rep.id}")
-                out.append(f"      state: {rep.state!r}")
-                out.append(f"      hostname: {rep.hostname}")
-                if rep.exit_code is not None:
-                    out.append(f"      exit_code: {rep.exit_code}")
-                if rep.usage is not None:
-                    out.append(f"      usage: {rep.usage.format()}")
-        out.append(f"  state: {self.state!r}")
-        out.append(f"  structured_error_msg: {self.structured_error_msg}")
-        out.append(f"  ui_url: {self.ui_url}")
-        return "\n".join(out)
+        """YAML, as TorchX's: states as ``NAME (value)``, a JSON ``structured_error_msg`` as nested YAML
+        (any other text as itself), and no Python object tags."""
+        import yaml
+
+        def replica(rep: ReplicaStatus) -> dict[str, Any]:
+            data = dict(rep.__dict__)
+            data["state"] = repr(rep.state)
+            if rep.usage is None:
+                del data["usage"]  # shown only where a backend measured it, so the rest reads as TorchX's
+            else:
+                data["usage"] = rep.usage.to_json()
+            return data
+
+        data = {
+            "msg": self.msg,
+            "num_restarts": self.num_restarts,
+            "roles": [{"role": r.role, "replicas": [replica(x) for x in r.replicas]} for r in self.roles],
+            "state": repr(self.state),
+            "structured_error_msg": _parsed(self.structured_error_msg),
+            "ui_url": self.ui_url,
+        }
+        return yaml.safe_dump({"AppStatus": data}, default_flow_style=False, sort_keys=True)
+
+
+def _parsed(structured: str) -> Any:
+    if structured == NONE:
+        return NONE
+    try:
+        return json.loads(structured)
+    except ValueError:
+        return structured
+
+
+_RPC_ERROR = re.compile(r"\w*\('On WorkerInfo\(.+\):\n(?:.*\n)*'\)")
+_BEFORE_EXCEPTION = re.compile(r"(?P<msg>.+)\nException.*")
+
+
+def format_error_message(msg: str, header: str, width: int = 80) -> str:
+    """An error message for a status line: the RPC error (``On WorkerInfo(...)``) or the text before an
+    ``Exception`` line if there is one, broken at the first space after each ``width`` characters, the
+    first line led by ``header`` and the others indented to match."""
+    found = _RPC_ERROR.search(msg)
+    if found:
+        msg = found.group(0)
+    found = _BEFORE_EXCEPTION.search(msg)
+    if found:
+        msg = found.group("msg")
+    lines, start = [], 0
+    for i, char in enumerate(msg):
+        if char == " " and i - start >= width:
+            lines.append(msg[start:i])
+            start = i
+    lines.append(msg[start:])
+    pad = " " * len(header)
+    return "\n".join((header if n == 0 else pad) + line for n, line in enumerate(lines))
+
+
+def _format_replica(rep: ReplicaStatus) -> str:
+    mark = "*" if rep.id == 0 else " "
+    data = str(rep.state)
+    error = _parsed(rep.structured_error_msg)
+    message = error.get("message") if isinstance(error, dict) else None
+    if isinstance(message, dict):
+        code = rep.exit_code if rep.exit_code is not None else (message.get("errorCode") or "<N/A>")
+        stamp = (message.get("extraInfo") or {}).get("timestamp")
+        when = datetime.fromtimestamp(int(stamp)) if stamp is not None else "<N/A>"
+        text = format_error_message(str(message.get("message", "")), header="    error_msg: ")
+        data += f" (exitcode: {code})\n        timestamp: {when}\n        hostname: {rep.hostname}\n    {text}"
+    elif rep.structured_error_msg != NONE:
+        data += "\n" + textwrap.indent(_error_text(rep.structured_error_msg), "      ")
+    elif rep.exit_code is not None and rep.state.is_terminal:
+        data += f" (exitcode: {rep.exit_code})"
+    elif rep.state in (AppState.FAILED, AppState.CANCELLED):
+        data += " (no reply file)"
+    if rep.num_restarts:
+        data += f" (restarts: {rep.num_restarts})"
+    if rep.usage is not None:
+        data += f" ({rep.usage.format()})"
+    return f"\n {mark}{rep.role}[{rep.id}]:{data}"
 
 
 def _error_text(structured: str) -> str:

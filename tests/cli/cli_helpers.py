@@ -4,6 +4,7 @@ subprocess (imported by the tests of this directory; the fixtures are in conftes
 from __future__ import annotations
 
 import os
+import pty
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -43,6 +44,26 @@ class Cli:
             stdin=subprocess.DEVNULL,
             **kwargs,  # type: ignore[arg-type]
         )
+
+    def on_terminal(self, *args: str) -> bytes:
+        """Runs the command with stdout on a pseudo-terminal (as a user's shell would); it must exit 0.
+        Returns what the terminal received."""
+        primary, secondary = pty.openpty()
+        proc = subprocess.Popen(self.argv(args), cwd=self.cwd, env=self.env, stdout=secondary,
+                                stderr=subprocess.PIPE)  # fmt: skip
+        os.close(secondary)
+        chunks = []
+        while True:
+            try:
+                data = os.read(primary, 4096)
+            except OSError:  # EIO: the terminal's other side closed
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(primary)
+        assert proc.wait(timeout=TIMEOUT) == 0, proc.stderr.read() if proc.stderr else ""
+        return b"".join(chunks)
 
     def run_app(self, *args: str) -> str:
         """``jupyter-sched run ARGS`` that must succeed; returns the app handle (stdout's first line)."""

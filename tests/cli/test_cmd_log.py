@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import pty
 import subprocess
 
 import pytest
@@ -122,27 +120,7 @@ def test_prefixes_are_coloured_only_on_a_terminal(module_cli: Cli, three: str) -
     cli = module_cli
     piped = cli("log", f"{three}/sh/1", "--streams", "stdout")
     assert "\033[" not in piped.stdout
-    primary, secondary = pty.openpty()
-    proc = subprocess.Popen(
-        cli.argv(("log", f"{three}/sh/1", "--streams", "stdout")),
-        cwd=cli.cwd,
-        env=cli.env,
-        stdout=secondary,
-        stderr=subprocess.PIPE,
-    )
-    os.close(secondary)
-    chunks = []
-    while True:
-        try:
-            data = os.read(primary, 4096)
-        except OSError:  # EIO: the terminal's other side closed
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(primary)
-    assert proc.wait(timeout=30) == 0
-    out = b"".join(chunks).decode()
+    out = cli.on_terminal("log", f"{three}/sh/1", "--streams", "stdout").decode()
     assert "\033[32msh/1\033[0m r1 a" in out
     no_color = subprocess.run(
         cli.argv(("log", f"{three}/sh/1", "--streams", "stdout")),

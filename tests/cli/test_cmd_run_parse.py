@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_sched.cli.cmd_run import RunArgs, build_run_parser, parse_run_args, split_run_argv
-from jupyter_sched.cli.config import ProjectConfig
+from jupyter_sched.frontend.run_args import RunArgs, parse_run_args
+from jupyter_sched.frontend.run_options import build_run_parser, split_run_argv
+from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.cli.errors import CliExit, CliUsageError
 
 EMPTY = ProjectConfig()

@@ -14,7 +14,7 @@ def test_status_text_json_and_roles(cli: Cli) -> None:
     handle = proc.stdout.strip()
     text = cli("status", handle)
     assert text.returncode == 0, text.stderr
-    assert text.stdout.startswith(f"{handle}:\n  State: FAILED\n")
+    assert text.stdout.startswith(f"{handle}:\nAppStatus:\n    State: FAILED\n")
     assert (
         "*sh[0]:SUCCEEDED (exitcode: 0)" in text.stdout
         and "sh[1]:FAILED (exitcode: 1)" in text.stdout
@@ -104,7 +104,7 @@ def test_an_empty_session_means_default_for_every_verb(cli: Cli) -> None:
     short = handle.replace("://default/", ":///")
     status = cli("status", short)
     assert status.returncode == 0, status.stderr
-    assert status.stdout.startswith(f"{handle}:\n  State: SUCCEEDED")
+    assert status.stdout.startswith(f"{handle}:\nAppStatus:\n    State: SUCCEEDED")
     assert json.loads(cli("status", short, "--json").stdout)["app_handle"] == handle
     assert cli("describe", short).returncode == 0
     cancel = cli("cancel", short)

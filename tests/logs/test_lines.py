@@ -210,3 +210,27 @@ def test_without_cr_items_do_not_depend_on_read_boundaries(case: tuple[bytes, li
 def test_feed_text_matches_feed(text: str, limit: int) -> None:
     a, b = LineSplitter(max_line_chars=limit), LineSplitter(max_line_chars=limit)
     assert a.feed_text(text) + a.flush() == b.feed(text.encode()) + b.flush()
+
+
+@settings(max_examples=300)
+@given(chunked_bytes(), st.lists(st.booleans(), min_size=1))
+def test_taking_pending_text_never_loses_or_repeats_any(case: tuple[bytes, list[bytes]], takes: list[bool]) -> None:
+    """A follower may take the unterminated text at any point: the concatenation stays exact."""
+    data, chunks = case
+    s = LineSplitter(max_line_chars=7)
+    items: list[str] = []
+    for i, chunk in enumerate(chunks):
+        items += s.feed(chunk)
+        if takes[i % len(takes)]:
+            taken = s.take_pending()
+            assert s.pending == 0 and all(not t.endswith(("\n", "\r")) for t in taken)
+            items += taken
+    items += s.flush()
+    assert "".join(items) == data.decode("utf-8", "replace")
+
+
+def test_take_pending_keeps_a_split_character_whole() -> None:
+    s = LineSplitter()
+    assert s.feed(b"10% \xc3") == [] and s.take_pending() == ["10% "]
+    assert s.take_pending() == []
+    assert s.feed(b"\xa9\n") == ["\u00e9\n"]

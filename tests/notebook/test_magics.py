@@ -139,7 +139,8 @@ def test_run_returns_at_once_and_the_job_can_be_cancelled(ip: Any, magics: Any) 
     job = run(ip, "utils.sh 'sleep 30'")
     assert job.state == AppState.RUNNING
     text = job._repr_mimebundle_()["text/plain"]
-    assert "RUNNING" not in text and job.handle in text  # nothing that would go stale
+    head = text.splitlines()[0]
+    assert job.handle in head and "RUNNING" in head and "(as of " in head  # a state says when it was true
     assert "RUNNING" not in repr(job) and "RUNNING" not in repr([job])  # e.g. a list of jobs as a cell result
     job.cancel()
     assert job.wait(timeout=30).state == AppState.CANCELLED

@@ -33,9 +33,10 @@ def launch(ip: Any, line: str) -> Job:
 
 
 def shown(job: Job) -> Any:
-    """Displays the job (as a cell would) and returns its view once its log pane has finished."""
+    """Displays the job (as a cell would) and returns its view once its log pane has finished (a job that
+    has already ended displays its record only; its view is made all the same, to test the panes)."""
     bundle = job._repr_mimebundle_()
-    assert WIDGET_VIEW in bundle
+    assert WIDGET_VIEW in bundle or job.last_status.is_terminal()
     view = job.view()
     wait_for(view.log_pane.done.is_set, 120, "the log pane to finish")
     wait_for(lambda: not view.status_pane.ticker or not view.status_pane.ticker.alive, 60, "the status pane")
@@ -156,7 +157,9 @@ def test_job_bundle_has_widget_and_fallbacks(widgets: Any, recorder: Any, ip: An
     job = launch(ip, "utils.sh 'sleep 30'")
     bundle = job._repr_mimebundle_()
     assert set(bundle) == {WIDGET_VIEW, "text/plain", "text/html"}
-    assert "RUNNING" not in bundle["text/plain"] + bundle["text/html"]  # no live numbers in fallbacks
+    head = bundle["text/plain"].splitlines()[0]
+    assert "RUNNING" in head and "(as of " in head  # a state in a record says when it was true
+    assert "<i>as of " in bundle["text/html"]
     assert f"%sched_status {job.handle}" in bundle["text/plain"]
     assert set(job._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
     assert WIDGET_VIEW not in job._repr_mimebundle_(exclude=[WIDGET_VIEW])
@@ -183,16 +186,18 @@ def test_status_pane_cancel_asks_to_confirm(widgets: Any, recorder: Any, ip: Any
 
 def test_wait_in_widget_mode_displays_the_live_view_then_a_summary(widgets: Any, recorder: Any, ip: Any) -> None:
     with capture_output() as cap:
-        job = launch(ip, "--wait utils.echo --msg shown")
+        job = launch(ip, "--wait utils.sh 'sleep 1; echo shown'")
     assert WIDGET_VIEW in cap.outputs[0].data and job.last_status.state == AppState.SUCCEEDED
     assert job._repr_mimebundle_()["text/plain"] == job.summary()  # once: the view is already on screen
-    assert WIDGET_VIEW in job._repr_mimebundle_()
+    record = job._repr_mimebundle_()  # the job has ended: the record, no widget needed
+    assert WIDGET_VIEW not in record and record["text/plain"].startswith(job.summary())
+    assert "shown" in record["text/plain"] and "SUCCEEDED" in record["text/html"]
 
 
 def test_status_logs_and_list_magics_in_widget_mode(widgets: Any, recorder: Any, ip: Any, colourful: Job) -> None:
     status = ip.run_line_magic("sched_status", colourful.handle)
     assert isinstance(status, View) and "SUCCEEDED" in status.pane.html.value
-    assert set(status._repr_mimebundle_()) == {WIDGET_VIEW, "text/plain", "text/html"}
+    assert set(status._repr_mimebundle_()) == {"text/plain", "text/html"}  # ended: static, no widget
     snap = ip.run_line_magic("sched_logs", f"{colourful.handle} --snapshot -n 3")
     assert isinstance(snap, View) and "snapshot" in snap.pane.html.value
     assert snap.text.splitlines()[-1] == "python/1 ! oops 1"
@@ -240,8 +245,9 @@ def test_unload_stops_the_panes_but_not_the_job(ip: Any, widgets: Any, recorder:
         job.cancel()
         assert job.wait(timeout=30).state == AppState.CANCELLED
         wait_for(lambda: not live.live_threads(), 30, "every follower to end")
+        scheduler_threads = ("jupyter_sched-local-io", "jupyter_sched-reaper")  # the local backend's own
         assert not [t for t in threading.enumerate() if t.name.startswith("jupyter_sched-") and
-                    t.name != "jupyter_sched-local-io"]  # fmt: skip
+                    t.name not in scheduler_threads]  # fmt: skip
         assert len(recorder.messages) == sent
     finally:
         load(ip)

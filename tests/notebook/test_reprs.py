@@ -19,6 +19,8 @@ from jupyter_sched.specs import (
     AppState,
     AppStatus,
     BindMount,
+    DryRunView,
+    ReplicaPlan,
     ReplicaStatus,
     Role,
     RoleStatus,
@@ -148,15 +150,24 @@ def test_masking_keeps_a_command_line_copyable() -> None:
 
 @dataclass
 class FakeDockerJob:
-    """Shaped like the docker backend's request: to_json() and docker_run_command()."""
+    """A docker-like request that describes itself through the neutral view (``dryrun_view()``)."""
 
     containers: List[Dict[str, Any]]
 
     def to_json(self) -> Dict[str, Any]:
         return {"app_id": "app-1", "containers": self.containers}
 
-    def docker_run_command(self) -> List[str]:
-        return [f"docker run --name {c['name']} {c['image']}" for c in self.containers]
+    def dryrun_view(self) -> DryRunView:
+        plans = []
+        for c in self.containers:
+            kw = c["kwargs"]
+            mounts = [f"{m['Type']} {m['Source']} -> {m['Target']}{' (ro)' if m['ReadOnly'] else ''}" for m in kw["mounts"]]
+            plans.append(ReplicaPlan(
+                role="w", replica_id=0, argv=c["command"], env=kw["environment"], image=c["image"], name=c["name"],
+                mounts=mounts, limits={"mem_limit": kw["mem_limit"]},
+                launch=("docker run", f"docker run --name {c['name']} {c['image']}"),
+            ))  # fmt: skip
+        return DryRunView(plans)
 
 
 def test_docker_dryrun_is_rendered_without_importing_docker(ip: Any, magics: Any) -> None:

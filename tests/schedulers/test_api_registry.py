@@ -9,6 +9,7 @@ from typing import List, Mapping, Optional
 
 import pytest
 
+from jupyter_sched.runner import Runner
 from jupyter_sched.schedulers import get_default_scheduler_name, get_scheduler_factories
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -35,7 +36,7 @@ class RecordingScheduler(Scheduler[dict]):
         return opts
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[dict]:
-        app.roles[0].env["TOUCHED"] = "1"  # mutating the copy must not reach the caller
+        app.roles[0].env["TOUCHED"] = "1"  # as in TorchX, the base class hands over the caller's AppDef
         return AppDryRunInfo({"app": app.name, "cfg": dict(cfg), "hooks": []}, str)
 
     def schedule(self, dryrun_info: AppDryRunInfo[dict]) -> str:
@@ -70,9 +71,9 @@ def test_submit_is_dryrun_then_schedule_with_hooks_and_resolved_cfg() -> None:
     request = sched.apps["id-1"]
     assert request["cfg"] == {"queue": "default"}
     assert request["hooks"] == [("r1", "recording"), ("r2", "recording")]
-    assert "TOUCHED" not in app.roles[0].env
+    assert app.roles[0].env["TOUCHED"] == "1"
     info = sched.submit_dryrun(app, {"queue": "q"})
-    assert info.app is not None and info.app is not app and info.cfg == {"queue": "q"}
+    assert info.app is app and info.cfg == {"queue": "q"}
 
 
 def test_exists_cancel_and_default_validation() -> None:
@@ -83,8 +84,10 @@ def test_exists_cancel_and_default_validation() -> None:
     sched.submit(_app(), {})
     sched.cancel("id-1")
     assert sched.exists("id-1") and sched.cancelled == ["id-1"]
-    with pytest.raises(ValueError, match="No resource for role"):
-        sched.submit(AppDef("a", [Role("r", "img", entrypoint="e")]), {})
+    no_resource = AppDef("a", [Role("r", "img", entrypoint="e")])
+    with Runner("s", {"recording": lambda session, **kw: RecordingScheduler()}) as runner:
+        with pytest.raises(ValueError, match="No resource for role"):  # the runner validates, as TorchX's
+            runner.run(no_resource, "recording")
     with pytest.raises(NotImplementedError, match="does not support application log iteration"):
         sched.log_iter("id-1", "r1")
     sched.close()

@@ -83,6 +83,7 @@ def test_a_container_over_its_memory_limit_is_named_out_of_memory(docker_sched: 
     rep = desc.roles_statuses[0].replicas[0]
     assert desc.state == AppState.FAILED and rep.state == AppState.FAILED and rep.exit_code == 137
     assert re.fullmatch(r"killed: out of memory \(limit 64 MiB, peak \d+(\.\d)? MiB\)", rep.structured_error_msg), rep.structured_error_msg
+    assert rep.msg == rep.structured_error_msg
     assert "killed: out of memory (limit 64 MiB" in desc.msg
     [final] = docker_sched.usage(app_id)
     assert not final.running and final.mem_limit_bytes == 64 * MB and 0 < final.peak_rss_bytes <= 64 * MB

@@ -327,7 +327,7 @@ def test_running_apps_are_never_evicted(log_dir: str) -> None:
         (AppDef("a", []), {}, "roles: app 'a' has no roles"),
         (sh_app("x", num_replicas=0), {}, r"roles\[0\].num_replicas"),
         (AppDef("a", [Role("main", "x")]), {}, r"roles\[0\].entrypoint"),
-        (AppDef("a", [Role("../up", "x", entrypoint="echo")]), {}, r"roles\[0\].name"),
+        (AppDef("a", [Role("", "x", entrypoint="echo")]), {}, r"roles\[0\].name"),
         (sh_app("x"), {"log_dri": "/tmp"}, "Unknown run option 'log_dri'"),
         (AppDef("a", [Role("m", "x", entrypoint="no-such-binary-xyz")]), {}, "no-such-binary-xyz.*not an executable"),
     ],

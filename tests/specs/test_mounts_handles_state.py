@@ -1,4 +1,5 @@
 import json
+from datetime import datetime
 import os
 
 import pytest
@@ -76,7 +77,7 @@ def test_app_state_str_repr_and_sets() -> None:
 
 
 def _status(state: AppState) -> AppStatus:
-    err = json.dumps({"message": {"message": "boom: CUDA out of memory", "errorCode": 1}})
+    err = json.dumps({"message": {"message": "boom: CUDA out of memory", "errorCode": 1, "extraInfo": {"timestamp": 0}}})
     return AppStatus(
         state=state,
         msg="m",
@@ -91,9 +92,22 @@ def _status(state: AppState) -> AppStatus:
 
 def test_status_format_repr_json_and_raise() -> None:
     status = _status(AppState.FAILED)
-    text = status.format()
-    assert "State: FAILED" in text and "*trainer[0]:SUCCEEDED (exitcode: 0)" in text
-    assert " trainer[1]:FAILED (exitcode: 3)" in text and "boom: CUDA out of memory" in text
+    when = datetime.fromtimestamp(0)
+    assert status.format() == (
+        "AppStatus:\n"
+        "    State: FAILED\n"
+        "    Num Restarts: 0\n"
+        "    Roles: \n"
+        " *trainer[0]:SUCCEEDED (exitcode: 0)\n"
+        "  trainer[1]:FAILED (exitcode: 3)\n"  # the process's exit code; the error file's code if unknown
+        f"        timestamp: {when}\n"
+        "        hostname: localhost\n"
+        "        error_msg: boom: CUDA out of memory\n"
+        "    Msg: m\n"
+        "    Structured Error Msg: <NONE>\n"
+        "    UI URL: None\n"
+        "    "
+    )
     assert "!!python" not in repr(status) and "state: FAILED (5)" in repr(status)
     assert json.loads(json.dumps(status.to_json()))["roles"][0]["replicas"][1]["exit_code"] == 3
     with pytest.raises(AppStatusError) as e:
@@ -102,4 +116,42 @@ def test_status_format_repr_json_and_raise() -> None:
     with pytest.raises(AppStatusError):
         _status(AppState.RUNNING).raise_for_status()
     _status(AppState.SUCCEEDED).raise_for_status()
-    assert "  Roles:\n  Msg: " in AppStatus(AppState.RUNNING).format()
+    assert "    Roles: \n    Msg: " in AppStatus(AppState.RUNNING).format()
+
+
+def test_status_format_without_an_error_file_and_filtered() -> None:
+    status = AppStatus(
+        AppState.FAILED,
+        roles=[
+            RoleStatus("a", [ReplicaStatus(1, AppState.FAILED, "a", "h", exit_code=7), ReplicaStatus(0, AppState.CANCELLED, "a", "h")]),
+            RoleStatus("b", [ReplicaStatus(0, AppState.FAILED, "b", "h", structured_error_msg="plain text, not JSON")]),
+        ],
+    )  # fmt: skip
+    text = status.format()
+    assert " *a[0]:CANCELLED (no reply file)\n  a[1]:FAILED (exitcode: 7)\n *b[0]:FAILED\n      plain text, not JSON" in text
+    assert "b[0]" not in status.format(filter_roles=["a"])
+
+
+def test_status_repr_is_yaml_with_the_error_parsed() -> None:
+    import yaml
+
+    status = AppStatus(AppState.FAILED, structured_error_msg='{"message": "test error"}')
+    assert yaml.safe_load(repr(status)) == {
+        "AppStatus": {
+            "msg": "", "num_restarts": 0, "roles": [], "state": "FAILED (5)",
+            "structured_error_msg": {"message": "test error"}, "ui_url": None,
+        }
+    }  # fmt: skip
+    assert "structured_error_msg: not json" in repr(AppStatus(AppState.FAILED, structured_error_msg="not json"))
+
+
+def test_format_error_message_breaks_long_lines_at_spaces() -> None:
+    from jupyter_sched.specs.state import format_error_message
+
+    msg = " ".join(["word"] * 40)
+    lines = format_error_message(msg, header="err: ", width=20).split("\n")
+    assert lines[0].startswith("err: word") and all(line.startswith("     ") for line in lines[1:])
+    assert "".join(line[5:] for line in lines) == msg
+    rpc = "RuntimeError('On WorkerInfo(id=1, name=t:0):\nValueError('bad')\n')\nTraceback (most recent call last):\n  x\n"
+    assert format_error_message(rpc, header="") == "RuntimeError('On WorkerInfo(id=1, name=t:0):\nValueError('bad')\n')"
+    assert format_error_message("the message\nException: detail", header="") == "the message"

@@ -12,7 +12,8 @@ Found by walking up from the current directory to the first ``pyproject.toml`` t
     num_replicas = 2
     env = { LOGLEVEL = "INFO" }
 
-Command-line flags override all of it. Reading TOML needs Python 3.11 (``tomllib``) or the ``tomli``
+Command-line flags (and a magic line's) override all of it. It sits in the front-end layer, below both
+the command line and the notebook, as TorchX keeps its config below its CLI (``torchx/runner/config.py``). Reading TOML needs Python 3.11 (``tomllib``) or the ``tomli``
 package; on 3.10 without ``tomli`` a config table is ignored with a warning.
 """
 

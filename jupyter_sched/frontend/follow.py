@@ -1,4 +1,9 @@
-"""Printing the logs of several replicas to one terminal: ``role/k`` prefixes, progress bars kept intact.
+"""Following the logs of several replicas: one model that reads them, and renderers that show them.
+
+:func:`follow` runs one reader thread per replica and hands whole items, in batches, to a renderer's hook
+methods (``on_items``, ``on_error``, ``on_end``), as dask's ``diagnostics/progressbar.py`` keeps one model
+with hooks per display. :class:`LogPrinter` is the text renderer (the command line, and the notebook when
+it prints); the notebook's live pane has its own reader (``notebook.log_pane``).
 
 Log items (see ``Scheduler.log_iter``) are whole lines, ``\\r``-terminated progress frames, or a final
 partial line. A :class:`Prefixer` per replica remembers whether that replica's output is at the start of a
@@ -18,6 +23,8 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple
+
+from jupyter_sched.schedulers.api import Stream
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
@@ -77,19 +84,61 @@ class Prefixer:
         return "".join(out)
 
 
-class LogPrinter:
-    """Writes items of several replicas to ``out``; thread-safe; colours prefixes when ``color``."""
+def gutter(label: str, width: int, mark: str = "") -> str:
+    """The prefix of a replica's line in text: ``role/k`` padded to ``width``, then ``mark`` (the notebook's
+    snapshot marks the stream: ``|`` stdout, ``!`` stderr) and a space."""
+    return f"{label.ljust(width)} {mark + ' ' if mark else ''}"
 
-    def __init__(self, out: TextIO, replicas: List[Tuple[str, int]], color: bool = False) -> None:
+
+class FollowRenderer:
+    """The hooks :func:`follow` calls; a renderer overrides those it needs (all run on the caller's thread)."""
+
+    def on_items(self, items: List[Tuple[Tuple[str, int], str]]) -> None:
+        """Items (lines or ``\r`` frames) of replicas, in the order they were read."""
+
+    def on_error(self, replica: Tuple[str, int], message: str) -> None:
+        """The log of ``replica`` could not be read; the others go on."""
+
+    def on_end(self) -> None:
+        """Every log has ended."""
+
+
+class LogPrinter(FollowRenderer):
+    """Writes items of several replicas to ``out``; thread-safe; colours prefixes when ``color``. Read errors
+    go to ``on_error`` (a callable taking the message), after ending an open line; ``clean`` filters each
+    item first (e.g. removing terminal control strings)."""
+
+    def __init__(
+        self,
+        out: TextIO,
+        replicas: List[Tuple[str, int]],
+        color: bool = False,
+        on_error: Optional[Callable[[str], None]] = None,
+        clean: Optional[Callable[[str], str]] = None,
+    ) -> None:
         self._out = out
+        self._clean = clean
         self._lock = threading.Lock()
+        self._report = on_error
         width = max((len(f"{r}/{k}") for r, k in replicas), default=0)
         self._prefixers: Dict[Tuple[str, int], Prefixer] = {}
         for i, (role, k) in enumerate(replicas):
-            label = f"{role}/{k}".ljust(width)
-            text = f"\033[{_PALETTE[i % len(_PALETTE)]}m{label}{RESET} " if color else f"{label} "
+            label = gutter(f"{role}/{k}", width)
+            text = f"\033[{_PALETTE[i % len(_PALETTE)]}m{label[:-1]}{RESET} " if color else label
             self._prefixers[(role, k)] = Prefixer(text)
         self._open: Optional[Prefixer] = None
+
+    def on_items(self, items: List[Tuple[Tuple[str, int], str]]) -> None:
+        clean = self._clean
+        self.write_many(items if clean is None else [(replica, clean(item)) for replica, item in items])
+
+    def on_error(self, replica: Tuple[str, int], message: str) -> None:
+        if self._report is not None:
+            self.finish()
+            self._report(message)
+
+    def on_end(self) -> None:
+        self.finish()
 
     def write(self, replica: Tuple[str, int], item: str, flush: bool = True) -> None:
         self.write_many([(replica, item)], flush)
@@ -137,25 +186,19 @@ _DONE = object()
 _BATCH = 512
 
 
-def tail(
-    runner: "Runner",
-    app_handle: str,
-    replicas: List[Tuple[str, int]],
-    out: TextIO,
-    opts: TailOptions,
-    color: bool = False,
-    on_error: Optional[Callable[[str], None]] = None,
+def follow(
+    runner: "Runner", app_handle: str, replicas: List[Tuple[str, int]], opts: TailOptions, renderer: FollowRenderer
 ) -> List[str]:
-    """Prints the logs of ``replicas`` (one reader thread each, whole items interleaved) until every log
-    has ended: with ``follow`` that is when every replica has ended. Returns the errors met (also passed to
-    ``on_error`` as they happen), one per replica whose log could not be read."""
-    printer = LogPrinter(out, replicas, color)
+    """Reads the logs of ``replicas`` (one reader thread each) and hands whole items to ``renderer`` until
+    every log has ended: with ``opts.follow`` that is when every replica has ended. Returns the errors met
+    (also passed to ``renderer.on_error`` as they happen), one per replica whose log could not be read."""
     items: "queue.Queue[Tuple[Tuple[str, int], object]]" = queue.Queue(maxsize=4096)
 
-    def lines_of(role: str, k: int, follow: bool) -> Iterable[str]:
+    def lines_of(role: str, k: int, should_tail: bool) -> Iterable[str]:
         return runner.log_lines(
-            app_handle, role, k, opts.regex, opts.since, opts.until, follow, opts.streams  # type: ignore[arg-type]
-        )
+            app_handle, role, k, regex=opts.regex, since=opts.since, until=opts.until,
+            should_tail=should_tail, streams=Stream(opts.streams) if opts.streams else None,
+        )  # fmt: skip
 
     def read(replica: Tuple[str, int]) -> None:
         role, k = replica
@@ -171,9 +214,7 @@ def tail(
             items.put((replica, _DONE))
 
     for replica in replicas:
-        threading.Thread(
-            target=read, args=(replica,), name=f"log-{replica[0]}-{replica[1]}", daemon=True
-        ).start()
+        threading.Thread(target=read, args=(replica,), name=f"log-{replica[0]}-{replica[1]}", daemon=True).start()
     errors: List[str] = []
     remaining = len(replicas)
     while remaining:
@@ -191,18 +232,30 @@ def tail(
             if item is _DONE:
                 remaining -= 1
             elif isinstance(item, Exception):
-                printer.write_many(lines)
+                renderer.on_items(lines)
                 lines = []
                 message = f"cannot read the log of {replica[0]}/{replica[1]}: {item}"
                 errors.append(message)
-                if on_error is not None:
-                    printer.finish()
-                    on_error(message)
+                renderer.on_error(replica, message)
             else:
                 lines.append((replica, str(item)))
-        printer.write_many(lines)
-    printer.finish()
+        renderer.on_items(lines)
+    renderer.on_end()
     return errors
+
+
+def tail(
+    runner: "Runner",
+    app_handle: str,
+    replicas: List[Tuple[str, int]],
+    out: TextIO,
+    opts: TailOptions,
+    color: bool = False,
+    on_error: Optional[Callable[[str], None]] = None,
+    clean: Optional[Callable[[str], str]] = None,
+) -> List[str]:
+    """:func:`follow` printed to ``out`` by a :class:`LogPrinter`."""
+    return follow(runner, app_handle, replicas, opts, LogPrinter(out, replicas, color, on_error, clean))
 
 
 def _from_last(snapshot: Iterable[str], last: int, follow: Optional[Iterable[str]]) -> Iterator[str]:

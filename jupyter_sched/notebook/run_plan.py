@@ -1,4 +1,5 @@
-"""From a ``%sched_run`` line (or cell) to a dry run: the CLI's parsing plus the notebook's defaults.
+"""From a ``%sched_run`` line (or cell) to a dry run: parsed and validated once, exactly as ``jupyter-sched
+run`` parses a line (:func:`jupyter_sched.frontend.run_args.parse_run_line`), plus the notebook's defaults.
 
 Precedence of run options, lowest first: the project's config file (what ``jupyter-sched run`` uses), the
 ``SchedMagics.scheduler_cfg`` trait, ``--cfg`` on the line, then ``--detach``. The scheduler is ``-s`` if
@@ -11,32 +12,24 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Mapping, Optional
 
-from jupyter_sched.notebook.args import ArgsError, RunLine
-from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, runopts
+from jupyter_sched.components.errors import ComponentError, ComponentHelp
+from jupyter_sched.components.finder import materialize
+from jupyter_sched.frontend.errors import ParserExit
+from jupyter_sched.frontend.run_args import RunArgs, checked_app, parse_run_line
+from jupyter_sched.frontend.run_options import RunLine
+from jupyter_sched.notebook.args import ArgsError
+from jupyter_sched.specs import AppDef, AppDryRunInfo
 
 
 @dataclass
 class Plan:
-    """What to run: the CLI's RunArgs, the final cfg and the dry run; ``help`` when help was printed."""
+    """What to run: the parsed line (cfg final), the dry run; ``help`` when help was printed instead."""
 
-    run_args: Any = None
+    run_args: Optional[RunArgs] = None
     info: Optional[AppDryRunInfo] = None
     help: Optional[str] = None
-
-
-def typed_cfg(opts: runopts, values: Mapping[str, Any], where: str) -> Dict[str, CfgVal]:
-    """``values`` checked against the scheduler's run options; strings are cast like ``--cfg`` values."""
-    out: Dict[str, CfgVal] = {}
-    for key, value in values.items():
-        opt = opts.get(key)
-        if opt is None:
-            raise ArgsError(f"{where}: unknown run option {key!r}; valid options: {', '.join(k for k, _ in opts)}")
-        if isinstance(value, str) and opt.opt_type is not str:
-            value = opt.cast(key, value)
-        out[key] = value
-    return out
 
 
 def plan_run(
@@ -49,40 +42,26 @@ def plan_run(
     cell: Optional[str] = None,
 ) -> Plan:
     """Parses and dry-runs; raises ArgsError for anything the user can fix in the line."""
-    from jupyter_sched.cli.cmd_run import parse_run_args
-    from jupyter_sched.cli.errors import CliExit
-    from jupyter_sched.components.errors import ComponentError, ComponentHelp
-    from jupyter_sched.components.finder import materialize
-
-    argv = _cell_argv(line, cell) if cell is not None else [*line.run_options, *line.rest]
-    if default_scheduler and not line.gives_scheduler:
-        argv = ["-s", default_scheduler, *argv]
+    parsed = _cell_line(line, cell) if cell is not None else line
     try:
-        run_args = parse_run_args(argv, runner=runner)
-    except CliExit as e:
+        run_args = parse_run_line(
+            parsed, runner=runner, default_scheduler=default_scheduler or None,
+            layers=[("SchedMagics.scheduler_cfg", scheduler_cfg or {})],
+        )  # fmt: skip
+    except ParserExit as e:
         return Plan(help=e.message or "")
-    except ValueError as e:
-        raise ArgsError(str(e)) from None
-    opts = runner.scheduler_run_opts(run_args.scheduler)
-    cfg = dict(run_args.cfg)
-    try:
-        cfg.update(typed_cfg(opts, (scheduler_cfg or {}).get(run_args.scheduler, {}), "SchedMagics.scheduler_cfg"))
-        for text in line.cfg_texts():
-            cfg.update(opts.cfg_from_str(text))
-    except ValueError as e:
-        raise ArgsError(str(e)) from None
     if line.flag("detach"):
-        if opts.get("outlive_owner") is None:
+        if run_args.run_opts is None or run_args.run_opts.get("outlive_owner") is None:
             raise ArgsError(
                 f"--detach: {run_args.scheduler} apps do not depend on the kernel (it has no outlive_owner"
                 " option); run without --detach"
             )
-        cfg["outlive_owner"] = True
+        run_args.cfg["outlive_owner"] = True
     try:
-        app = _app(run_args, namespace or {}, cell is not None, materialize)
+        app = checked_app(_app(run_args, namespace or {}, cell is not None))
         if cell is not None:
             _check_cell_app(app, line, cell)
-        info = runner.dryrun(app, run_args.scheduler, cfg, run_args.workspace)
+        info = runner.dryrun(app, run_args.scheduler, run_args.cfg, run_args.workspace)
     except ComponentHelp as e:
         return Plan(run_args=run_args, help=e.text)
     except (ComponentError, ValueError) as e:
@@ -90,15 +69,15 @@ def plan_run(
     return Plan(run_args=run_args, info=info)
 
 
-def _cell_argv(line: RunLine, cell: str) -> List[str]:
+def _cell_line(line: RunLine, cell: str) -> RunLine:
     """The cell as the script of ``utils.sh`` (or code of ``utils.python`` with ``--python``); what
     follows the run options on the line are that component's flags (``--num_replicas 2 --name prep``)."""
     if not cell.strip():
         raise ArgsError("%%sched_run: the cell is empty (only blank lines); write the script in the cell")
     rest = line.rest[1:] if line.rest[:1] == ["--"] else list(line.rest)
     if line.flag("python"):
-        return [*line.run_options, "utils.python", *rest, "-c", cell_script(cell)]
-    return [*line.run_options, "utils.sh", *rest, "--", cell_script(cell)]
+        return RunLine(line.options, ["utils.python", *rest, "-c", cell_script(cell)], line.flags)
+    return RunLine(line.options, ["utils.sh", *rest, "--", cell_script(cell)], line.flags)
 
 
 def cell_script(cell: str) -> str:
@@ -135,9 +114,7 @@ def _check_cell_app(app: AppDef, line: RunLine, cell: str) -> None:
     )
 
 
-def _app(run_args: Any, namespace: Mapping[str, Any], is_cell: bool, materialize: Any) -> AppDef:
-    from jupyter_sched.components.errors import ComponentError
-
+def _app(run_args: RunArgs, namespace: Mapping[str, Any], is_cell: bool) -> AppDef:
     value = namespace.get(run_args.component) if run_args.component.isidentifier() and not is_cell else None
     if isinstance(value, AppDef):
         if run_args.component_args:

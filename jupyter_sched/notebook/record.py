@@ -1,0 +1,141 @@
+"""A cell's output as the record of a job: what its panes showed, kept in ``text/html`` and ``text/plain``.
+
+Why: a widget renders only where a widget manager holds its model. A notebook reopened without a kernel
+or saved widget state, ``nbconvert``, GitHub and terminals show an output's ``text/html`` or
+``text/plain`` instead, so those must be true on their own. Every live display therefore ships, next to
+the widget, a static rendering of the same panes "as of" the moment shown; and when its app ends, the
+output is replaced in place (a display id and ``update_display_data``) by the final record: the status
+table, why replicas failed and the log tail the pane showed (bounded, ``\\r`` resolved, colours as inline
+styles, escaped and safe from maths rendering; no scripts, no classes that need a stylesheet). The widget
+mime type is dropped then: an ended pane has nothing live left, and a saved notebook must show the record,
+not "model not found". An app that had ended before it was shown gets the static record only.
+
+Updates are sent twice: from the pane's thread the moment the app ends (JupyterLab and Notebook 7 route
+them by display id to the cell, whatever cell runs), and from the kernel's main thread after the next
+cell runs (``post_run_cell``), because a headless client (nbclient: ``nbconvert --execute``, papermill)
+only reads messages while a cell executes. No environment variable is involved. Only displays in a
+kernel are tracked (a terminal would print every update).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any, Dict, List, Optional
+
+from jupyter_sched.notebook.reprs import REPLICA_HEADERS, replica_rows
+from jupyter_sched.notebook.theme import NO_MATH, as_of, esc, fmt_duration, text_table
+
+TEXT_LOG_LINES = 40
+"""Log lines in a record's ``text/plain`` (the HTML keeps the pane's ``tail_lines``)."""
+
+_TRACKED: Dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def _in_kernel() -> bool:
+    from IPython import get_ipython
+
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
+def show(source: Any) -> None:
+    """Displays ``source`` (an object with ``final``, ``record_bundle(as_of_ts)``, ``widget_bundle()``,
+    ``when_final(callback)`` and ``poll()``): the static record if it has ended, else the widget and the
+    record as of now under a display id that is updated with the final record when it ends."""
+    from IPython.display import display
+
+    source.poll()
+    if source.final:
+        display(source.record_bundle(None), raw=True)
+        return
+    bundle = {**source.widget_bundle(), **source.record_bundle(time.time())}
+    if not _in_kernel() or not getattr(source, "trackable", True):
+        display(bundle, raw=True)
+        return
+    display_id = uuid.uuid4().hex
+    with _LOCK:
+        _TRACKED[display_id] = source
+    display(bundle, raw=True, display_id=display_id)
+    source.when_final(lambda: publish(display_id, main_thread=False))
+
+
+def publish(display_id: str, main_thread: bool = True) -> bool:
+    """Replaces the output ``display_id`` by its source's final record; from the main thread this is the
+    last update (the display is forgotten). False if the display is not tracked."""
+    from IPython.display import update_display
+
+    with _LOCK:
+        source = _TRACKED.get(display_id)
+        if source is None:
+            return False
+        if main_thread:
+            del _TRACKED[display_id]
+    update_display(source.record_bundle(None), raw=True, display_id=display_id)
+    return True
+
+
+def flush(*_args: Any) -> int:
+    """``post_run_cell``: publishes every tracked display whose app has ended; returns how many."""
+    with _LOCK:
+        tracked = list(_TRACKED.items())
+    sent = 0
+    for display_id, source in tracked:
+        try:
+            source.poll()
+            if source.final and publish(display_id, main_thread=True):
+                sent += 1
+        except Exception:  # noqa: BLE001 - a record that cannot be made must not break the user's cell
+            with _LOCK:
+                _TRACKED.pop(display_id, None)
+    return sent
+
+
+def tracked() -> List[str]:
+    """Display ids still waiting for their final record."""
+    with _LOCK:
+        return list(_TRACKED)
+
+
+def forget_all() -> None:
+    """Stops tracking every display (``unload``)."""
+    with _LOCK:
+        _TRACKED.clear()
+
+
+# -- the record of a job ------------------------------------------------------------------------------
+
+
+def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log_html: str,
+               log_lines: List[str], as_of_ts: Optional[float]) -> Dict[str, str]:  # fmt: skip
+    """``text/plain`` and ``text/html`` of a job's record. ``as_of_ts`` given and the app not ended: the
+    state is labelled with the time it was true."""
+    ended = status is None or status.is_terminal()
+    when = "" if ended or as_of_ts is None else f" ({as_of(as_of_ts)})"
+    hint = job.reattach_hint()
+    html = (
+        f'<div class="jsched-record {NO_MATH}" style="font-size:13px">{status_html}'
+        f'<div style="margin-top:4px">{log_html}</div>'
+        f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div></div>'
+    )
+    head = job.summary(final_only=False) + when
+    span = _span_text(status)
+    text = [head + span]
+    if status is not None and status.roles:
+        text.append(text_table(REPLICA_HEADERS, replica_rows(status, html=False)))
+    text += failures
+    if log_lines:
+        text.append("logs:")
+        text += [f"  {line}" for line in log_lines]
+    text.append(hint)
+    return {"text/plain": "\n".join(text), "text/html": html}
+
+
+def _span_text(status: Any) -> str:
+    from jupyter_sched.notebook.status_pane import app_span
+
+    if status is None or not status.is_terminal():
+        return ""
+    span = app_span(status, time.time())
+    return f" in {fmt_duration(span)}" if span is not None else ""

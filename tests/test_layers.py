@@ -1,0 +1,145 @@
+"""The architecture, checked: which package may import which, and no reach-ins.
+
+README's picture is specs -> schedulers -> runner -> {frontend -> cli, notebook}, with ``logs/`` a pure
+leaf. These tests read every module's source with :mod:`ast` (nothing is imported), so a violation
+names the file and line where it was written.
+
+- **Layer imports.** Each package may import only the packages below it. ``notebook/`` never imports
+  ``cli/`` (the shared front-end code lives in ``frontend/``), and only ``notebook/`` imports IPython
+  or ipywidgets.
+- **No reach-ins.** No module uses another module's underscore names: neither ``from m import _x`` nor
+  ``m._x`` / ``obj._x`` on something that is not ``self``/``cls``. Dunder names and a module's own
+  names are fine.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Dict, Iterator, List, Set, Tuple
+
+PKG = Path(__file__).resolve().parents[1] / "jupyter_sched"
+
+#: package -> the packages of ours it may import (besides itself and the package root's __init__).
+ALLOWED: Dict[str, Set[str]] = {
+    "specs": set(),
+    "logs": set(),
+    "schedulers": {"specs", "logs"},
+    "components": {"specs"},
+    "runner": {"specs", "schedulers", "logs", "components"},
+    "frontend": {"specs", "schedulers", "logs", "components", "runner"},
+    "cli": {"specs", "schedulers", "logs", "components", "runner", "frontend"},
+    "notebook": {"specs", "schedulers", "logs", "components", "runner", "frontend"},
+    "workspace": {"schedulers"},  # TorchX's module path for WorkspaceMixin: a re-export
+}
+#: Modules kept at a path TorchX documents that sits below what they wrap (a facade, imported lazily):
+#: module -> the extra packages it may import.
+TORCHX_PATHS: Dict[str, Set[str]] = {"specs/finder.py": {"components"}}
+UI_LIBRARIES = ("IPython", "ipywidgets", "ipykernel", "traitlets")
+
+
+def _modules() -> Iterator[Tuple[Path, str, ast.Module]]:
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG)
+        layer = rel.parts[0][:-3] if len(rel.parts) == 1 else rel.parts[0]
+        yield path, layer, ast.parse(path.read_text(), str(path))
+
+
+def _imported(tree: ast.Module, path: Path) -> Iterator[Tuple[int, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against this file's package
+                base = list(path.relative_to(PKG.parent).with_suffix("").parts[: -node.level])
+                yield node.lineno, ".".join(base + ([node.module] if node.module else []))
+            elif node.module:
+                yield node.lineno, node.module
+
+
+def _where(path: Path, line: int) -> str:
+    return f"{path.relative_to(PKG.parent)}:{line}"
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    wrong: List[str] = []
+    for path, layer, tree in _modules():
+        if layer not in ALLOWED:
+            continue
+        for line, name in _imported(tree, path):
+            parts = name.split(".")
+            if parts[0] != "jupyter_sched" or len(parts) < 2:
+                continue
+            target = parts[1]
+            if target in (layer, "__init__") or target in ALLOWED[layer]:
+                continue
+            if target in TORCHX_PATHS.get(str(path.relative_to(PKG)), set()):
+                continue
+            if target not in ALLOWED:  # a top-level module that is not a layer (e.g. __main__)
+                continue
+            wrong.append(f"{_where(path, line)}: {layer}/ imports {name}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_only_the_notebook_imports_ipython_and_widgets() -> None:
+    wrong = [
+        f"{_where(path, line)}: {name}"
+        for path, layer, tree in _modules()
+        if layer != "notebook"
+        for line, name in _imported(tree, path)
+        if name.split(".")[0] in UI_LIBRARIES
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+#: Underscore names that are public API of the standard library or of namedtuples, and the hooks
+#: TorchX's Scheduler contract gives protected names (its Runner calls ``_validate`` and ``_submit_dryrun``).
+STDLIB_PUBLIC = {"_exit", "_replace", "_asdict", "_fields", "_make", "_getframe"}
+CONTRACT_HOOKS = {"_validate", "_submit_dryrun"}
+
+
+def _own_private_names(tree: ast.Module) -> Set[str]:
+    """The underscore names a module defines itself: its functions, classes, module globals, class
+    attributes and the attributes it assigns (``self._x = ...``). Using any other underscore attribute
+    is reaching into a name that some other module owns."""
+    names: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return {name for name in names if _private(name)}
+
+
+def test_no_module_uses_another_modules_underscore_names() -> None:
+    wrong: List[str] = []
+    for path, _layer, tree in _modules():
+        own = _own_private_names(tree) | STDLIB_PUBLIC | CONTRACT_HOOKS
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (
+                (node.module or "").startswith("jupyter_sched") or node.level
+            ):
+                wrong += [
+                    f"{_where(path, node.lineno)}: imports {alias.name} from {node.module or '.'}"
+                    for alias in node.names
+                    if _private(alias.name)
+                ]
+            elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own:
+                wrong.append(f"{_where(path, node.lineno)}: {ast.unparse(node)}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_package_has_a_place_in_the_layer_table() -> None:
+    packages = {p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()}
+    assert packages <= set(ALLOWED), f"place {sorted(packages - set(ALLOWED))} in ALLOWED"
