@@ -15,8 +15,9 @@ import time
 from typing import List
 
 from jupyter_sched.cli import common
-from jupyter_sched.cli.config import ProjectConfig
 from jupyter_sched.cli.errors import CliError, CliUsageError
+from jupyter_sched.frontend import targets
+from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.specs.usage import UsageSample, format_bytes
 
 HELP = "show what each replica of an app uses: CPU, memory (now, peak, limit), GPU"
@@ -61,11 +62,11 @@ def render_table(samples: List[UsageSample]) -> str:
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
-    handle = common.check_handle(args.app_handle)
+    handle = targets.check_handle(args.app_handle)
     if args.interval <= 0:
         raise CliUsageError(f"--interval {args.interval}: give a positive number of seconds, e.g. --interval 1")
     with common.open_runner(config) as runner:
-        status = common.require_status(runner, handle)
+        status = targets.require_status(runner, handle)
         try:
             samples = runner.usage(handle)
         except ValueError as e:
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
                 if status.is_terminal():
                     return 0
                 time.sleep(args.interval)
-                status = common.require_status(runner, handle)
+                status = targets.require_status(runner, handle)
                 samples = runner.usage(handle)
         except KeyboardInterrupt:
             sys.stdout.write("\n")
