@@ -72,7 +72,12 @@ def _warn(sample: UsageSample) -> bool:
     )
 
 
+def _gpu_cell(sample: UsageSample) -> str:
+    return ", ".join(f"{g.index}: {g.utilization_percent:.0f} % {format_bytes(g.memory_used_bytes)}" for g in sample.gpus) or "-"
+
+
 def usage_rows(samples: Sequence[UsageSample]) -> List[Tuple[str, ...]]:
+    gpu = any(s.gpus for s in samples)
     rows = []
     for s in samples[:MAX_ROWS]:
         color = f' style="color:{WARN_COLOR};font-weight:bold"' if _warn(s) else ""
@@ -84,7 +89,7 @@ def usage_rows(samples: Sequence[UsageSample]) -> List[Tuple[str, ...]]:
             f"<span{color}>{esc(mem)}</span>",
             f"<span{color}>{esc(format_bytes(s.peak_rss_bytes))}</span>",
             esc(format_bytes(s.mem_limit_bytes)),
-        ))
+        ) + ((esc(_gpu_cell(s)),) if gpu else ()))
     if len(samples) > MAX_ROWS:
         rest = samples[MAX_ROWS:]
         rows.append((
@@ -93,12 +98,14 @@ def usage_rows(samples: Sequence[UsageSample]) -> List[Tuple[str, ...]]:
             esc(format_bytes(sum(s.rss_bytes for s in rest))),
             esc(format_bytes(max(s.peak_rss_bytes for s in rest))),
             "",
-        ))
+        ) + (("",) if gpu else ()))
     return rows
 
 
 def usage_table_html(samples: Sequence[UsageSample]) -> str:
-    return table(HEADERS, usage_rows(samples), raw=True)
+    """The columns of :data:`HEADERS`, and a GPU column when any replica uses a GPU."""
+    headers = HEADERS + (("GPU",) if any(s.gpus for s in samples) else ())
+    return table(headers, usage_rows(samples), raw=True)
 
 
 def _polyline(points: List[Tuple[float, float]], color: str) -> str:

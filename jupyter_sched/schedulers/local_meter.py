@@ -10,7 +10,6 @@ that ended.
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from typing import Dict, List, Optional
 
 from jupyter_sched.schedulers import local_limit
@@ -108,7 +107,7 @@ class LocalMeter:
         with self._lock:
             owned = dict(self._owned)
         for app_id, app_dir in owned.items():
-            samples = [replace(s, gpus=[]) for s in self.sampler.latest(app_id)]
+            samples = self.sampler.latest(app_id)
             try:
                 write_usage_file(app_dir, samples)
             except OSError:

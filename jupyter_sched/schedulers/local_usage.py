@@ -28,7 +28,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 import psutil
 
-from jupyter_sched.specs.usage import UsageSample
+from jupyter_sched.schedulers.gpu_usage import gpus_of, read_gpus
+from jupyter_sched.specs.usage import GpuSample, UsageSample
 
 USAGE_FILE = "usage.json"
 DEFAULT_INTERVAL = 1.0
@@ -92,7 +93,7 @@ def _read_tree(tree: _Tree, kids: Dict[int, List[int]]) -> Optional[Tuple[int, f
     return (rss, cpu) if alive else None
 
 
-def _sample(tree: _Tree, kids: Dict[int, List[int]], now: float) -> Optional[UsageSample]:
+def _sample(tree: _Tree, kids: Dict[int, List[int]], now: float, gpus=None) -> Optional[UsageSample]:  # type: ignore[no-untyped-def]
     read = _read_tree(tree, kids)
     if read is None:
         return None
@@ -111,6 +112,7 @@ def _sample(tree: _Tree, kids: Dict[int, List[int]], now: float) -> Optional[Usa
         rss_bytes=rss,
         peak_rss_bytes=tree.peak,
         mem_limit_bytes=tree.mem_limit_bytes,
+        gpus=gpus_of(list(tree.procs), gpus),
         wall_seconds=max(0.0, time.time() - tree.started),
     )
     return tree.latest
@@ -177,10 +179,10 @@ class UsageSampler:
             todo = list(self._trees.values()) if trees is None else list(trees)
         if not todo:
             return
-        kids = _children_map()
+        kids, gpus = _children_map(), read_gpus()
         now = time.monotonic()
         for tree in todo:
-            _sample(tree, kids, now)
+            _sample(tree, kids, now, gpus)
 
     def tracking(self) -> int:
         with self._lock:
@@ -223,12 +225,12 @@ def read_usage_file(app_dir: str, max_age: float) -> Optional[List[UsageSample]]
         return None
     if time.time() - float(data.get("written", 0)) > max_age:
         return None
-    return [UsageSample(**s) for s in data.get("samples", [])]
+    return [UsageSample(**{**s, "gpus": [GpuSample(**g) for g in s.get("gpus", [])]}) for s in data.get("samples", [])]
 
 
 def _sample_json(s: UsageSample) -> dict:
     data = dict(vars(s))
-    data["gpus"] = []
+    data["gpus"] = [g.to_json() for g in s.gpus]
     return data
 
 
@@ -256,10 +258,10 @@ class ForeignProbe:
                 _sample(tree, kids, now)
             time.sleep(0.2)
             kids = _children_map()
-        now = time.monotonic()
+        now, gpus = time.monotonic(), read_gpus()
         out = []
         for tree in trees:
-            sample = _sample(tree, kids, now)
+            sample = _sample(tree, kids, now, gpus)
             if sample is not None:
                 out.append(sample)
         self._trees = {k: t for k, t in self._trees.items() if t in trees}

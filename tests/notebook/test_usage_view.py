@@ -66,3 +66,14 @@ def test_names_are_escaped() -> None:
     view = UsageView()
     view.update(lambda: [UsageSample("<b>x</b>", 0, 1.0, 1.0, 1, 1, None)])
     assert "<b>x</b>" not in view.html() and "&lt;b&gt;x&lt;/b&gt;" in view.html()
+
+
+def test_a_gpu_column_only_when_a_replica_uses_a_gpu() -> None:
+    from jupyter_sched.specs.usage import GpuSample
+
+    view = UsageView()
+    view.update(lambda: [sample(0, MIB)])
+    assert ">GPU<" not in view.html()
+    gpu = GpuSample(1, "NVIDIA A100-SXM4-40GB", 87.0, 1024 * MIB, 40960 * MIB)
+    view.update(lambda: [UsageSample("w", 0, 1.0, 1.0, MIB, MIB, None, gpus=[gpu]), sample(1, MIB)])
+    assert ">GPU<" in view.html() and "1: 87 % 1 GiB" in view.html()
