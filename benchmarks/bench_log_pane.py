@@ -5,7 +5,11 @@ Each measurement runs in a fresh Python process, so peak memory (max RSS) is its
 * ``file``   -- write the N lines to a file (what "just logging them" costs);
 * ``pane``   -- a follower thread hands the N lines to a LogPane, which renders them at a few Hz;
 * ``nowatch`` -- a real ``local_cwd`` job prints the N lines; wait for it (no pane);
-* ``job``    -- the same job watched by the live view ``%sched_run`` shows (status pane + log pane).
+* ``job``    -- the same job watched by the live view ``%sched_run`` shows (status pane + log pane),
+  displayed as a cell does it, so the cell's record (its ``text/html`` and ``text/plain``, see
+  ``jupyter_sched/notebook/record.py``) is sent too: once when shown, and in place when the job ends (from
+  the pane's thread, then after the next cell). Those display messages are counted apart from the widget
+  messages: they must not grow with the number of lines.
 
 Widget messages are counted with a comm that records what it would send (no front end needed), so the
 numbers are the kernel side of the story: messages and bytes that would go to the browser, wall time,
@@ -23,6 +27,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Any, Dict, List
 
@@ -89,6 +94,26 @@ def run_pane(n: int, refresh: float) -> Dict[str, Any]:
             "max_message_bytes": counts["max_bytes"], "ticks": pane.ticker.ticks}  # fmt: skip
 
 
+def _recording_display() -> Dict[str, int]:
+    """An IPython shell whose display publisher counts display and update messages (and their sizes),
+    marked as running in a kernel so that displays are tracked and updated as in Jupyter."""
+    from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    counts = {"displays": 0, "updates": 0, "display_bytes": 0}
+
+    class Counting(DisplayPublisher):
+        def publish(self, data: Any, metadata: Any = None, source: Any = None, *, transient: Any = None,
+                    update: bool = False, **kwargs: Any) -> None:  # fmt: skip
+            counts["updates" if update else "displays"] += 1
+            counts["display_bytes"] += len(json.dumps(data, default=str))
+
+    shell = InteractiveShell.instance()
+    shell.display_pub = Counting(shell=shell)
+    shell.kernel = object()  # what record.py checks: displays in a kernel are tracked and updated
+    return counts
+
+
 def _job_code(n: int) -> str:
     return (
         "import sys\nw = sys.stdout.write\n"
@@ -110,18 +135,30 @@ def run_job(n: int, refresh: float, watch: bool) -> Dict[str, Any]:
         start = time.perf_counter()
         handle = runner.run(app, "local_cwd")
         job = Job(handle, runner, lambda: PaneSettings(refresh_interval=refresh))
+        shown: Dict[str, int] = {}
         if watch:
+            from IPython.display import display
+
+            from jupyter_sched.notebook import record
+
+            shown = _recording_display()
+            display(job)  # as a cell shows it: the widget and the record as of now
             view = job.view()
             view.log_pane.done.wait()
             final = view.log_pane.html.value
         status = runner.wait(handle, wait_interval=0.5)
+        if watch:
+            ended = threading.Event()
+            view.when_final(ended.set)
+            ended.wait(60)
+            record.flush()  # what post_run_cell does after the next cell
         took = time.perf_counter() - start
         runner.close()
     assert status is not None and status.state.name == "SUCCEEDED", status
     out: Dict[str, Any] = {"seconds": took}
     if watch:
         assert f"{n:,} lines" in final, final[:300]
-        out.update(messages=counts["messages"], bytes=counts["bytes"], max_message_bytes=counts["max_bytes"])
+        out.update(messages=counts["messages"], bytes=counts["bytes"], max_message_bytes=counts["max_bytes"], **shown)
     return out
 
 
@@ -173,6 +210,10 @@ def main(argv: List[str]) -> int:
         print(f"pane / file time ratio: {results['pane']['seconds'] / results['file']['seconds']:.2f}x")
     if "nowatch" in results and "job" in results:
         print(f"watched job / unwatched job time ratio: {results['job']['seconds'] / results['nowatch']['seconds']:.2f}x")
+    if "job" in results and "displays" in results["job"]:
+        j = results["job"]
+        print(f"job: the cell's record: {j['displays']} display + {j['updates']} updates in place,"
+              f" {j['display_bytes']:,} bytes in all (widget messages: {j['messages']})")
     if "pane" in results:
         p = results["pane"]
         print(f"pane: {p['messages']} messages for {n:,} lines ({n / max(p['messages'], 1):,.0f} lines per message),"

@@ -20,6 +20,7 @@ from jupyter_sched.specs import (
     AppDef,
     AppDryRunInfo,
     AppHandle,
+    AppState,
     AppStatus,
     CfgVal,
     Role,
@@ -53,6 +54,8 @@ class Runner:
         self._scheduler_params = scheduler_params or {}
         self._schedulers: Dict[Tuple[str, str], Scheduler] = {}
         self._apps: Dict[AppHandle, AppDef] = {}
+        #: Apps a fail-fast wait cancelled: handle -> (role, replica id, exit code) of the failed replica.
+        self._failed_fast: Dict[AppHandle, Tuple[str, int, Optional[int]]] = {}
 
     @property
     def session_name(self) -> str:
@@ -109,7 +112,7 @@ class Runner:
         """
         validate_app(app)
         sched = self._scheduler(scheduler)
-        check_replica_limit(app, sched.max_replicas() if hasattr(sched, "max_replicas") else None, scheduler)
+        check_replica_limit(app, sched.max_replicas() if isinstance(sched, Scheduler) else None, scheduler)
         app = copy.deepcopy(app)
         job_id = make_app_handle(scheduler, self._name, macros.app_id)
         for role in app.roles:
@@ -192,7 +195,7 @@ class Runner:
         if desc is None:
             self._apps.pop(app_handle, None)
             return None
-        return AppStatus(
+        status = AppStatus(
             state=desc.state,
             num_restarts=desc.num_restarts,
             msg=desc.msg,
@@ -200,21 +203,42 @@ class Runner:
             ui_url=desc.ui_url,
             roles=desc.roles_statuses,
         )
+        cause = self._failed_fast.get(app_handle)
+        if cause is not None and status.is_terminal():
+            _mark_failed_fast(status, *cause)
+        return status
 
-    def wait(self, app_handle: AppHandle, wait_interval: float = 10, timeout: Optional[float] = None) -> Optional[AppStatus]:
+    def wait(
+        self,
+        app_handle: AppHandle,
+        wait_interval: float = 10,
+        timeout: Optional[float] = None,
+        fail_fast: bool = False,
+    ) -> Optional[AppStatus]:
         """Blocks until the app is terminal and returns its status (None if it is unknown).
 
         Backends that can report changes as they happen (local) wake this at once; for the others
         ``wait_interval`` caps the gap between checks, which start at 5 ms and grow. ``timeout`` (seconds)
         returns the current, still running, status instead of blocking forever.
+
+        By default a failed replica does not stop the others (TorchX's semantics: the app stays RUNNING
+        until every replica has exited, then is FAILED). ``fail_fast`` cancels the app as soon as one
+        replica has FAILED while others still run (they end CANCELLED, or FAILED where the backend reports
+        a stopped container so), which is what a distributed job whose peers wait for each other wants.
         """
         sched, app_id = self._resolve(app_handle)
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.005
+        stopping = False
         while True:
             status = self.status(app_handle)
             if status is None or status.is_terminal():
                 return status
+            failed = failed_replica(status) if fail_fast and not stopping else None
+            if failed is not None:
+                self._failed_fast[app_handle] = (failed[0], failed[1].id, failed[1].exit_code)
+                sched.cancel(app_id)
+                stopping = True
             if deadline is not None and time.monotonic() >= deadline:
                 return status
             step = min(delay, wait_interval)
@@ -261,7 +285,7 @@ class Runner:
         sched, app_id = self._resolve(app_handle)
         if sched.describe(app_id) is None:
             raise UnknownAppException(app_handle)
-        return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
+        return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
 
     def usage(self, app_handle: AppHandle) -> List[UsageSample]:
         """What each replica of the app uses now (ended replicas: their kept totals); see
@@ -280,6 +304,29 @@ class Runner:
         for app in apps:
             app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
         return apps
+
+
+def failed_replica(status: AppStatus) -> Optional[Tuple[str, Any]]:
+    """The first FAILED replica as ``(role name, ReplicaStatus)``, or None."""
+    for role in status.roles:
+        for replica in role.replicas:
+            if replica.state == AppState.FAILED:
+                return role.role, replica
+    return None
+
+
+def _mark_failed_fast(status: AppStatus, role: str, k: int, exit_code: Optional[int]) -> None:
+    """An app that a fail-fast wait cancelled because replica ``role/k`` failed ended FAILED, whatever
+    the backend calls the stop (local: CANCELLED for every replica): the app and that replica read
+    FAILED, and ``msg`` says why the others stopped."""
+    status.state = AppState.FAILED
+    for role_status in status.roles:
+        for replica in role_status.replicas:
+            if role_status.role == role and replica.id == k:
+                replica.state = AppState.FAILED
+                replica.exit_code = exit_code if exit_code is not None else replica.exit_code
+    code = f" (exit code {exit_code})" if exit_code is not None else ""
+    status.msg = f"replica {role}/{k} failed{code}; the other replicas were stopped (fail_fast)"
 
 
 def get_runner(

@@ -12,7 +12,11 @@ not part of the notebook.
 
 Executing stores the outputs nbval compares against (``pytest --nbval``, see tests/notebooks/). It runs with
 the notebook's directory as the working directory and a throwaway ``JUPYTER_SCHED_LOG_DIR``, through this
-interpreter's ``python3`` kernel. Edit the source, never the .ipynb by hand: --check (run by the tests)
+interpreter's ``python3`` kernel, headless and without widget state, as papermill or ``nbconvert --execute``
+would: each job cell keeps its record (final state and log tail) in ``text/html`` and ``text/plain``. The
+stored outputs then name no path of the machine that ran them: the checkout, the interpreter's prefix, the
+home directory and the PATH are replaced by neutral stand-ins (``scrub``), which notebooks/sanitize.cfg
+maps to the same tokens as the real paths of a fresh run. Edit the source, never the .ipynb by hand: --check (run by the tests)
 fails when they drift apart.
 """
 
@@ -99,13 +103,56 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 600) -> None:
                 resources={"metadata": {"path": str(cwd)}},
                 record_timing=False,
                 coalesce_streams=True,
-                store_widget_state=True,
+                store_widget_state=False,
             ).execute()
         finally:
             if old is None:
                 os.environ.pop("JUPYTER_SCHED_LOG_DIR", None)
             else:
                 os.environ["JUPYTER_SCHED_LOG_DIR"] = old
+
+
+PATH_STANDIN = "/usr/local/bin:/usr/bin:/bin"
+
+
+def _replacements() -> List[tuple]:
+    """(machine-specific text, stand-in), longest first, each also in its JSON-escaped form."""
+    pairs = {
+        os.environ.get("PATH", ""): PATH_STANDIN,
+        str(REPO): "/path/to/jupyter_sched",
+        sys.prefix: "/path/to/venv",
+        os.path.realpath(sys.prefix): "/path/to/venv",
+        os.path.expanduser("~"): "~",
+    }
+    pairs = {k: v for k, v in pairs.items() if k and len(k) > 1}
+    out = sorted(pairs.items(), key=lambda kv: -len(kv[0]))
+    return out + [(json.dumps(k)[1:-1], json.dumps(v)[1:-1]) for k, v in out if json.dumps(k)[1:-1] != k]
+
+
+def scrub(nb: nbformat.NotebookNode) -> int:
+    """Replaces the machine's paths in every stored output (text, HTML, JSON); returns how many outputs
+    changed."""
+    replacements = _replacements()
+
+    def clean(value: object) -> object:
+        if isinstance(value, str):
+            for old, new in replacements:
+                value = value.replace(old, new)
+            return value
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    changed = 0
+    for cell in nb.cells:
+        for i, out in enumerate(cell.get("outputs", [])):
+            cleaned = nbformat.from_dict(clean(out))
+            if cleaned != out:
+                cell.outputs[i] = cleaned
+                changed += 1
+    return changed
 
 
 def cell_sources(nb: nbformat.NotebookNode) -> List[tuple]:
@@ -149,6 +196,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         nb = parse(SOURCES / f"{name}.py")
         if not args.no_execute:
             execute(nb, NOTEBOOKS)
+            scrub(nb)
         nbformat.validate(nb)
         nbformat.write(nb, str(NOTEBOOKS / f"{name}.ipynb"))
         print(f"notebooks/{name}.ipynb: {len(nb.cells)} cells ({time.monotonic() - started:.1f}s)")

@@ -16,4 +16,8 @@ bash scripts/setup/slurm.sh      # Slurm: a controller and 4 nodes on this host 
 bash scripts/setup/browser.sh    # Debian chromium + JupyterLab/Playwright for tests/e2e
 
 mkdir -p artifacts
-exec .venv/bin/python -m pytest tests -p no:cacheprovider "$@"
+.venv/bin/python -m pytest tests -p no:cacheprovider "$@"
+# Again on the local backend's portable path (no epoll, pidfd or /proc, as on macOS; see
+# jupyter_sched/schedulers/local_platform.py): the local, runner, CLI and notebook tests.
+JUPYTER_SCHED_PORTABLE=1 exec .venv/bin/python -m pytest -p no:cacheprovider \
+    tests/schedulers/test_local_*.py tests/test_runner.py tests/cli tests/frontend tests/notebook "$@"

@@ -90,9 +90,13 @@ def execute(args: RunArgs, runner: Any) -> int:
     for warning in view.warnings if view is not None else []:
         common.err(f"warning: {warning}")
     owner_bound = ends_with_owner(info)
+    wait = args.wait or args.log or owner_bound
+    if args.fail_fast and not wait:
+        raise CliUsageError(
+            "--fail-fast: it stops the other replicas while run waits for the app; add --wait (or --log)"
+        )
     handle = runner.schedule(info)
     print(handle, flush=True)
-    wait = args.wait or args.log or owner_bound
     log = args.log or (owner_bound and not args.wait)
     if owner_bound and not (args.wait or args.log):
         common.err(
@@ -105,12 +109,16 @@ def execute(args: RunArgs, runner: Any) -> int:
         state = status.state if status else "UNKNOWN"
         common.err(f"{handle}: {state}. Follow it with `jupyter-sched log -f {handle}`")
         return 0
+    if args.fail_fast and log:  # the logs stream until every replica ends: watch for a failure meanwhile
+        import threading
+
+        threading.Thread(target=runner.wait, args=(handle, 2), kwargs={"fail_fast": True}, daemon=True).start()
     try:
         if log:
             errors = stream_app_logs(runner, handle, sys.stderr, follow=True)
             if errors:
                 common.err("some logs could not be read; waiting for the app to end")
-        return report_end(handle, runner.wait(handle, wait_interval=2))
+        return report_end(handle, runner.wait(handle, wait_interval=2, fail_fast=args.fail_fast))
     except KeyboardInterrupt:
         if owner_bound:
             runner.cancel(handle)

@@ -104,9 +104,11 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
     """Runs the command line and returns its exit code (never raises for user errors)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # a replaced stream (pytest's, a StringIO) may lack it
         try:
-            stream.reconfigure(errors="replace")  # type: ignore[attr-defined]
-        except (AttributeError, ValueError):
+            if reconfigure is not None:
+                reconfigure(errors="replace")
+        except ValueError:
             pass
     try:
         return _dispatch(argv)

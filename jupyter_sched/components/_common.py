@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from jupyter_sched.specs import AppDef, AppDryRunInfo, Role, parse_mounts, resource
 
@@ -62,7 +62,7 @@ def make_app(
     if max_retries < 0:
         raise ValueError(f"--max_retries must be 0 or more (got {max_retries})")
     role_env = {**(base_env or {}), **(env or {})}
-    fields = dict(
+    fields: Dict[str, Any] = dict(
         name=role_name,
         image=image,
         entrypoint=entrypoint,

@@ -1,93 +1,26 @@
 """Following the logs of several replicas: one model that reads them, and renderers that show them.
 
 :func:`follow` runs one reader thread per replica and hands whole items, in batches, to a renderer's hook
-methods (``on_items``, ``on_error``, ``on_end``), as dask's ``diagnostics/progressbar.py`` keeps one model
-with hooks per display. :class:`LogPrinter` is the text renderer (the command line, and the notebook when
-it prints); the notebook's live pane has its own reader (``notebook.log_pane``).
-
-Log items (see ``Scheduler.log_iter``) are whole lines, ``\\r``-terminated progress frames, or a final
-partial line. A :class:`Prefixer` per replica remembers whether that replica's output is at the start of a
-line, so the prefix is written exactly once per line and once per ``\\r`` frame, however the text was cut
-into items (the peer re-prefixes per chunk and duplicates prefixes at chunk boundaries). A
-:class:`LogPrinter` interleaves whole items of several replicas and ends a replica's unfinished line
-before another replica writes, so lines never run into each other.
+methods (:class:`FollowRenderer`: ``on_items``, ``on_error``, ``on_end``), as dask's
+``diagnostics/progressbar.py`` keeps one model with hooks per display. The text renderer is
+:class:`jupyter_sched.frontend.printer.LogPrinter` (the command line, and the notebook when it prints);
+the notebook's live pane has its own reader (``notebook.log_pane``).
 """
 
 from __future__ import annotations
 
 import itertools
 import queue
-import re
 import threading
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple
+from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Tuple
 
 from jupyter_sched.schedulers.api import Stream
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
-
-_PIECES = re.compile(r"\r|\n|[^\r\n]+")
-_PALETTE = ("32", "36", "33", "35", "34", "92", "96", "93", "95", "94")
-RESET = "\033[0m"
-
-# where a replica's output stands: at the start of a line, inside a line, right after a "\r" frame, or
-# inside a line that another replica's output had to end with a newline
-_START, _TEXT, _FRAME, _CUT = "start", "text", "frame", "cut"
-
-
-class Prefixer:
-    """Adds ``prefix`` at the start of every line and after every ``\r`` of one replica's output.
-
-    The output depends only on the concatenated input, never on how it was cut into items: ``"\r"`` and
-    ``"\n"`` are handled one at a time and a line's text may arrive in any number of pieces.
-    """
-
-    def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
-        self.state = _START
-
-    @property
-    def line_open(self) -> bool:
-        """True when the last thing written was not a newline (a partial line or a ``\r`` frame)."""
-        return self.state in (_TEXT, _FRAME)
-
-    def cut(self) -> None:
-        """Someone else ended our open line with a newline (to write their own)."""
-        if self.line_open:
-            self.state = _CUT
-
-    def feed(self, item: str) -> str:
-        out: List[str] = []
-        for piece in _PIECES.findall(item):
-            if piece == "\n":
-                if self.state == _START:
-                    out.append(self.prefix + "\n")  # an empty line still says whose it is
-                elif (
-                    self.state != _CUT
-                ):  # after a cut, the newline that ends our line was already written
-                    out.append("\n")
-                self.state = _START
-            elif piece == "\r":
-                if self.state in (_TEXT, _FRAME):
-                    out.append("\r")
-                    self.state = _FRAME
-                elif self.state == _START:
-                    out.append("\r")
-            else:
-                if self.state != _TEXT:
-                    out.append(self.prefix)
-                out.append(piece)
-                self.state = _TEXT
-        return "".join(out)
-
-
-def gutter(label: str, width: int, mark: str = "") -> str:
-    """The prefix of a replica's line in text: ``role/k`` padded to ``width``, then ``mark`` (the notebook's
-    snapshot marks the stream: ``|`` stdout, ``!`` stderr) and a space."""
-    return f"{label.ljust(width)} {mark + ' ' if mark else ''}"
 
 
 class FollowRenderer:
@@ -101,72 +34,6 @@ class FollowRenderer:
 
     def on_end(self) -> None:
         """Every log has ended."""
-
-
-class LogPrinter(FollowRenderer):
-    """Writes items of several replicas to ``out``; thread-safe; colours prefixes when ``color``. Read errors
-    go to ``on_error`` (a callable taking the message), after ending an open line; ``clean`` filters each
-    item first (e.g. removing terminal control strings)."""
-
-    def __init__(
-        self,
-        out: TextIO,
-        replicas: List[Tuple[str, int]],
-        color: bool = False,
-        on_error: Optional[Callable[[str], None]] = None,
-        clean: Optional[Callable[[str], str]] = None,
-    ) -> None:
-        self._out = out
-        self._clean = clean
-        self._lock = threading.Lock()
-        self._report = on_error
-        width = max((len(f"{r}/{k}") for r, k in replicas), default=0)
-        self._prefixers: Dict[Tuple[str, int], Prefixer] = {}
-        for i, (role, k) in enumerate(replicas):
-            label = gutter(f"{role}/{k}", width)
-            text = f"\033[{_PALETTE[i % len(_PALETTE)]}m{label[:-1]}{RESET} " if color else label
-            self._prefixers[(role, k)] = Prefixer(text)
-        self._open: Optional[Prefixer] = None
-
-    def on_items(self, items: List[Tuple[Tuple[str, int], str]]) -> None:
-        clean = self._clean
-        self.write_many(items if clean is None else [(replica, clean(item)) for replica, item in items])
-
-    def on_error(self, replica: Tuple[str, int], message: str) -> None:
-        if self._report is not None:
-            self.finish()
-            self._report(message)
-
-    def on_end(self) -> None:
-        self.finish()
-
-    def write(self, replica: Tuple[str, int], item: str, flush: bool = True) -> None:
-        self.write_many([(replica, item)], flush)
-
-    def write_many(self, items: List[Tuple[Tuple[str, int], str]], flush: bool = True) -> None:
-        """Writes several items in order with one ``write`` call (and one flush)."""
-        if not items:
-            return
-        out: List[str] = []
-        with self._lock:
-            for replica, item in items:
-                prefixer = self._prefixers[replica]
-                if self._open is not None and self._open is not prefixer and self._open.line_open:
-                    out.append("\n")
-                    self._open.cut()
-                out.append(prefixer.feed(item))
-                self._open = prefixer
-            self._out.write("".join(out))
-            if flush:
-                self._out.flush()
-
-    def finish(self) -> None:
-        """Ends an unfinished last line, so the shell prompt starts on its own line."""
-        with self._lock:
-            if self._open is not None and self._open.line_open:
-                self._out.write("\n")
-                self._open.cut()
-            self._out.flush()
 
 
 @dataclass
@@ -242,20 +109,6 @@ def follow(
         renderer.on_items(lines)
     renderer.on_end()
     return errors
-
-
-def tail(
-    runner: "Runner",
-    app_handle: str,
-    replicas: List[Tuple[str, int]],
-    out: TextIO,
-    opts: TailOptions,
-    color: bool = False,
-    on_error: Optional[Callable[[str], None]] = None,
-    clean: Optional[Callable[[str], str]] = None,
-) -> List[str]:
-    """:func:`follow` printed to ``out`` by a :class:`LogPrinter`."""
-    return follow(runner, app_handle, replicas, opts, LogPrinter(out, replicas, color, on_error, clean))
 
 
 def _from_last(snapshot: Iterable[str], last: int, follow: Optional[Iterable[str]]) -> Iterator[str]:

@@ -33,6 +33,8 @@ class RunArgs:
     dryrun: bool = False
     wait: bool = False
     log: bool = False
+    fail_fast: bool = False
+    """Cancel the app as soon as one replica has failed (while waiting; see ``Runner.wait``)."""
     workspace: Optional[str] = None
     component: str = ""
     component_args: List[str] = field(default_factory=list)
@@ -182,6 +184,7 @@ def parse_run_line(
         dryrun=ns.dryrun,
         wait=ns.wait,
         log=ns.log,
+        fail_fast=ns.fail_fast,
         workspace=ns.workspace,
         component=component,
         component_args=list(component_args),

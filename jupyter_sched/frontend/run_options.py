@@ -44,6 +44,9 @@ RUN_OPTIONS: Tuple[RunOption, ...] = (
     RunOption(("--dryrun",), "dryrun", "print the app and the scheduler's request; run nothing"),
     RunOption(("--wait",), "wait", "wait until the app ends; exit 1 unless it succeeded"),
     RunOption(("--log",), "log", "stream the app's logs (to stderr) until it ends; implies --wait"),
+    RunOption(("--fail-fast",), "fail_fast",
+              "stop the other replicas as soon as one fails (default, as TorchX: the others run on and the app"
+              " is FAILED once all have exited); applies while the app is waited for"),  # fmt: skip
     RunOption(("--workspace",), "workspace", "a directory to overlay onto the image (schedulers that support it)",
               takes_value=True),  # fmt: skip
 )

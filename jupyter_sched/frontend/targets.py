@@ -17,7 +17,7 @@ from jupyter_sched.schedulers import get_default_scheduler_name, get_scheduler_f
 from jupyter_sched.specs import AppStatus, MalformedAppHandleException, make_app_handle, parse_app_handle
 
 _IDENTIFIER = re.compile(
-    r"^(?P<handle>[^:/]+://[^/]*/[^/]+)(?:/(?P<role>[^/]+))?(?:/(?P<ids>\d+(?:,\d+)*))?/?$"
+    r"^(?P<handle>[^/]+?://[^/]*/[^/]+)(?:/(?P<role>[^/]+))?(?:/(?P<ids>\d+(?:,\d+)*))?/?$"
 )
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import groupby, islice
 from typing import Optional
 
@@ -54,6 +54,9 @@ class Line:
     text: str
     runs: tuple[tuple[int, Style], ...] = ()
     truncated: int = 0
+    #: The line was redrawn in place (``\r``, ``\b`` or an erase: a progress bar's frames), not only
+    #: appended to. Not part of equality: it says how the text came about, not what it is.
+    redrawn: bool = field(default=False, compare=False)
 
     @property
     def spans(self) -> list[Span]:
@@ -266,7 +269,7 @@ class TerminalBuffer:
             if len(text) < self.max_line_chars:
                 truncated = 0  # the line was erased up to the bound: nothing to report
         runs_ = tuple((len(list(group)), style) for style, group in groupby(styles))
-        return Line(text, runs_, truncated)
+        return Line(text, runs_, truncated, redrawn=True)  # cells: something was overwritten or erased
 
     def _commit(self) -> None:
         self._lines.append(self._snapshot() if self._width else _EMPTY)

@@ -11,6 +11,7 @@ the panes showed.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from datetime import datetime
@@ -21,8 +22,20 @@ from jupyter_sched.notebook.theme import code, esc, fmt_clock, pill
 from jupyter_sched.specs import AppState, AppStatus, parse_app_handle
 
 if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.notebook.outcome import JobFailed
     from jupyter_sched.runner import Runner
     from jupyter_sched.specs.usage import UsageSample
+
+
+class LogLines(List[str]):
+    """The lines of :meth:`Job.logs`; ``omitted`` counts earlier lines left out (by ``tail``)."""
+
+    omitted: int = 0
+    tail: Optional[int] = None
+
+    def __repr__(self) -> str:
+        more = f"  # {self.omitted} earlier lines omitted (tail={self.tail})" if self.omitted else ""
+        return super().__repr__() + more
 
 
 class Job:
@@ -45,6 +58,12 @@ class Job:
         self._lock = threading.Lock()
         self._view: Optional["JobView"] = None
         self.last_status: Optional[AppStatus] = None
+        #: Set by :meth:`cancel`: a CANCELLED end is then the user's doing, not a failure.
+        self.cancel_requested = False
+        #: ``--fail-fast``: waits cancel the other replicas as soon as one has failed.
+        self.fail_fast = False
+        #: The replicas end with this kernel (local schedulers without ``--detach``), as far as known.
+        self.bound_to_kernel = False
         #: The cell (execution count) whose display of this job is a one-line summary: set by
         #: :meth:`compact_in_this_cell` after a blocking wait already showed the live view, and by
         #: ``--quiet``. One-shot, and only for that cell: ``job = %sched_run --quiet ...`` then ``job`` in
@@ -78,21 +97,59 @@ class Job:
         """What each replica uses now (ended replicas: their kept totals); see ``Runner.usage``."""
         return self.runner.usage(self.handle)
 
-    def wait(self, timeout: Optional[float] = None) -> Optional[AppStatus]:
-        """Blocks until the app ends (or ``timeout`` seconds) and returns its status. Waits in short
-        slices, so an interrupt (■) arrives at once; interrupting only stops waiting."""
+    def wait(self, timeout: Optional[float] = None, fail_fast: Optional[bool] = None) -> Optional[AppStatus]:
+        """Blocks until the app ends (or ``timeout`` seconds) and returns its status, whatever the
+        outcome (:meth:`result` raises instead when the app did not succeed). Waits in short slices, so
+        an interrupt (■) arrives at once; interrupting only stops waiting. Clicks in the job's panes are
+        handled meanwhile (ipykernel 7). ``fail_fast`` (default: as launched, ``--fail-fast``) cancels
+        the other replicas as soon as one has failed."""
+        fail_fast = self.fail_fast if fail_fast is None else fail_fast
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             step = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
-            status = self.runner.wait(self.handle, wait_interval=0.5, timeout=step)
+            status = self.runner.wait(self.handle, wait_interval=0.5, timeout=step, fail_fast=fail_fast)
             self.last_status = status
             if status is None or status.is_terminal():
                 return status
             if deadline is not None and time.monotonic() >= deadline:
                 return status
 
+    def watch_fail_fast(self) -> None:
+        """Applies ``--fail-fast`` while nobody waits: a daemon thread runs the Runner's fail-fast wait."""
+        self.fail_fast = True
+        threading.Thread(
+            target=self.runner.wait, args=(self.handle, 1.0), kwargs={"fail_fast": True},
+            name=f"jupyter_sched-fail-fast-{self.app_id}", daemon=True,
+        ).start()  # fmt: skip
+
+    def result(self, timeout: Optional[float] = None) -> AppStatus:
+        """Waits like :meth:`wait`, then returns the final status if the app SUCCEEDED and raises
+        :class:`~jupyter_sched.notebook.outcome.JobFailed` otherwise: FAILED, CANCELLED (unless this
+        kernel cancelled it), or no longer known. ``TimeoutError`` if it is still running after
+        ``timeout`` seconds."""
+        status = self.wait(timeout)
+        if status is not None and not status.is_terminal():
+            raise TimeoutError(f"{self.handle} is still {status.state} after {timeout} s")
+        failure = self.failure(status)
+        if failure is not None:
+            raise failure
+        assert status is not None
+        return status
+
+    def failure(self, status: Optional[AppStatus]) -> Optional["JobFailed"]:
+        """The JobFailed that ``status`` (an ended app) calls for, or None: SUCCEEDED, or CANCELLED
+        after :meth:`cancel` was called on this Job (the user stopped it here, e.g. the pane's Cancel)."""
+        from jupyter_sched.notebook.outcome import JobFailed, failure_message
+
+        if status is not None and status.state == AppState.SUCCEEDED:
+            return None
+        if status is not None and status.state == AppState.CANCELLED and self.cancel_requested:
+            return None
+        return JobFailed(self, status, failure_message(self, status, self.fail_fast))
+
     def cancel(self) -> None:
         """Asks the app to stop (returns at once; ``wait()`` to see it end)."""
+        self.cancel_requested = True
         self.runner.cancel(self.handle)
 
     def logs(
@@ -104,18 +161,27 @@ class Job:
         tail: Optional[int] = None,
         since: Optional[datetime] = None,
         until: Optional[datetime] = None,
-    ) -> List[str]:
-        """The log lines written so far, ``\\r`` and colours resolved, as plain text. Several replicas are
-        interleaved and prefixed ``role/k |`` (``!`` for stderr); ``tail`` keeps the last N lines."""
+    ) -> "LogLines":
+        """Every log line written so far (``tail=N``: only the last N), ``\r`` and colours resolved, as
+        plain text. Several replicas are interleaved and prefixed ``role/k |`` (``!`` for stderr). The
+        result is a list that also says what it left out: ``.omitted`` earlier lines (0 unless ``tail``
+        cut some), never silently."""
         from jupyter_sched.notebook.log_model import ALL
         from jupyter_sched.notebook.log_pane import app_sources, read_snapshot
 
         settings = self._settings()
         sources = app_sources(self.fetch_status(), role, None if k is None else [k], streams)
-        if tail is not None:
-            settings = PaneSettings(**{**settings.__dict__, "keep_lines": max(tail, 1)})
+        keep = max(tail, 1) if tail is not None else sys.maxsize
+        settings = PaneSettings(**{**settings.__dict__, "keep_lines": keep})
         mux = read_snapshot(self.runner, self.handle, sources, settings, regex, since, until)
-        return mux.plain(ALL, tail if tail is not None else settings.keep_lines)
+        n = keep if tail is not None else mux.total(ALL) + len(sources)
+        lines = LogLines(mux.plain(ALL, n))
+        lines.omitted, lines.tail = mux.rows(ALL, n)[1], tail
+        return lines
+
+    def pane_settings(self) -> PaneSettings:
+        """The panes' settings as configured now (``%config SchedMagics``)."""
+        return self._settings()
 
     def view(self) -> "JobView":
         """The live view (made, and its threads started, on first use)."""
@@ -224,9 +290,10 @@ class JobRecord:
         from jupyter_sched.notebook.status_pane import failures_text, status_html
 
         job, status = self.job, self.job.last_status
-        settings = job._settings()
+        settings = job.pane_settings()
         mux = read_snapshot(job.runner, job.handle, follow_limit(app_sources(status)), settings)
-        body, hidden = mux.to_html(ALL, settings.tail_lines, settings.max_update_chars)
+        body, hidden = mux.to_html(ALL, min(settings.tail_lines, record.HTML_LOG_LINES),
+                                   min(settings.max_update_chars, record.HTML_LOG_CHARS))  # fmt: skip
         ended = status is None or status.is_terminal()
         state = "ended" if ended else f"as of {fmt_clock(as_of_ts)}"
         log_html = frame_html(mux, "logs", ALL, body, hidden, state)
@@ -268,14 +335,23 @@ class JobView:
         self.log_pane = LogPane(mux, settings, title="logs", live=True)
         self.status_pane = StatusPane(job, settings, status, stderr_tail=self.log_pane.stderr_tail)
         self.log_pane.on_all_ended = self.status_pane.wake
-        controls = w.HBox([*self.status_pane.controls, *self.log_pane.controls, self.status_pane.hint])
+        self.save_button = w.Button(description="Save logs", icon="download", layout=w.Layout(width="auto"),
+                                    tooltip="write each replica's full log next to the notebook and link it")  # fmt: skip
+        self.saved_links = w.HTML()
+        self.save_button.on_click(self._on_save)
+        controls = w.HBox([*self.status_pane.controls, *self.log_pane.controls, self.save_button,
+                           self.saved_links, self.status_pane.hint])  # fmt: skip
         controls.add_class("jsched-controls")
-        self.widget = w.VBox([self.status_pane.html, controls, self.log_pane.html])
+        top = w.VBox([self.status_pane.html, controls])
+        top.add_class("jsched-status")
+        self.widget = w.VBox([top, self.log_pane.html])
         self.widget.add_class("jsched-job")
         self._ended_at: Optional[float] = None
         self._final_lock = threading.Lock()
         self._final_callbacks: List[Callable[[], None]] = []
         self._fired = False
+        #: ``(role, k, path, lines)`` of the files "Save logs" wrote; the record links them too.
+        self.saved: List[Any] = []
         self.status_pane.start()
         self.log_pane.start(job.runner, job.handle)
         self.status_pane.when_final(self._on_status_final)
@@ -283,6 +359,20 @@ class JobView:
     def stop(self) -> None:
         self.status_pane.stop()
         self.log_pane.stop()
+
+    def _on_save(self, _button: Any = None) -> None:
+        """Writes every replica's full log next to the notebook and links the files in the pane."""
+        from jupyter_sched.notebook.log_files import links_html, save_logs
+
+        replicas = list(dict.fromkeys((s.role, s.k) for s in self.log_pane.mux.sources))
+        self.save_button.disabled = True
+        try:
+            self.saved = save_logs(self.job.runner, self.job.handle, self.job.app_id, replicas)
+            self.saved_links.value = links_html(self.saved)
+        except Exception as e:  # noqa: BLE001 - shown in the pane, never raised on a comm thread
+            self.saved_links.value = f'<span style="color:#e75c58;font-size:12px">{esc(f"could not save: {e}")}</span>'
+        finally:
+            self.save_button.disabled = False
 
     # -- the record ------------------------------------------------------------------------------------
     @property
@@ -337,9 +427,12 @@ class JobView:
             status = self.status_pane.status
         ended = status is None or status.is_terminal()
         when = None if ended else as_of_ts
+        from jupyter_sched.notebook.log_files import links_html
+
         return record.job_bundle(
             self.job, status, self.status_pane.static_html(when), failures_text(status, self.log_pane.stderr_tail),
-            self.log_pane.static_html(when), self.log_pane.static_text(record.TEXT_LOG_LINES), when,
+            self.log_pane.static_html(when) + links_html(self.saved), self.log_pane.static_text(record.TEXT_LOG_LINES),
+            when,
         )  # fmt: skip
 
     def _ipython_display_(self) -> None:

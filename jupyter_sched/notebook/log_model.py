@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Deque, Iterator, List, Optional, Sequence, Tuple
 
-from jupyter_sched.frontend.follow import gutter as text_gutter
+from jupyter_sched.frontend.printer import gutter as text_gutter
 from jupyter_sched.logs import Line, TerminalBuffer
 from jupyter_sched.logs.ansi import PALETTE_16
 from jupyter_sched.notebook.theme import esc
@@ -196,14 +196,17 @@ class LogMux:
         for n, (i, line) in enumerate(reversed(rows)):
             source = self.sources[i]
             body = line.to_html()
+            # stderr keeps its "!" marker; the red tint is for errors, not for progress bars (tqdm writes
+            # its frames to stderr): a line redrawn in place is not tinted
+            tinted = source.is_stderr and not line.redrawn
             if gutter:
                 mark = "!" if source.is_stderr else "|"
-                color = "#e75c58" if source.is_stderr else self._color[source.replica]
+                color = "#e75c58" if tinted else self._color[source.replica]
                 body = (
                     f'<span style="color:{color};user-select:none">'
                     f"{esc(source.replica.ljust(self._width))} {mark} </span>{body}"
                 )
-            if source.is_stderr:
+            if tinted:
                 body = f'<span style="{_STDERR_BG}">{body}</span>'
             size += len(body) + 1
             if max_chars is not None and out and size > max_chars:

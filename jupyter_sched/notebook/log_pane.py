@@ -18,6 +18,7 @@ from jupyter_sched.logs.interleave import interleave
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Follower, Ticker
 from jupyter_sched.notebook.log_model import ALL, LogMux, Source
+from jupyter_sched.notebook.record import HTML_LOG_CHARS, HTML_LOG_LINES, TEXT_LOG_LINES
 from jupyter_sched.notebook.theme import MONO, esc, fmt_clock, plural
 from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.specs import AppStatus
@@ -237,7 +238,8 @@ class LogPane:
         """The pane as it is now, all replicas, without widgets: the same bounded, escaped tail."""
         with self.lock:
             self.mux.drain()
-            body, hidden = self.mux.to_html(ALL, self.settings.tail_lines, self.settings.max_update_chars)
+            lines = min(self.settings.tail_lines, HTML_LOG_LINES)
+            body, hidden = self.mux.to_html(ALL, lines, min(self.settings.max_update_chars, HTML_LOG_CHARS))
             if not self._live:
                 state = "snapshot"
             elif self.mux.all_ended:
@@ -312,7 +314,7 @@ class LogPane:
         """The cell's record of this pane (see .record)."""
         from jupyter_sched.notebook.theme import NO_MATH
 
-        lines = self.static_text(40)
+        lines = self.static_text(TEXT_LOG_LINES)
         return {
             "text/plain": "\n".join([self.title, *lines] if self.title else lines),
             "text/html": f'<div class="jsched-record {NO_MATH}">{self.static_html(as_of_ts)}</div>',

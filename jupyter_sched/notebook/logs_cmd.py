@@ -14,10 +14,14 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, List, Mapping, Optional, Tuple
 
-from jupyter_sched.frontend.follow import TailOptions, tail
+from jupyter_sched.frontend.follow import TailOptions
+from jupyter_sched.frontend.printer import tail
 from jupyter_sched.frontend.targets import parse_identifier
 from jupyter_sched.notebook.args import ArgsError, parse_replicas, parse_time
 from jupyter_sched.notebook.log_model import ALL
+
+READ_ENDED_SECONDS = 10.0
+"""How long ``%sched_logs`` of an ended app waits for its logs to be read before it shows them."""
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.notebook.job import Job
@@ -99,6 +103,8 @@ def run(session: "Session", args: Any, *, namespace: Mapping[str, Any], on_inter
     pane = LogPane(mux, settings, title=title, live=True).start(job.runner, job.handle, args.regex, since, until)
     hint = f"logs of {job.handle} (live view); a snapshot: %sched_logs {job.handle} --snapshot"
     view = View(pane.widget, hint, f"<div>{_esc(hint)}</div>", pane)
+    if status.is_terminal():  # the app has ended: show its whole log as a static record at once
+        pane.done.wait(READ_ENDED_SECONDS)
     if not args.follow:
         return view
     from IPython.display import display

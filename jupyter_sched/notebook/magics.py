@@ -1,10 +1,12 @@
-"""``SchedMagics``: ``%sched_run``, ``%%sched_run``, ``%sched_logs``, ``%sched_status``, ``%sched_list``,
-``%sched_cancel`` and ``%sched_describe``.
+"""``SchedMagics``: ``%sched_run``, ``%%sched_run``, ``%sched_logs``, ``%sched_status``, ``%sched_job``,
+``%sched_list``, ``%sched_cancel`` and ``%sched_describe``.
 
 The methods are thin: they parse (bad arguments raise ``UsageError`` with the usage), then hand over to
 :mod:`.run_plan`, :mod:`.session` and the panes. Blocking (``--wait``, ``%sched_logs -f``) waits in short
-slices; an interrupt (■) only detaches: one line says how to re-attach or cancel, and the app keeps
-running, unless ``cancel_on_interrupt`` is set. Configuration is the traits of :class:`SchedConfig`.
+slices; an interrupt (■) only detaches: a plain message says what happens to the app (local replicas end
+with the kernel unless ``--detach``) and how to get the Job back, unless ``cancel_on_interrupt`` is set.
+``--wait`` raises :class:`~jupyter_sched.notebook.outcome.JobFailed` when the app did not succeed.
+Configuration is the traits of :class:`SchedConfig`.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
+from jupyter_sched.notebook.callsite import CallSite, magic_call_site
 from jupyter_sched.notebook.config import SchedConfig, checked_config
 from jupyter_sched.notebook.session import Session
 
 
 class Detached(KeyboardInterrupt):
-    """Raised when the user interrupts a blocking magic: shown as one line instead of a traceback, and
-    still an interrupt, so the rest of a "run all" stops as the user asked."""
+    """Raised when the user interrupts a blocking magic, after a plain line on stdout has said what
+    happens to the app and how to get it back. Still an interrupt, so the rest of a "run all" stops as
+    the user asked; its own rendering is one short line."""
 
     def _render_traceback_(self) -> List[str]:
         return [str(self)]
@@ -77,27 +81,40 @@ class SchedMagics(Magics, SchedConfig):
         return self.session.job(handle)
 
     @contextmanager
-    def detach_on_interrupt(self, job: Any) -> Iterator[None]:
-        """Turns an interrupt (■) inside the block into :class:`Detached`: one line on how to re-attach or
-        cancel. The app keeps running unless ``cancel_on_interrupt`` is set."""
+    def detach_on_interrupt(self, job: Any, site: Optional[CallSite] = None) -> Iterator[None]:
+        """Turns an interrupt (■) inside the block into :class:`Detached`, after printing what happens
+        to the app now (see :func:`detach_message`). The Job stays reachable: it is bound to the name
+        the line assigns (``job = %sched_run ...``), and ``%sched_job HANDLE`` returns it. With
+        ``cancel_on_interrupt`` the app is cancelled instead."""
         try:
             yield
+        except Detached:  # an inner blocking step (``--log``'s follow) already said it
+            if site is not None:
+                site.bind(self.shell.user_ns if self.shell is not None else {}, job)
+            raise
         except KeyboardInterrupt:
-            status = job.last_status
-            state = status.state if status is not None else "UNKNOWN"
+            if site is not None:
+                site.bind(self.shell.user_ns if self.shell is not None else {}, job)
             if self.cancel_on_interrupt:
                 job.cancel()
                 raise Detached(f"Interrupted: cancelling {job.handle} (cancel_on_interrupt is set).") from None
-            raise Detached(
-                f"Detached from {job.handle} (still {state}; it keeps running). Re-attach: %sched_status"
-                f" {job.handle} | logs: %sched_logs {job.handle} | stop: %sched_cancel {job.handle}"
-            ) from None
+            print(detach_message(job, site), flush=True)
+            raise Detached(f"Interrupted: stopped waiting for {job.handle} (the app was not stopped).") from None
 
-    def _wait(self, job: Any) -> None:
-        """Blocks until the app ends, waiting in short slices so that an interrupt arrives at once."""
-        with self.detach_on_interrupt(job):
-            while not _ended(job.wait(timeout=0.5)):
-                pass
+    def _wait(self, job: Any, site: Optional[CallSite] = None, before: Any = None) -> None:
+        """Blocks until the app ends (after calling ``before``), waiting in short slices so that an
+        interrupt arrives at once; clicks in the job's panes are handled meanwhile (ipykernel 7). Raises
+        :class:`JobFailed` unless the app succeeded (or was cancelled from this kernel), binding the Job
+        first if the line assigns it."""
+        with self.detach_on_interrupt(job, site):
+            if before is not None:
+                before()
+            status = job.wait()
+        failure = job.failure(status)
+        if failure is not None:
+            if site is not None:
+                site.bind(self.shell.user_ns if self.shell is not None else {}, job)
+            raise failure
 
     # -- %sched_run -------------------------------------------------------------------------------------
     @needs_local_scope
@@ -154,29 +171,40 @@ class SchedMagics(Magics, SchedConfig):
             handle = self.session.runner.schedule(info)
         except ValueError as e:
             raise _usage(e) from None
+        site = magic_call_site()
         job = self.session.launched(handle, info.app.name if info.app is not None else "")
+        job.bound_to_kernel = getattr(info.request, "outlive_owner", None) is False  # local, no --detach
+        job.fail_fast = bool(getattr(run_args, "fail_fast", False))
         wait = run_args.wait or run_args.log or (self.wait and not run_line.flag("no_wait"))
+        if job.fail_fast and not wait:
+            job.watch_fail_fast()
         if run_line.flag("quiet"):
             if wait:
-                self._wait(job)
+                self._wait(job, site)
             job.compact_in_this_cell()
             return job
         if not wait:
+            if site is not None and site.assigned:
+                from IPython.display import display
+
+                display(job)  # IPython displays only an unassigned result
             return job
         if self.interactive:
             from IPython.display import display
 
-            display(job)
-            self._wait(job)
+            self._wait(job, site, lambda: display(job))
             job.compact_in_this_cell()
             return job
-        print(f"{job.name} launched: {handle} (waiting; interrupt to detach)", flush=True)
-        if run_args.log:
-            from jupyter_sched.notebook.log_pane import app_sources
-            from jupyter_sched.notebook.logs_cmd import print_follow
 
-            print_follow(job, app_sources(job.fetch_status()), self.detach_on_interrupt)
-        self._wait(job)
+        def announce() -> None:
+            print(f"{job.name} launched: {handle} (waiting; interrupt to detach)", flush=True)
+            if run_args.log:
+                from jupyter_sched.notebook.log_pane import app_sources
+                from jupyter_sched.notebook.logs_cmd import print_follow
+
+                print_follow(job, app_sources(job.fetch_status()), self.detach_on_interrupt)
+
+        self._wait(job, site, announce)
         return job
 
     # -- %sched_logs ------------------------------------------------------------------------------------
@@ -244,6 +272,26 @@ class SchedMagics(Magics, SchedConfig):
     @argument("target", nargs="?", default="", help="app handle, id, name or Job variable; default: the last job")
     @needs_local_scope
     @line_magic
+    def sched_job(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
+        """The Job of an app, to keep in a variable: ``job = %sched_job HANDLE``. It is the object
+        ``%sched_run`` returns (``job.wait()``, ``job.result()``, ``job.logs()``, ``job.cancel()``), for
+        any app of the session, also one launched by an earlier kernel or from the command line, or
+        after an interrupt. Displayed, it shows the live view (assigned, too)."""
+        args = _parse(self.sched_job, line)
+        site = magic_call_site()
+        job = self._job(args.target, local_ns)
+        if job.fetch_status() is None:
+            raise _no_app(job)
+        if site is not None and site.assigned:
+            from IPython.display import display
+
+            display(job)
+        return job
+
+    @magic_arguments()
+    @argument("target", nargs="?", default="", help="app handle, id, name or Job variable; default: the last job")
+    @needs_local_scope
+    @line_magic
     def sched_describe(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
         """The definition of an app (roles, commands, replicas) and its replicas' states."""
         from jupyter_sched.schedulers.api import DescribeAppResponse
@@ -266,10 +314,11 @@ class SchedMagics(Magics, SchedConfig):
     @argument("--all", action="store_true", help="ask every registered scheduler")
     @line_magic
     def sched_list(self, line: str = "") -> Any:
-        """The apps of this session (also those of earlier kernels): a live table with a Cancel button per
-        app, or a text table. Asks the default scheduler, ``SchedMagics.list_schedulers`` and every
+        """The apps of this session (also those of earlier kernels): running first, newest first, with
+        start time and age; a live table with Cancel on running rows and Open (shows the app's live view
+        under the table), or a text table. Asks the default scheduler, ``SchedMagics.list_schedulers`` and every
         scheduler used in the session."""
-        from jupyter_sched.notebook.list_pane import ListPane, rows_text
+        from jupyter_sched.notebook.list_pane import ListPane, TimeBook, rows_text
 
         args = _parse(self.sched_list, line)
         schedulers = args.scheduler
@@ -277,7 +326,7 @@ class SchedMagics(Magics, SchedConfig):
             schedulers = self.session.runner.scheduler_backends()
         rows, notices = self.session.list_apps(schedulers)
         if not self.interactive:
-            print(rows_text(rows, notices))
+            print(rows_text(rows, notices, TimeBook(self.session.runner)))
             return None
         return ListPane(self.session, self.session.settings(), rows, notices, schedulers).start()
 
@@ -301,10 +350,30 @@ class SchedMagics(Magics, SchedConfig):
             print(f"cancelling {job.handle}")
         if args.wait:
             for job in jobs:
-                self._wait(job)
+                with self.detach_on_interrupt(job):
+                    job.wait()
                 print(f"{job.handle}: {job.last_status.state if job.last_status else 'UNKNOWN'}")
 
 
-def _ended(status: Any) -> bool:
-    return status is None or status.is_terminal()
+def detach_message(job: Any, site: Optional[CallSite] = None) -> str:
+    """What an interrupt leaves behind, truthfully: the app goes on; whether it outlives the kernel
+    (local replicas end with the kernel that launched them unless ``--detach``); how to get it back."""
+    try:
+        status = job.fetch_status()
+    except Exception:  # noqa: BLE001 - the message matters more than a fresh state
+        status = job.last_status
+    state = status.state if status is not None else "UNKNOWN"
+    if job.bound_to_kernel:
+        fate = (
+            "It runs as long as this kernel does: restarting or shutting down the kernel ends its replicas"
+            " (launch with --detach to keep them through a restart)."
+        )
+    else:
+        fate = "It keeps running, also through a kernel restart."
+    name = site.global_name if site is not None else None
+    kept = f"`{name}` holds it; " if name else ""
+    return (
+        f"Stopped waiting for {job.name} ({state}): {job.handle}\n{fate}\n"
+        f"{kept}get it back with: job = %sched_job {job.handle}  |  stop it: %sched_cancel {job.handle}"
+    )
 

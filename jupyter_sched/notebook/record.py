@@ -28,7 +28,11 @@ from jupyter_sched.notebook.reprs import REPLICA_HEADERS, replica_rows
 from jupyter_sched.notebook.theme import NO_MATH, as_of, esc, fmt_duration, text_table
 
 TEXT_LOG_LINES = 40
-"""Log lines in a record's ``text/plain`` (the HTML keeps the pane's ``tail_lines``)."""
+"""Log lines in a record's ``text/plain``."""
+HTML_LOG_LINES = 200
+HTML_LOG_CHARS = 64_000
+"""Bounds of the log tail in a record's ``text/html`` (at most the pane's own ``tail_lines``): a saved
+notebook keeps one record per job cell, so it stays tens of KB however much the job printed."""
 
 _TRACKED: Dict[str, Any] = {}
 _LOCK = threading.Lock()
@@ -115,8 +119,9 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
     when = "" if ended or as_of_ts is None else f" ({as_of(as_of_ts)})"
     hint = job.reattach_hint()
     html = (
-        f'<div class="jsched-record {NO_MATH}" style="font-size:13px">{status_html}'
-        f'<div style="margin-top:4px">{log_html}</div>'
+        f'<div class="jsched-record jsched-job {NO_MATH}" style="font-size:13px">'
+        f'<div class="jsched-status">{status_html}</div>'
+        f'<div class="jsched-log" style="margin-top:4px">{log_html}</div>'
         f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div></div>'
     )
     head = job.summary(final_only=False) + when

@@ -21,6 +21,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
+from jupyter_sched.notebook.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
 from jupyter_sched.notebook.reprs import messages_html, replica_table_html
@@ -172,6 +173,7 @@ class StatusPane:
         self.widget = w.VBox([self.html, w.HBox([self.cancel_button, self.hint])])
         self.widget.add_class("jsched-status")
         self.cancel_button.on_click(self._on_cancel)
+        serve_on_side_thread(self.cancel_button)  # clicks are handled while a cell waits (ipykernel 7)
         self._render_locked()
 
     @property

@@ -33,6 +33,27 @@ def _deferred(target: str) -> SchedulerFactory:
     return factory
 
 
+#: Schedulers of another library, behind our interface through a bridge module: ``-s PREFIX:NAME``. Each
+#: target returns ``{NAME: factory}`` for what that library has installed; a prefix whose module (or the
+#: library it needs) is missing adds nothing. ``torchx:`` needs ``pip install jupyter_sched[torchx]``.
+SCHEDULER_PREFIXES: Dict[str, str] = {
+    "torchx": "jupyter_sched.schedulers.torchx_bridge:bridged_factories",
+}
+_PREFIX_NEEDS = {"torchx": "torchx"}
+
+
+def _prefixed() -> Dict[str, SchedulerFactory]:
+    factories: Dict[str, SchedulerFactory] = {}
+    for prefix, target in SCHEDULER_PREFIXES.items():
+        needs = _PREFIX_NEEDS.get(prefix)
+        if needs and importlib.util.find_spec(needs) is None:
+            continue
+        module_name, _, attr = target.partition(":")
+        listed = getattr(importlib.import_module(module_name), attr)()
+        factories.update({f"{prefix}:{name}": factory for name, factory in listed.items()})
+    return factories
+
+
 def _available(target: str) -> bool:
     module_name = target.partition(":")[0]
     return importlib.util.find_spec(module_name) is not None
@@ -48,6 +69,7 @@ def get_scheduler_factories(
         for name, target in DEFAULT_SCHEDULER_MODULES.items():
             if _available(target):
                 factories[name] = _deferred(target)
+        factories.update(_prefixed())
     for ep in entry_points(group=group):
         factories[ep.name] = ep.load()
     return factories
@@ -59,6 +81,6 @@ def get_default_scheduler_name() -> str:
 
 
 __all__ = [
-    "DEFAULT_SCHEDULER_MODULES", "Scheduler", "SchedulerFactory", "get_default_scheduler_name",
+    "DEFAULT_SCHEDULER_MODULES", "SCHEDULER_PREFIXES", "Scheduler", "SchedulerFactory", "get_default_scheduler_name",
     "get_scheduler_factories",
 ]  # fmt: skip

@@ -17,6 +17,7 @@ Pure (no engine, no docker import). The rules:
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 from typing import Any, Dict, List, Mapping, Tuple
@@ -27,6 +28,7 @@ from jupyter_sched.schedulers.docker_job import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
+    LABEL_REPLICAS,
     LABEL_REPLICA_ID,
     LABEL_ROLE_INDEX,
     LABEL_ROLE_NAME,
@@ -71,6 +73,7 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str) -> Dock
         base_env.update({k: v for k, v in os.environ.items() if fnmatch.fnmatchcase(k, pattern)})
     base_env.update(cfg.get("env") or {})  # type: ignore[arg-type]
     names = container_names(app_id, app.roles)
+    replicas_label = json.dumps([[role.name, role.num_replicas] for role in app.roles], separators=(",", ":"))
     rank0 = names[(0, 0)]
     containers = []
     for ri, role in enumerate(app.roles):
@@ -97,6 +100,7 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str) -> Dock
                 LABEL_ROLE_INDEX: str(ri),
                 LABEL_REPLICA_ID: str(k),
                 LABEL_CANCEL_GRACE: f"{grace:g}",
+                LABEL_REPLICAS: replicas_label,
             }
             kwargs: Dict[str, Any] = {
                 "name": names[(ri, k)],

@@ -88,6 +88,8 @@ from jupyter_sched.schedulers.docker_state import (
     app_id_of,
     app_state,
     cancelled_at,
+    expected_replicas,
+    gone_message,
     is_cancel_record,
     replica_state,
     row_state,
@@ -341,6 +343,19 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
                     max_retries=v.max_retries,
                 )
             role_defs[v.role].num_replicas += 1
+        present = {(v.role, v.replica_id) for v in views}
+        for role, k in expected_replicas(replicas):
+            if (role, k) in present:
+                continue
+            states.append(AppState.FAILED)  # its outcome is unknowable: the app cannot be said to succeed
+            failures.append(gone_message(role, k))
+            roles.setdefault(role, RoleStatus(role, [])).replicas.append(
+                ReplicaStatus(id=k, state=AppState.UNKNOWN, role=role, hostname="", structured_error_msg=gone_message(role, k))
+            )
+            if role in role_defs:
+                role_defs[role].num_replicas += 1
+        for role_status in roles.values():
+            role_status.replicas.sort(key=lambda r: r.id)
         state = app_state(states, cancelled is not None)
         if state == AppState.CANCELLED:
             msg = f"cancelled at {datetime.fromtimestamp(cancelled or 0).isoformat(timespec='seconds')}"
@@ -589,6 +604,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             and (r.get("Labels") or {}).get(LABEL_REPLICA_ID) == str(k)
         ]  # fmt: skip
         if not match:
+            if (role_name, k) in expected_replicas(replicas):
+                raise LookupError(gone_message(role_name, k))
             labels = [r.get("Labels") or {} for r in replicas]
             pairs = ((lb.get(LABEL_ROLE_NAME, ""), int(lb.get(LABEL_REPLICA_ID, -1))) for lb in labels)
             raise unknown_replica(app_id, role_name, k, pairs)

@@ -8,14 +8,16 @@ for ``describe()`` (exit code, restart count, start and finish times).
 from __future__ import annotations
 
 import calendar
+import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from jupyter_sched.schedulers.docker_job import (
     LABEL_APP_ID,
     LABEL_CANCELLED_AT,
+    LABEL_REPLICAS,
     LABEL_REPLICA_ID,
     LABEL_ROLE_INDEX,
     LABEL_ROLE_NAME,
@@ -176,3 +178,26 @@ def _int(text: Optional[str], default: int) -> int:
 
 def app_id_of(row: Dict[str, Any]) -> str:
     return (row.get("Labels") or {}).get(LABEL_APP_ID, "")
+
+
+def expected_replicas(rows: Iterable[Dict[str, Any]]) -> List[Tuple[str, int]]:
+    """Every ``(role, replica index)`` the app was submitted with, in role order, from the replicas'
+    ``LABEL_REPLICAS`` (empty for containers made before that label existed)."""
+    for row in rows:
+        text = (row.get("Labels") or {}).get(LABEL_REPLICAS)
+        if not text:
+            continue
+        try:
+            roles = json.loads(text)
+            return [(str(name), k) for name, count in roles for k in range(int(count))]
+        except (ValueError, TypeError):
+            continue
+    return []
+
+
+def gone_message(role: str, k: int) -> str:
+    """Why a replica has no state and no logs: its container is not on the engine any more."""
+    return (
+        f"{role}[{k}]: its container was removed from the Docker engine (docker rm?), so its state and its"
+        " logs are gone"
+    )

@@ -15,6 +15,8 @@ import signal
 import time
 from typing import Callable, Iterable, List, NamedTuple, Optional, Tuple
 
+from jupyter_sched.schedulers.local_platform import all_pids, proc_stat
+
 
 class Group(NamedTuple):
     """A replica's process group: the leader's pid and its start time (None: not checked, for a process
@@ -63,29 +65,22 @@ class Group(NamedTuple):
 
 
 def _stat(pid: int) -> Optional[Tuple[str, int, int]]:
-    """(state, start time in clock ticks since boot, process group) from ``/proc/<pid>/stat``."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    return fields[0].decode(), int(fields[19]), int(fields[2])
+    """(state, start time, process group): see ``local_platform.proc_stat``."""
+    return proc_stat(pid)
 
 
 def _running_member(pgid: int) -> bool:
-    """Some process other than a zombie belongs to group ``pgid`` (a scan of ``/proc``)."""
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            stat = _stat(int(name))
-            if stat is not None and stat[2] == pgid and stat[0] != "Z":
-                return True
+    """Some process other than a zombie belongs to group ``pgid`` (a scan of every process)."""
+    for pid in all_pids():
+        stat = _stat(pid)
+        if stat is not None and stat[2] == pgid and stat[0] != "Z":
+            return True
     return False
 
 
 def process_start_time(pid: int) -> Optional[int]:
-    """The start time of ``pid`` in clock ticks since boot (``/proc/<pid>/stat`` field 22), which tells a
-    process apart from a later one that reused its pid. None if there is no such process."""
+    """The start time of ``pid`` (hundredths of a second since boot), which tells a process apart from a
+    later one that reused its pid. None if there is no such process."""
     stat = _stat(pid)
     return stat[1] if stat is not None else None
 

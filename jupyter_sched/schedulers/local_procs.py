@@ -1,18 +1,22 @@
 """The event loop that owns the local backend's replica processes.
 
-One thread per scheduler waits (epoll) on every replica's stdout and stderr pipes and on a pidfd per
-process. It copies each chunk, the moment it arrives, to ``stdout.log``/``stderr.log`` and to
-``combined.log`` (so the combined log is in the order the chunks were written), appends an index record
-``(end offset, time)`` used for ``since``/``until``, and wakes log followers. A replica counts as finished
-only after its process has exited *and* its pipes are drained, so the last bytes it printed are in the
-files before anyone is told it finished. Nothing here sleeps in a polling loop.
+One thread per scheduler waits (a ``selectors`` selector: epoll on Linux, kqueue on macOS) on every
+replica's stdout and stderr pipes and, on Linux, on a pidfd per process (elsewhere a waiter thread per
+replica reports its exit; see ``local_platform``). It copies each chunk, the moment it arrives, to
+``stdout.log``/``stderr.log`` and to ``combined.log`` (so the combined log is in the order the chunks were
+read), appends an index record ``(end offset, time)`` used for ``since``/``until``, and wakes log
+followers. A replica counts as finished only after its process has exited *and* its pipes are drained, so
+the last bytes it printed are in the files before anyone is told it finished. Nothing here sleeps in a
+polling loop.
 
 epoll reports descriptors in the order they became readable, but only for descriptors it watched when
 that happened: pipes registered after a quick replica had written to both would come out in registration
-order, and ``echo out; echo err >&2`` would often land in ``combined.log`` swapped. So :func:`spawn`
-watches each replica's pipes with a small epoll of its own from before the process starts (no thread
-reads them), and :meth:`ProcessLoop._register` registers them with the loop in the order that epoll saw
-them become readable.
+order. So on Linux :func:`spawn` watches each replica's pipes from before the process starts
+(``local_platform.FirstWrites``), and :meth:`ProcessLoop._register` registers them in the order they
+became readable.
+
+A log write that fails (a full disk) is contained in its sink (``local_sinks``); any other error while
+handling a replica is logged and the loop carries on (see :class:`ProcessLoop`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from __future__ import annotations
 import heapq
 import logging
 import os
-import select
 import selectors
 import signal
 import subprocess
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Set, Tuple
 
 from jupyter_sched.schedulers.local_groups import Group
+from jupyter_sched.schedulers.local_platform import FirstWrites, pidfd_open
 from jupyter_sched.schedulers.local_sinks import LogSink
 
 logger = logging.getLogger(__name__)
@@ -63,8 +67,8 @@ class Replica:
     fault: str = ""
     """Why its logs are incomplete ("" while they are whole)."""
     faults: int = 0
-    first_ready: Optional["select.epoll"] = None
-    """An epoll watching the pipes since before the process started: says which became readable first."""
+    first_ready: Optional[FirstWrites] = None
+    """Watches the pipes since before the process started: says which became readable first."""
 
     @property
     def pid(self) -> int:
@@ -223,17 +227,15 @@ class ProcessLoop:
                     self._set_fault(rep, sink.error)
         fds = [fd for fd in (rep.out_fd, rep.err_fd) if fd >= 0]
         if rep.first_ready is not None:  # already-readable fds join the ready list in registration order
-            ready = [fd for fd, _ in rep.first_ready.poll(0)]  # in the order they became readable
-            fds = ready + [fd for fd in fds if fd not in ready]
-            rep.first_ready.close()
+            fds = [fd for fd in rep.first_ready.order() if fd in fds]
             rep.first_ready = None
         rep.open_fds = set(fds)
         for fd in fds:
             self._sel.register(fd, selectors.EVENT_READ, ("out" if fd == rep.out_fd else "err", rep))
         try:
-            rep.pidfd = os.pidfd_open(rep.pid)
+            rep.pidfd = pidfd_open(rep.pid)
             self._sel.register(rep.pidfd, selectors.EVENT_READ, ("pid", rep))
-        except (AttributeError, OSError):  # no pidfd (old kernel): a waiter thread stands in
+        except OSError:  # no pidfd (old kernel, not Linux, or the portable path): a waiter thread stands in
             threading.Thread(target=self._wait_thread, args=(rep,), daemon=True).start()
 
     def _wait_thread(self, rep: Replica) -> None:

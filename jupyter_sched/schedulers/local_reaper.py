@@ -28,6 +28,8 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
 
 GRACE_S = 3.0
+CLAIM_FILE = "reaper.claim"
+"""Written in an app's directory by the one process that stops its orphaned replicas (pid:start time)."""
 
 
 class ReaperClient:
@@ -143,6 +145,40 @@ def adopt_orphans(app_dir: str, grace: float) -> None:
     )
 
 
+def claim(app_dir: str) -> bool:
+    """Makes this process the one that stops the app's orphaned replicas; False if another live process
+    already is (the owner's reaper and a reader's adopter may both notice the owner's death)."""
+    from jupyter_sched.schedulers.local_groups import process_start_time
+
+    path = os.path.join(app_dir, CLAIM_FILE)
+    me = Group(os.getpid(), process_start_time(os.getpid())).encode()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        if claimed(app_dir):
+            return False
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC, 0o600)  # its holder died: take over
+    except OSError:
+        return True  # cannot write there (a full disk): stop them anyway
+    try:
+        os.write(fd, me.encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return True
+
+
+def claimed(app_dir: str) -> bool:
+    """A live process holds the app's claim (see :func:`claim`)."""
+    try:
+        with open(os.path.join(app_dir, CLAIM_FILE)) as f:
+            holder = Group.decode(f.read().strip())
+    except (OSError, ValueError):
+        return False
+    return holder.pid != os.getpid() and holder.alive()
+
+
 def _record_ends(app_dir: str, signalled: Iterable[Group], killed: Iterable[Group], msg: str) -> None:
     """Writes into the app's record how its unfinished replicas ended."""
     from jupyter_sched.schedulers.local_state import load_record
@@ -184,7 +220,7 @@ def main() -> None:
 
         app_dir, grace = sys.argv[2], float(sys.argv[3])
         record = load_record(app_dir)
-        if record is None:
+        if record is None or not claim(app_dir):
             return
         groups = [r.group for r in record.replicas if not r.done and r.pid and r.pid_started is not None]
         signalled, killed = _stop(groups, grace)
@@ -207,8 +243,9 @@ def main() -> None:
             for p in line[1:].split():
                 registered.pop(int(p), None)
     # stdin closed: the owner is gone
-    signalled, killed = _stop(list(registered.values()), GRACE_S)
-    for app_dir in {apps[p] for p in registered}:
+    mine = {app_dir for app_dir in {apps[p] for p in registered} if claim(app_dir)}
+    signalled, killed = _stop([g for p, g in registered.items() if apps[p] in mine], GRACE_S)
+    for app_dir in mine:
         _record_ends(app_dir, signalled, killed, f"owner process {owner} exited; its replicas were stopped")
 
 

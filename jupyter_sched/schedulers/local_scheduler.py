@@ -46,6 +46,7 @@ from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
+from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
 from jupyter_sched.schedulers.local_request import (
     PopenRequest,
     ReplicaParam,
@@ -402,7 +403,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
     def _adopt_orphans(self, record: AppRecord) -> None:
         """Replicas that outlived their owner against its wishes (its reaper died with it) are stopped now,
         by a reaper started for them, which records how they ended."""
-        if record.done or record.outlive_owner or owner_alive(record):
+        if record.done or record.outlive_owner or owner_alive(record) or reaper_claimed(record.app_dir):
             return
         if any(not r.done and r.pid and r.pid_started is not None and r.group.alive() for r in record.replicas):
             record.msg = f"owner process {record.owner_pid} exited; its replicas are being stopped"

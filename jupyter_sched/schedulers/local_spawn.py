@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -12,6 +11,7 @@ import time
 from typing import BinaryIO, Callable, Dict, List, Optional
 
 from jupyter_sched.schedulers.local_groups import Group, process_start_time
+from jupyter_sched.schedulers.local_platform import FirstWrites
 from jupyter_sched.schedulers.local_procs import Replica
 from jupyter_sched.schedulers.local_sinks import FILE_MODE, LogSink
 from jupyter_sched.schedulers.local_request import PopenRequest, ReplicaParam
@@ -86,9 +86,7 @@ def spawn(
     sinks = [LogSink(p) for p in (param.stdout, param.stderr, param.combined) if p]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    first_ready = select.epoll()  # see local_procs: which pipe the replica writes to first
-    first_ready.register(out_r, select.EPOLLIN)
-    first_ready.register(err_r, select.EPOLLIN)
+    first_ready = FirstWrites([out_r, err_r])  # see local_platform: which pipe the replica writes to first
     try:
         proc = subprocess.Popen(
             param.args,

@@ -2,8 +2,10 @@
 
 The files are written on the node by ``slurm_replica.py`` (each chunk appended as it is read, with an index
 record ``(file size after the chunk, time)`` beside it, the same layout as the local backend's) and read
-here from the shared job directory. Slurm cannot wake us, so a follow polls the file every 0.05 s, backing
-off to 0.25 s while it stays quiet.
+here from the shared job directory. Slurm cannot wake us, so a follow polls the file, every 0.05 s and at
+most every 0.07 s while it stays quiet: with ``QUIET_S`` that keeps a frame or unterminated text within
+about 100 ms of the wrapper writing it (one read of a small file per poll and replica; a network file
+system's attribute cache may add its own delay).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from jupyter_sched.schedulers.log_files import IndexedLogIterator
 class SlurmLogIterator(IndexedLogIterator):
     """Iterates one log file of one replica. ``finished()`` says whether the replica can write nothing
     more (Slurm is asked, at the caller's pace)."""
+
+    first_poll_s = 0.05
+    max_poll_s = 0.07
 
     def __init__(
         self,

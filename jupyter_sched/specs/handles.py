@@ -18,7 +18,7 @@ from jupyter_sched.specs.errors import MalformedAppHandleException
 
 AppHandle = str
 
-_HANDLE_RE = re.compile(r"^(?P<scheduler_backend>[^:/]+)://(?P<session_name>.*)/(?P<app_id>[^/]+)$")
+_HANDLE_RE = re.compile(r"^(?P<scheduler_backend>[^/]+?)://(?P<session_name>.*)/(?P<app_id>[^/]+)$")
 _SEPARATORS = ("/", "\\", "\0")
 _FIRST = "bcdfghjklmnpqrstvwxz"
 _REST = _FIRST + "0123456789"

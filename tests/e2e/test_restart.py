@@ -122,8 +122,8 @@ def test_restart_finds_the_apps_again(lab: Lab, lab_server: LabServer, replica_p
     bound_row = listing.locator(".widget-hbox", has_text=bound_handle)
     expect(bound_row.locator(".jsched-pill")).to_have_text(re.compile(r"^(FAILED|CANCELLED)$"), timeout=PANE_TIMEOUT)
     assert process_ended(bound_pid), f"the owner-bound replica (pid {bound_pid}) outlived its kernel"
-    expect(short_row.locator("button")).to_be_disabled()
-    expect(long_row.locator("button")).to_be_enabled()
+    expect(short_row.locator("button", has_text="Cancel")).to_be_disabled()
+    expect(long_row.locator("button", has_text="Cancel")).to_be_enabled()
     expect(short_row).to_contain_text(short_name)
     expect(long_row).to_contain_text(long_name)
     lab.screenshot(listing, "restart-list")
@@ -151,7 +151,7 @@ def test_restart_finds_the_apps_again(lab: Lab, lab_server: LabServer, replica_p
     lab.screenshot(status, "restart-status-cancelled")
     # The live list follows: the long app's row ends CANCELLED too, and the process is gone.
     expect(long_row.locator(".jsched-pill")).to_have_text("CANCELLED", timeout=PANE_TIMEOUT)
-    expect(long_row.locator("button")).to_be_disabled()
+    expect(long_row.locator("button", has_text="Cancel")).to_be_disabled()
     assert process_ended(long_pid), f"pid {long_pid} still runs after the pane showed CANCELLED"
 
     assert lab.page_problems() == []

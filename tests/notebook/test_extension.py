@@ -14,7 +14,7 @@ from traitlets import TraitError
 from jupyter_sched.notebook import autoload
 from jupyter_sched.notebook.extension import load, loaded, unload
 
-MAGICS = {"sched_run", "sched_logs", "sched_status", "sched_list", "sched_cancel", "sched_describe"}
+MAGICS = {"sched_run", "sched_logs", "sched_status", "sched_job", "sched_list", "sched_cancel", "sched_describe"}
 
 
 def _run(code: str, env: Any = None) -> str:

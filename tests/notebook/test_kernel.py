@@ -112,9 +112,12 @@ def test_interrupt_during_wait_detaches_and_the_job_keeps_running(kernel: Tuple[
         next_msg()
     errors = [m["content"] for m in seen if m["msg_type"] == "error"]
     assert len(errors) == 1 and len(errors[0]["traceback"]) == 1
-    line = errors[0]["traceback"][0]
-    assert line.startswith("Detached from") and "still RUNNING" in line and "%sched_cancel" in line
-    assert not [m for m in seen if m["msg_type"] == "stream"]  # background threads printed nothing
+    assert errors[0]["traceback"][0].startswith("Interrupted: stopped waiting for")
+    streams = [m["content"] for m in seen if m["msg_type"] == "stream"]
+    # one plain message on stdout (not an error): the truth about the app; background threads print nothing
+    assert [s["name"] for s in streams] == ["stdout"]
+    text = streams[0]["text"]
+    assert "Stopped waiting for" in text and "(RUNNING)" in text and "%sched_job" in text and "%sched_cancel" in text
     out = run_ok(kc, (
         "from jupyter_sched.notebook.extension import loaded\n"
         "job = list(loaded(get_ipython()).session.jobs.values())[-1]\n"
@@ -148,7 +151,7 @@ def test_restart_finds_the_apps_again(kernel: Tuple[Any, Any]) -> None:
     wait_for(lambda: state_of(bound) in ("FAILED", "CANCELLED"), 30, "the owner-bound app to end with its kernel")
     assert state_of(detached) == "RUNNING" and alive(int(pid))
     listing = run_ok(kc, "%sched_list")
-    rows = {line.split()[0]: line.split()[-1] for line in listing.splitlines()[1:]}
+    rows = {line.split()[0]: line.split()[2] for line in listing.splitlines()[1:]}
     assert rows[detached] == "RUNNING" and rows[bound] in ("FAILED", "CANCELLED")
     assert "hello-detached" in run_ok(kc, f"%sched_logs {detached.rsplit('/', 1)[1]} --snapshot")
     assert "hello-bound" in run_ok(kc, "%sched_logs sh --streams stdout")  # by name: the latest 'sh'
@@ -183,7 +186,7 @@ def test_restart_finds_docker_apps_again(kernel: Tuple[Any, Any], docker_engine:
         kc.wait_for_ready(timeout=60)
         run_ok(kc, setup)
         listing = run_ok(kc, "%sched_list")
-        assert any(line.split()[0] == handle and line.split()[-1] == "RUNNING" for line in listing.splitlines())
+        assert any(line.split()[0] == handle and line.split()[2] == "RUNNING" for line in listing.splitlines())
         app_id = handle.rsplit("/", 1)[1]
         wait_for(lambda: "from-docker" in run_ok(kc, f"%sched_logs {app_id} --snapshot"), 30, "the docker log")
         assert f"{handle}: CANCELLED" in run_ok(kc, f"%sched_cancel {app_id} --wait")

@@ -80,3 +80,21 @@ def test_end_records_notices() -> None:
     assert not mux.all_ended
     mux.end(0, "cannot read: gone")
     assert mux.all_ended and mux.notices == ["a/0 stdout: cannot read: gone"]
+
+
+def test_stderr_progress_frames_are_marked_but_not_tinted() -> None:
+    """tqdm writes to stderr: its bar keeps the ``!`` marker but not the error tint; a real error line keeps
+    both. The open (still redrawing) bar is not tinted either."""
+    from jupyter_sched.notebook.log_model import _STDERR_BG
+
+    mux = LogMux([Source("train", 0, "stdout"), Source("train", 0, "stderr")])
+    mux.feed_items(1, ["\repoch 1:   0%|", "\repoch 1:  50%|#####", "\repoch 1: 100%|##########\n"])
+    mux.feed_items(0, ["epoch 1 done\n"])
+    mux.feed_items(1, ["KeyError: 'y'\n", "\repoch 2:  10%|#", "\repoch 2:  20%|##"])
+    html, _ = mux.to_html(ALL)
+    rows = html.split("\n")
+    assert len(rows) == 4 and all("train/0 !" in rows[i] for i in (0, 2, 3)) and "train/0 |" in rows[1]
+    assert "100%" in rows[0] and _STDERR_BG not in rows[0]
+    assert "KeyError" in rows[2] and _STDERR_BG in rows[2]
+    assert "20%" in rows[3] and _STDERR_BG not in rows[3]
+    assert [line for line in mux.plain(ALL)][0].startswith("train/0 ! epoch 1: 100%")

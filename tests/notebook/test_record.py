@@ -9,8 +9,6 @@ background job that ends two cells later has its first cell's output updated in 
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import subprocess
 import sys
@@ -19,65 +17,19 @@ from typing import Any, Dict, List
 
 import pytest
 
+from nbhelpers import RECORD_CELLS as CELLS, run_headless
+
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-KERNEL_NAME = "jsched-record-python3"
 
-CELLS = [
-    "%load_ext jupyter_sched",
-    # 1: a job that ends while its cell waits
-    "%sched_run --wait utils.sh --name waited 'echo hello-waited; printf \"\\033[32mgreen\\033[0m\\n\";"
-    " for i in 1 2 3; do printf \"\\rstep $i/3\"; sleep 0.2; done; echo; echo to-stderr >&2'",
-    # 2: a background job that ends two cells later
-    "%sched_run utils.sh --name later 'sleep 3; echo background-done'",
-    "x = 1",
-    "import time; time.sleep(5)",
-    # 5: a failing job: the reason is in the record
-    "%sched_run --wait utils.python --name broken -c \"import sys; print('before'); d = {}; d['y']\"",
-    # 6: magics on ended apps: static output
-    "%sched_logs waited",
-    "%sched_status waited",
-    # 8: maths-looking text stays literal text
-    "%sched_run --wait utils.python --name dollars -c \"d, b = chr(36), chr(92); print(f'cost {d}A and {d}B {b}(x{b})')\"",
-]
 
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
-    from nbclient import NotebookClient
-
     base = tmp_path_factory.mktemp("record")
-    spec_dir = base / "jupyter" / "kernels" / KERNEL_NAME
-    spec_dir.mkdir(parents=True)
-    spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "jupyter_sched record test", "language": "python"}  # fmt: skip
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    env = {
-        "JUPYTER_PATH": str(base / "jupyter"),
-        "IPYTHONDIR": str(base / "ipython"),
-        "JUPYTER_SCHED_LOG_DIR": str(base / "state"),
-        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
-    saved = {k: os.environ.get(k) for k in [*env, "JUPYTER_SCHED_NONINTERACTIVE"]}
-    os.environ.update(env)
-    os.environ.pop("JUPYTER_SCHED_NONINTERACTIVE", None)  # headless needs no variable
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "t", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    try:
-        NotebookClient(nb, timeout=180, kernel_name=KERNEL_NAME, allow_errors=True, store_widget_state=False,
-                       resources={"metadata": {"path": str(base)}}).execute()  # fmt: skip
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    path = base / "saved.ipynb"
-    nbformat.write(nb, str(path))
+    path = run_headless(CELLS, base)
     return {"nb": nbformat.read(str(path), as_version=4), "path": path}
 
 

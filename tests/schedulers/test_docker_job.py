@@ -18,7 +18,7 @@ from jupyter_sched.schedulers.docker_job import (
     DockerContainer,
     DockerJob,
 )
-from jupyter_sched.schedulers.docker_logs import _Cursor, docker_time
+from jupyter_sched.schedulers.docker_logs import Cursor, docker_time
 from jupyter_sched.schedulers.docker_request import container_names
 from jupyter_sched.schedulers.docker_scheduler import RANK0_ENV, DockerScheduler, create_scheduler
 from jupyter_sched.schedulers.docker_state import app_state, exit_code_of_status, parse_time, replica_state
@@ -290,7 +290,7 @@ def _frame(ts: str, text: str, kind: int = 1) -> bytes:
 def test_cursor_resumes_without_losing_or_repeating_frames() -> None:
     t1, t2 = "2026-01-01T00:00:01.000000000Z", "2026-01-01T00:00:02.000000000Z"
     first = _frame(t1, "a\n") + _frame(t2, "b\n") + _frame(t2, "c\n")
-    cursor = _Cursor(None)
+    cursor = Cursor(None)
     # the stream is cut in the middle of a frame: the partial frame waits for the rest
     got = list(cursor.payloads(iter([first[:5], first[5:-3]])))
     assert got == [(1, b"a\nb\n")]
@@ -302,7 +302,7 @@ def test_cursor_resumes_without_losing_or_repeating_frames() -> None:
     # payloads keep their stream: a run per stream, in order
     t4 = "2026-01-01T00:00:04.000000000Z"
     mixed = _frame(t4, "o1") + _frame(t4, "o2") + _frame(t4, "e\n", kind=2) + _frame(t4, "o3\n")
-    assert list(_Cursor(None).payloads(iter([mixed]))) == [(1, b"o1o2"), (2, b"e\n"), (1, b"o3\n")]
+    assert list(Cursor(None).payloads(iter([mixed]))) == [(1, b"o1o2"), (2, b"e\n"), (1, b"o3\n")]
 
 
 # -- .dockerignore -----------------------------------------------------------------------------------------------

@@ -3,9 +3,11 @@ since/until, and following (live, across restarts, without losing or repeating l
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Callable, List
 
 import docker
 import pytest
@@ -148,6 +150,13 @@ def test_unknown_role_or_replica(docker_sched: DockerScheduler) -> None:
         docker_sched.log_iter(app_id, "main", 3)
 
 
+def until(condition: Callable[[], bool], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
 def _gated(tmp_path: Path) -> AppDef:
     """Prints 1..3, waits until the test creates ``go`` in a bind-mounted directory, prints 4..6."""
     gate = tmp_path / "gate"
@@ -165,10 +174,11 @@ def test_follow_resumes_after_a_dropped_connection(
         reader = via_proxy.log_iter(app_id, "main", should_tail=True)
         it = iter(reader)
         assert [next(it) for _ in range(3)] == ["1\n", "2\n", "3\n"]
-        engine_proxy.drop()  # the follow connection breaks while the replica still runs
+        until(lambda: reader.follow_opens >= 1 and reader.live_opens >= 1)  # type: ignore[attr-defined]
+        engine_proxy.drop()  # both follow connections break while the replica still runs
+        until(lambda: reader.resumes >= 1)  # type: ignore[attr-defined]
         (tmp_path / "gate" / "go").touch()
         assert list(it) == ["4\n", "5\n", "6\n"]
-        assert reader.resumes >= 1  # type: ignore[attr-defined]
     finally:
         via_proxy.close()
 
@@ -179,11 +189,96 @@ def test_log_iter_when_the_engine_goes_away_says_how_to_start_one(
     app_id = docker_sched.submit(_gated(tmp_path), {"cancel_grace": 0})
     via_proxy = DockerScheduler(session_name, docker_client=docker.DockerClient(base_url=engine_proxy.url))
     try:
-        it = iter(via_proxy.log_iter(app_id, "main", should_tail=True))
+        reader = via_proxy.log_iter(app_id, "main", should_tail=True)
+        it = iter(reader)
         assert next(it) == "1\n"
+        until(lambda: reader.follow_opens >= 1)  # type: ignore[attr-defined]
         engine_proxy.close()
         with pytest.raises(DockerNotAvailableError, match=r"lost the connection to the Docker engine.*docker info"):
             list(it)
     finally:
         via_proxy.close()
         docker_sched.cancel(app_id)
+
+
+# -- live frames: the history joined with the container's live output ------------------------------------------
+
+
+def _gate_app(tmp_path: Path, script: str) -> AppDef:
+    gate = tmp_path / "gate"
+    gate.mkdir(exist_ok=True)
+    return AppDef("live", [Role("main", BUSYBOX, entrypoint="sh", args=["-c", script], mounts=[BindMount(str(gate), "/gate")])])
+
+
+WAIT_GO = "while [ ! -e /gate/go ]; do sleep 0.02; done"
+
+
+def touch_when_live(reader: Any, path: Path) -> None:
+    """Creates ``path`` once the follow has opened the container's live stream (the generator runs only
+    while the test is in ``next``, so a thread does it)."""
+
+    def run() -> None:
+        until(lambda: reader.live_opens >= 1)
+        path.touch()
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+def test_follow_shows_an_unterminated_frame_while_the_replica_runs(
+    docker_sched: DockerScheduler, tmp_path: Path
+) -> None:
+    # the json-file driver would store "\r10%" only when the line ends (here: never before the exit)
+    app_id = docker_sched.submit(_gate_app(tmp_path, f"{WAIT_GO}; echo epoch 1; printf '\\r10%%'; sleep 600"), {"cancel_grace": 0})
+    reader = docker_sched.log_iter(app_id, "main", should_tail=True)
+    it = iter(reader)
+    touch_when_live(reader, tmp_path / "gate" / "go")
+    assert [next(it), next(it), next(it)] == ["epoch 1\n", "\r", "10%"]
+    assert docker_sched.describe(app_id).state == AppState.RUNNING  # type: ignore[union-attr]
+    docker_sched.cancel(app_id)
+    assert list(it) == []
+    # a plain read afterwards has the same bytes: the frame was not repeated by the history
+    assert items(docker_sched, app_id) == ["epoch 1\n", "\r", "10%"]
+
+
+def test_follow_of_a_bare_progress_frame(docker_sched: DockerScheduler, tmp_path: Path) -> None:
+    # the issue's repro: printf '\r10%'; sleep 2 -- "10%" comes while the replica still sleeps
+    app_id = docker_sched.submit(_gate_app(tmp_path, f"{WAIT_GO}; printf '\\r10%%'; sleep 2"), {})
+    reader = docker_sched.log_iter(app_id, "main", should_tail=True)
+    it = iter(reader)
+    touch_when_live(reader, tmp_path / "gate" / "go")
+    assert next(it) == "10%"
+    assert docker_sched.describe(app_id).state == AppState.RUNNING  # type: ignore[union-attr]
+    # the line's first frame (here the bare "\r") is what the engine held when the follow could not know
+    # whether the line had begun before it: it comes when the line is stored (see docker_seam)
+    assert list(it) == ["\r"]
+    assert items(docker_sched, app_id) == ["\r", "10%"]
+
+
+def test_follow_that_starts_in_the_middle_of_a_line_loses_and_repeats_nothing(
+    docker_sched: DockerScheduler, tmp_path: Path
+) -> None:
+    script = (
+        "printf 'epoch 3 lo'; touch /gate/wrote; " + WAIT_GO + "; printf 'ss\\r10%%'; "
+        "while [ ! -e /gate/go2 ]; do sleep 0.02; done; printf '\\r20%%\\n'; echo next"
+    )
+    app_id = docker_sched.submit(_gate_app(tmp_path, script), {})
+    until(lambda: (tmp_path / "gate" / "wrote").exists())
+    reader = docker_sched.log_iter(app_id, "main", should_tail=True)
+    it = iter(reader)
+    touch_when_live(reader, tmp_path / "gate" / "go")
+    assert next(it) == "10%"  # live, while the engine still holds "epoch 3 loss\r10%"
+    (tmp_path / "gate" / "go2").touch()
+    rest = list(it)
+    assert rest == ["epoch 3 loss\r", "\r", "20%\n", "next\n"]
+    assert sorted("".join(["10%", *rest])) == sorted("".join(items(docker_sched, app_id)))
+
+
+def test_follow_of_many_lines_with_live_frames_is_exact(docker_sched: DockerScheduler, tmp_path: Path) -> None:
+    script = WAIT_GO + "; i=0; while [ $i -lt 300 ]; do printf 'step %d\\r' $i; echo line $i; i=$((i+1)); done; printf tail"
+    app_id = docker_sched.submit(_gate_app(tmp_path, script), {})
+    reader = docker_sched.log_iter(app_id, "main", should_tail=True)
+    it = iter(reader)
+    touch_when_live(reader, tmp_path / "gate" / "go")
+    got = list(it)
+    assert "".join(got) == "".join(f"step {i}\rline {i}\n" for i in range(300)) + "tail"
+    assert got == items(docker_sched, app_id)

@@ -434,3 +434,18 @@ def test_cleanup_removes_the_app(docker_sched: DockerScheduler, session_name: st
     assert docker_sched.prune() == [running]
     assert session_containers(session_name) == []
     assert json.loads(json.dumps([a.app_id for a in docker_sched.list()])) == []
+
+
+def test_a_replica_whose_container_was_removed_is_named_not_lost(docker_sched: DockerScheduler) -> None:
+    app_id = docker_sched.submit(sh("echo hi", num_replicas=2), {})
+    wait_done(docker_sched, app_id)
+    subprocess.run(["docker", "rm", "-f", f"{app_id}-main-1"], check=True, capture_output=True)
+    desc = docker_sched.describe(app_id)
+    assert desc is not None and desc.state == AppState.FAILED
+    replicas = desc.roles_statuses[0].replicas
+    assert [(r.id, r.state) for r in replicas] == [(0, AppState.SUCCEEDED), (1, AppState.UNKNOWN)]
+    assert "container was removed" in replicas[1].structured_error_msg and "logs are gone" in desc.msg
+    assert desc.roles[0].num_replicas == 2
+    with pytest.raises(LookupError, match=r"main\[1\]: its container was removed .* logs are gone"):
+        docker_sched.log_iter(app_id, "main", 1)
+    assert list(docker_sched.log_iter(app_id, "main", 0)) == ["hi\n"]

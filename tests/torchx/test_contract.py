@@ -123,3 +123,18 @@ def test_cli_refuses_a_huge_num_replicas_in_a_dry_run() -> None:
     )  # fmt: skip
     assert proc.returncode != 0
     assert "roles[0].num_replicas" in proc.stderr and MAX_REPLICAS_ENV in proc.stderr
+
+
+def test_runner_calls_the_scheduler_as_torchx_does() -> None:
+    """``log_iter`` gets ``streams`` by keyword, and a scheduler object that is not ours (a mock, a
+    foreign class) is dry-run without our replica limit rather than failing on it."""
+    from unittest.mock import MagicMock
+
+    mock = MagicMock()
+    mock.describe.return_value = DescribeAppResponse(app_id="a")
+    mock.log_iter.return_value = iter(["x\n"])
+    with Runner("s", {"mock": lambda session, **kw: mock}) as runner:
+        assert list(runner.log_lines("mock://s/a", "r", 1)) == ["x\n"]
+        mock.log_iter.assert_called_once_with("a", "r", 1, None, None, None, False, streams=None)
+        runner.dryrun(_app(resource=Resource(1, 0, 64)), "mock")
+        mock.submit_dryrun.assert_called_once()

@@ -1,0 +1,61 @@
+"""A replica's full logs as files next to the notebook, so the pane can link to them.
+
+The pane shows a bounded tail; the whole log stays with the scheduler (files under the local log dir, the
+Docker log driver, Slurm's output files), often outside what JupyterLab can open. "Save logs" writes each
+replica's complete output, as the scheduler returns it (``\\r`` frames and colours kept, as in a
+terminal's scrollback), to ``jsched-logs/<app id>/<role>-<k>.log`` under the kernel's working directory,
+the notebook's own directory by default; relative links to them open in JupyterLab and download from
+Notebook 7 or VS Code. Written through the Runner like every other log read: nothing here knows where a
+backend keeps its files.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import TYPE_CHECKING, List, Sequence, Tuple
+
+from jupyter_sched.notebook.theme import esc, plural
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.runner import Runner
+
+ROOT = "jsched-logs"
+
+
+def save_logs(runner: "Runner", handle: str, app_id: str, replicas: Sequence[Tuple[str, int]],
+              directory: str = ".") -> List[Tuple[str, int, str, int]]:  # fmt: skip
+    """Writes each replica's whole log (stdout and stderr as the backend combines them); returns
+    ``(role, k, relative path, lines)`` per replica. A replica that cannot be read gets a file saying why."""
+    out = []
+    base = os.path.join(ROOT, app_id)
+    os.makedirs(os.path.join(directory, base), exist_ok=True)
+    for role, k in replicas:
+        rel = os.path.join(base, f"{role}-{k}.log")
+        lines = 0
+        with open(os.path.join(directory, rel), "w", encoding="utf-8", errors="replace") as f:
+            for streams in (["combined"], ["stdout", "stderr"]):
+                try:
+                    for stream in streams:
+                        if len(streams) > 1:
+                            f.write(f"[jupyter_sched: {stream} of {role}/{k}]\n")
+                        for item in runner.log_lines(handle, role, k, None, None, None, False, stream):  # type: ignore[arg-type]
+                            f.write(item)
+                            lines += item.count("\n")
+                    break
+                except Exception as e:  # noqa: BLE001 - say so in the file; the other replicas still get theirs
+                    if lines or len(streams) > 1:
+                        f.write(f"\n[jupyter_sched: could not read the log of {role}/{k}: {type(e).__name__}: {e}]\n")
+                        break
+        out.append((role, k, rel, lines))
+    return out
+
+
+def links_html(saved: Sequence[Tuple[str, int, str, int]]) -> str:
+    """Relative links to the saved files (they open in JupyterLab)."""
+    items = [
+        f'<a href="{html.escape(path, quote=True)}" target="_blank" style="text-decoration:underline">{esc(role)}/{k}</a>'
+        f' <span style="opacity:0.7">({plural(lines, "line")})</span>'
+        for role, k, path, lines in saved
+    ]
+    return f'<span style="font-size:12px">full logs: {" &middot; ".join(items)}</span>' if items else ""

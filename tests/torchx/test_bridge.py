@@ -1,0 +1,111 @@
+"""``-s torchx:<name>``: TorchX's own schedulers behind our interface, for real.
+
+TorchX's ``local_cwd`` runs real processes through our runner; ``kubernetes`` and ``slurm`` are dry-run
+(no cluster here) and their rendered requests checked; a submit to a backend without a server fails with
+the server's words and our hint.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+pytest.importorskip("torchx", reason="the torchx extra is not installed (pip install jupyter_sched[torchx])")
+
+from jupyter_sched.runner import get_runner  # noqa: E402
+from jupyter_sched.schedulers import get_scheduler_factories  # noqa: E402
+from jupyter_sched.schedulers.torchx_bridge_text import TorchXBackendError  # noqa: E402
+from jupyter_sched.specs import AppDef, AppState, InvalidAppError, Resource, Role  # noqa: E402
+
+
+def _app(*args: str, n: int = 2, entrypoint: str = "sh") -> AppDef:
+    res = Resource(cpu=1, gpu=0, memMB=256)
+    return AppDef("bridged", [Role("main", "alpine:3", entrypoint=entrypoint, args=list(args), num_replicas=n, resource=res)])
+
+
+def test_the_registry_names_every_torchx_scheduler() -> None:
+    names = list(get_scheduler_factories())
+    assert names[0] == "local_cwd"
+    assert {"torchx:local_cwd", "torchx:kubernetes", "torchx:slurm", "torchx:aws_batch"} <= set(names)
+
+
+def test_torchx_local_cwd_runs_through_our_runner(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with get_runner("bridge", log_dir=str(tmp_path)) as runner:
+        handle = runner.run(_app("-c", "echo out-$0; echo err >&2", "x"), "torchx:local_cwd")
+        assert handle.startswith("torchx:local_cwd://bridge/bridged-")
+        status = runner.wait(handle, wait_interval=0.2, timeout=120)
+        assert status is not None and status.state == AppState.SUCCEEDED and isinstance(status.state, AppState)
+        assert [r.id for r in status.roles[0].replicas] == [0, 1]
+        lines = list(runner.log_lines(handle, "main", 1, should_tail=True))
+        assert "out-x\n" in lines and all(line.endswith("\n") for line in lines)
+        described = runner.describe(handle)
+        assert described is not None and described.roles[0].name == "main"
+        assert handle in [app.app_handle for app in runner.list("torchx:local_cwd")]
+
+        sleeper = runner.run(_app("-c", "sleep 300", n=1), "torchx:local_cwd")
+        runner.cancel(sleeper)
+        final = runner.wait(sleeper, wait_interval=0.2, timeout=120)
+        assert final is not None and final.state in (AppState.CANCELLED, AppState.FAILED)
+
+
+def _request_yaml(text: str) -> dict:
+    return yaml.safe_load(text.split("=== SCHEDULER REQUEST ===", 1)[-1])
+
+
+def test_kubernetes_dry_run_renders_the_volcano_job() -> None:
+    with get_runner("bridge") as runner:
+        info = runner.dryrun(_app("-c", "echo hi", n=3), "torchx:kubernetes", cfg={"queue": "research"})
+    text = str(info)
+    job = _request_yaml(text) if "=== SCHEDULER REQUEST ===" in text else yaml.safe_load(text)
+    assert job["apiVersion"].startswith("batch.volcano.sh/") and job["kind"] == "Job"
+    assert job["spec"]["queue"] == "research" and job["spec"]["schedulerName"] == "volcano"
+    tasks = job["spec"]["tasks"]
+    assert [t["name"] for t in tasks] == ["main-0", "main-1", "main-2"]
+    container = tasks[0]["template"]["spec"]["containers"][0]
+    assert container["image"] == "alpine:3" and container["command"] == ["sh", "-c", "echo hi"]
+    assert container["resources"]["limits"]["cpu"] in ("1000m", "1")
+
+
+def test_slurm_dry_run_renders_the_batch_script() -> None:
+    with get_runner("bridge") as runner:
+        text = str(runner.dryrun(_app("-c", "echo hi"), "torchx:slurm"))
+    assert "#SBATCH" in text and "srun" in text and "echo hi" in text
+
+
+def test_a_backend_without_a_server_fails_with_its_words_and_our_hint(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-such-kubeconfig"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with get_runner("bridge") as runner:
+        with pytest.raises(TorchXBackendError) as e:
+            runner.run(_app("-c", "echo hi"), "torchx:kubernetes", cfg={"queue": "q"})
+    text = str(e.value)
+    assert text.startswith("torchx:kubernetes could not submit the app: ")
+    assert "kube" in text.lower() and "hint: it needs a reachable Kubernetes cluster" in text
+
+
+def test_bad_input_is_refused_before_torchx_builds_anything() -> None:
+    with get_runner("bridge") as runner:
+        with pytest.raises(InvalidAppError, match=r"roles\[0\]\.num_replicas"):
+            runner.dryrun(_app("-c", "true", n=10**20), "torchx:kubernetes", cfg={"queue": "q"})
+        with pytest.raises(ValueError, match="No resource"):  # TorchX's own _validate, through the bridge
+            runner.dryrun(AppDef("a", [Role("r", "img", entrypoint="e")]), "torchx:aws_batch", cfg={"queue": "q"})
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "jupyter_sched.cli.main", *args], capture_output=True, text=True, timeout=120,
+        env={**os.environ},
+    )  # fmt: skip
+
+
+def test_cli_runopts_and_dry_run_show_torchx_options_and_request() -> None:
+    opts = _cli("runopts", "torchx:kubernetes")
+    assert opts.returncode == 0, opts.stderr
+    assert "queue=QUEUE" in opts.stdout and "Volcano queue" in opts.stdout and "namespace" in opts.stdout
+    dry = _cli("run", "--dryrun", "-s", "torchx:kubernetes", "--cfg", "queue=q", "utils.echo", "--msg", "hi")
+    assert dry.returncode == 0, dry.stderr
+    assert "kind: Job" in dry.stdout and "schedulerName: volcano" in dry.stdout
