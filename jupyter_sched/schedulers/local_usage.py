@@ -1,9 +1,9 @@
 """Usage of local replicas: psutil over each replica's whole process tree, sampled by one thread.
 
 psutil rather than hand-read ``/proc``: it is the well-kept library for exactly this (process trees, CPU
-times, RSS) and the reading code stays portable. One pass per tick lists every process's parent once
-(``process_iter``) and walks each replica's tree from that map, so the cost grows with the number of
-processes on the machine plus the replicas' trees, not with replicas x processes.
+times, RSS) and the reading code stays portable. Each tick walks each replica's tree through the kernel's
+per-task ``children`` lists, so the cost grows with the replicas' own processes, not with every process on
+the machine (one pass over all parents stands in where the kernel lacks those lists).
 
 * CPU: the tree's user + system seconds, including children it has reaped; ``cpu_percent`` is its change
   over the last tick, as % of one core. The total never goes down (time of an orphan reaped by init is
@@ -53,7 +53,30 @@ class _Tree:
     latest: Optional[UsageSample] = None
 
 
-def _children_map() -> Dict[int, List[int]]:
+class _Children:
+    """Children of a pid, from the kernel's per-task ``children`` lists (only the tree's own processes are
+    read), or, where the kernel has no such file, from one pass over every process's parent."""
+
+    def __init__(self) -> None:
+        self._map: Optional[Dict[int, List[int]]] = None
+
+    def __call__(self, pid: int) -> List[int]:
+        if self._map is None:
+            try:
+                out: List[int] = []
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{tid}/children") as f:
+                        out.extend(int(c) for c in f.read().split())
+                return out
+            except FileNotFoundError:
+                if os.path.exists(f"/proc/{pid}"):  # the process is there, the file is not
+                    self._map = _parent_map()
+            except (OSError, ValueError):
+                return []
+        return (self._map or {}).get(pid, [])
+
+
+def _parent_map() -> Dict[int, List[int]]:
     kids: Dict[int, List[int]] = {}
     for proc in psutil.process_iter(["ppid"]):
         ppid = proc.info.get("ppid")
@@ -62,16 +85,16 @@ def _children_map() -> Dict[int, List[int]]:
     return kids
 
 
-def _tree_pids(pid: int, kids: Dict[int, List[int]]) -> List[int]:
+def _tree_pids(pid: int, kids: Callable[[int], List[int]]) -> List[int]:
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
         out.append(p)
-        todo.extend(kids.get(p, ()))
+        todo.extend(kids(p))
     return out
 
 
-def _read_tree(tree: _Tree, kids: Dict[int, List[int]]) -> Optional[Tuple[int, float]]:
+def _read_tree(tree: _Tree, kids: Callable[[int], List[int]]) -> Optional[Tuple[int, float]]:
     """(rss, cpu seconds) of the tree now; None if its leader is gone."""
     rss, cpu, alive = 0, 0.0, False
     seen = {}
@@ -93,7 +116,7 @@ def _read_tree(tree: _Tree, kids: Dict[int, List[int]]) -> Optional[Tuple[int, f
     return (rss, cpu) if alive else None
 
 
-def _sample(tree: _Tree, kids: Dict[int, List[int]], now: float, gpus=None) -> Optional[UsageSample]:  # type: ignore[no-untyped-def]
+def _sample(tree: _Tree, kids: Callable[[int], List[int]], now: float, gpus=None) -> Optional[UsageSample]:  # type: ignore[no-untyped-def]
     read = _read_tree(tree, kids)
     if read is None:
         return None
@@ -139,7 +162,7 @@ class UsageSampler:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="jupyter_sched-usage", daemon=True)
                 self._thread.start()
-        self._wake.set()
+        self._wake.set()  # a first sample now: a replica that ends within the interval still has totals
 
     def finish(self, key: Tuple[str, str, int], finished: float) -> Optional[UsageSample]:
         """Stops sampling ``key`` and returns its final sample (``running=False``, wall time up to
@@ -179,7 +202,7 @@ class UsageSampler:
             todo = list(self._trees.values()) if trees is None else list(trees)
         if not todo:
             return
-        kids, gpus = _children_map(), read_gpus()
+        kids, gpus = _Children(), read_gpus()
         now = time.monotonic()
         for tree in todo:
             _sample(tree, kids, now, gpus)
@@ -250,14 +273,14 @@ class ForeignProbe:
             tree = self._trees.get(key) or _Tree(role, k, pid, started, limit)
             self._trees[key] = tree
             trees.append(tree)
-        kids = _children_map()
+        kids = _Children()
         fresh = [t for t in trees if t.last_cpu is None]
         if fresh:
             now = time.monotonic()
             for tree in fresh:
                 _sample(tree, kids, now)
             time.sleep(0.2)
-            kids = _children_map()
+            kids = _Children()
         now, gpus = time.monotonic(), read_gpus()
         out = []
         for tree in trees:
