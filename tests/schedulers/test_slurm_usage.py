@@ -4,6 +4,7 @@ passed off as measurements."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from typing import Iterator
@@ -47,3 +48,20 @@ def test_a_cluster_that_gathers_nothing_is_refused_with_the_setting(srunner: Run
         srunner.cancel(handle)
     assert srunner.wait(handle, wait_interval=1, timeout=120).state == AppState.CANCELLED
     assert parse_app_handle(handle).scheduler_backend == "slurm"
+
+
+def test_a_step_ended_out_of_memory_is_named_with_limit_and_peak(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """This cluster does not enforce --mem, so an OUT_OF_MEMORY step cannot be produced here: a stand-in
+    ``sacct`` on PATH prints the rows a cluster that enforces it records (``--parsable2`` format)."""
+    from jupyter_sched.schedulers.slurm_usage import oom_text
+
+    sacct = tmp_path / "sacct"
+    sacct.write_text(
+        "#!/bin/sh\n"
+        "echo '77+0|OUT_OF_MEMORY||00:00:01|64M|00:00:02'\n"
+        "echo '77+0.batch|OUT_OF_MEMORY|1200K|00:00:00||00:00:02'\n"
+        "echo '77+0.0|OUT_OF_MEMORY|65433K|00:00:01.250||00:00:02'\n"
+    )
+    sacct.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert oom_text("77", 0, het=True) == "killed: out of memory (limit 64 MiB, peak 63.9 MiB)"
