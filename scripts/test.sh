@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh machine: installs and starts everything the tests need, then runs
-# pytest over tests/ and the tutorial notebooks (nbval). CI runs exactly this (.ci/run).
+# The whole test suite on a fresh machine: installs and starts everything the tests need, runs the checks
+# of scripts/ci/ (ruff and mypy; the built wheel in a fresh venv; a subset of the suite on every other
+# declared Python), then pytest over tests/ and the tutorial notebooks (nbval). CI runs exactly this
+# (.ci/run).
 #
 #   bash scripts/test.sh            # everything
-#   bash scripts/test.sh -k docker  # extra arguments go to pytest
+#   bash scripts/test.sh -k docker  # extra arguments go to pytest, and the scripts/ci/ checks are skipped
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -16,6 +18,11 @@ bash scripts/setup/slurm.sh      # Slurm: a controller and 4 nodes on this host 
 bash scripts/setup/browser.sh    # Debian chromium + JupyterLab/Playwright for tests/e2e
 
 mkdir -p artifacts
+if [ $# -eq 0 ]; then
+    bash scripts/ci/lint.sh             # ruff + mypy over the package (pyproject.toml's settings)
+    bash scripts/ci/wheel_smoke.sh      # sdist + wheel, installed in a fresh venv, smoke-tested there
+    bash scripts/ci/python_versions.sh  # specs, logs, components, CLI, local scheduler, runner, kernel tests
+fi                                      # on 3.10, 3.12 and 3.13 (.venv is 3.11)
 .venv/bin/python -m pytest tests -p no:cacheprovider "$@"
 # Again on the local backend's portable path (no epoll, pidfd or /proc, as on macOS; see
 # jupyter_sched/schedulers/local_platform.py): the local, runner, CLI and notebook tests.

@@ -1,8 +1,8 @@
-"""Code written for the seeds' interface (TorchX's scheduler API) runs here with only its imports changed.
+"""Code written for TorchX's scheduler API runs here with only its imports changed.
 
 Two halves:
 
-* A table of every public name the seeds document (and the exact signatures the reference notes state),
+* A table of every public name TorchX's documentation lists (and the exact signatures of TorchX 0.7.0),
   checked against our modules: ``torchx.X`` -> ``jupyter_sched.X``. Each row cites where the item is
   documented. A signature row is written in Python syntax exactly as documented; it is compared with
   ``inspect.signature`` of ours by these rules, so that every *documented call* keeps working:
@@ -18,11 +18,13 @@ Two halves:
 
   Where a document is silent (return annotations, parameter types) nothing is compared.
 
-* End-to-end snippets written as a TorchX user writes them against the seeds' documented calls, with
+* End-to-end snippets written as a TorchX user writes them against TorchX's documented calls, with
   only the imports changed, run for real on ``local_cwd``, ``local_dir`` and ``local_docker``.
 
-Sources: ``S000``.. are the seed files in ``/work/shared/seeds/`` (the newer version of each pair is the
-contract, see its README); ``REF`` is ``/work/shared/reference/torchx.md``.
+Sources: the table below is self-contained. Each row names where TorchX documents the item: ``S000``..
+are pages of TorchX's API documentation (two versions of the docker and local scheduler pages; where they
+differ, the newer one is the contract), ``REF_*`` are modules of TorchX 0.7.0 (``torchx.specs``,
+``torchx.schedulers.api``, the registry, ``LocalScheduler``, ``DockerScheduler``).
 """
 
 from __future__ import annotations
@@ -45,16 +47,16 @@ from jupyter_sched.specs import MISSING, NONE, NULL_RESOURCE, AppState, RetryPol
 from .schedulers.docker_fixtures import BUSYBOX, remove_session
 from .schedulers.helpers import wait_until
 
-S000 = "seeds/000 (docker scheduler, newer)"
-S001 = "seeds/001 (docker scheduler, older)"
-S002 = "seeds/002 (Scheduler API)"
-S003 = "seeds/003 (local scheduler, newer)"
-S004 = "seeds/004 (local scheduler, older)"
-REF_SPECS = "torchx.md §2.1"
-REF_API = "torchx.md §2.2"
-REF_REG = "torchx.md §2.3"
-REF_LOCAL = "torchx.md §3"
-REF_DOCKER = "torchx.md §4"
+S000 = "TorchX docs: docker scheduler (newer)"
+S001 = "TorchX docs: docker scheduler (older)"
+S002 = "TorchX docs: Scheduler API"
+S003 = "TorchX docs: local scheduler (newer)"
+S004 = "TorchX docs: local scheduler (older)"
+REF_SPECS = "TorchX 0.7.0: torchx.specs"
+REF_API = "TorchX 0.7.0: torchx.schedulers.api"
+REF_REG = "TorchX 0.7.0: torchx.schedulers registry"
+REF_LOCAL = "TorchX 0.7.0: LocalScheduler"
+REF_DOCKER = "TorchX 0.7.0: DockerScheduler"
 
 SPECS = "jupyter_sched.specs"
 SPECS_API = "jupyter_sched.specs.api"
@@ -168,7 +170,7 @@ DOCS: List[Doc] = [
     Doc(f"{DOCKER}:DockerContainer", "(image, command, kwargs)", S000, may_default=("kwargs",)),
     Doc(f"{DOCKER}:create_scheduler", "(session_name, **kwargs)", S000),
     Doc(f"{DOCKER}:has_docker", "()", S000),
-    # -- names the seeds' signatures spell as torchx.specs.api.X (S002 DescribeAppResponse, S004) -------------
+    # -- names TorchX's documented signatures spell as torchx.specs.api.X (S002 DescribeAppResponse, S004) -------------
     Doc(f"{SPECS_API}:AppState", None, S002),
     Doc(f"{SPECS_API}:RoleStatus", "(role, replicas)", S002),
     Doc(f"{SPECS_API}:Role", None, S002),
@@ -406,7 +408,7 @@ def test_documented_name_exists_with_documented_signature(doc: Doc) -> None:
         is_abstract = bool(getattr(obj, "__isabstractmethod__", False))
         assert is_abstract == doc.abstract, (
             f"{doc.target} is {'abstract' if is_abstract else 'concrete'}, {doc.src} documents it"
-            f" {'abstract' if doc.abstract else 'concrete'}: subclasses written for the seeds would break"
+            f" {'abstract' if doc.abstract else 'concrete'}: subclasses written for TorchX would break"
         )
     if documented_as_class(doc):  # a class, not e.g. a typing alias: it can be subclassed or isinstance'd
         assert inspect.isclass(obj), f"{doc.target} is documented as a class in {doc.src}, ours is {obj!r}"
@@ -475,7 +477,7 @@ def test_documented_run_option(factory: str, key: str, tp: Any, default: Any, sr
         sched.close()
 
 
-# Lines of ``repr(run_opts())`` the seeds print verbatim under "Config Options": (factory, line, source).
+# Lines of ``repr(run_opts())`` TorchX's docs print verbatim under "Config Options": (factory, line, source).
 RUN_OPTS_LINES: List[Tuple[str, str, str]] = [
     (f"{LOCAL}:create_cwd_scheduler", "log_dir=LOG_DIR (str, None)", S003),
     (f"{LOCAL}:create_cwd_scheduler", "prepend_cwd=PREPEND_CWD (bool, False)", S003),
@@ -532,7 +534,7 @@ def test_null_resource_and_named_resources() -> None:
 
 
 def test_specs_api_module_names_are_the_specs_names() -> None:
-    """The seeds spell types as ``torchx.specs.api.X``; ours are the same objects as ``specs.X``."""
+    """TorchX's docs spell types as ``torchx.specs.api.X``; ours are the same objects as ``specs.X``."""
     import jupyter_sched.specs as specs
     import jupyter_sched.specs.api as specs_api
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 
-from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.components import get_component, list_components
+from jupyter_sched.frontend.config import ProjectConfig
 
 HELP = "list the built-in and installed components"
 
@@ -15,6 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--print", dest="print_name", metavar="NAME", help="print the source code of a component"
     )
+    parser.add_argument(
+        "--json", action="store_true", help="print a JSON list of {name, summary, origin}"
+    )
 
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
@@ -22,6 +26,10 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
         print(inspect.getsource(get_component(args.print_name).fn))
         return 0
     components = list_components()
+    if args.json:
+        rows = [{"name": c.name, "summary": c.summary, "origin": c.origin} for c in components]
+        print(json.dumps(rows, indent=2))
+        return 0
     builtins = [c for c in components if c.origin == "builtin"]
     plugins = [c for c in components if c.origin != "builtin"]
     width = max((len(c.name) for c in components), default=0)

@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--until", help="only lines written before this time (same forms as --since)"
     )
+    parser.add_argument(
+        "--json", action="store_true", help='JSON lines: {"role", "replica", "line"} per line, no prefixes'
+    )
     parser.add_argument("--raw", action="store_true",
                         help="print the output as written, terminal control strings (titles, links) included")  # fmt: skip
 
@@ -74,6 +77,7 @@ def stream_app_logs(
     opts: Optional[TailOptions] = None,
     follow: bool = False,
     raw: bool = False,
+    json_lines: bool = False,
 ) -> List[str]:
     """Prints the logs of the app's (selected) replicas to ``out``; returns the read errors. To a terminal,
     control strings are removed unless ``raw``."""
@@ -81,7 +85,8 @@ def stream_app_logs(
     status = wait_for_replicas(runner, handle, targets.require_status(runner, handle))
     replicas = targets.select_replicas(handle, status, role, ids)
     clean = None if raw or not _is_terminal(out) else strip_control_strings
-    return tail(runner, handle, replicas, out, opts, color=common.use_color(out), on_error=common.err, clean=clean)
+    return tail(runner, handle, replicas, out, opts, color=common.use_color(out), on_error=common.err, clean=clean,
+                json_lines=json_lines)
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -112,7 +117,7 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
         raise CliUsageError(f"-n/--lines {args.lines}: give 1 or more (leave it out for every line)")
     check_window(opts.since, opts.until, [args.since, args.until])
     with common.open_runner(config) as runner:
-        errors = stream_app_logs(runner, handle, sys.stdout, role, ids, opts, raw=args.raw)
+        errors = stream_app_logs(runner, handle, sys.stdout, role, ids, opts, raw=args.raw, json_lines=args.json)
         if errors:
             return 1
         if args.follow:

@@ -5,7 +5,7 @@ notebook's ``%sched_run`` parses a line exactly like this command does. Everythi
 name belongs to the component (``run utils.sh -s`` passes ``-s`` to ``sh``).
 
 On the local schedulers replicas are children of the process that started them and end with it, so
-``run`` waits for the app there and streams its logs (like the peer), unless ``--cfg outlive_owner=true``.
+``run`` waits for the app there and streams its logs (like TorchX), unless ``--cfg outlive_owner=true``.
 """
 
 from __future__ import annotations
@@ -16,23 +16,34 @@ from typing import Any, List, Optional
 
 from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError, CliUsageError
-from jupyter_sched.cli.render import render
+from jupyter_sched.cli.render import render, to_json
 from jupyter_sched.frontend.config import ConfigError, load_config
 from jupyter_sched.frontend.run_args import RunArgs, checked_app, parse_run_args
 from jupyter_sched.frontend.run_options import HELP
 from jupyter_sched.runner import get_runner
 from jupyter_sched.specs import AppDryRunInfo, AppState, AppStatus, InvalidAppError, InvalidRunConfigException
+from jupyter_sched.specs.masking import mask_lines
 
 __all__ = ["HELP", "RunArgs", "execute", "main", "parse_run_args"]
 
 
 # -- running ----------------------------------------------------------------------------------------------------
 def format_dryrun(info: AppDryRunInfo) -> str:
-    """The app, the scheduler's own rendering of its request, and the request's warnings if any."""
+    """The app, the scheduler's own rendering of its request, and the request's warnings if any; secrets
+    masked (render() masks the app, :func:`mask_lines` the request)."""
     view = info.view()
     warned = "".join(f"warning: {w}\n" for w in (view.warnings if view is not None else []))
-    text = f"=== APPLICATION ===\n{render(info.app)}\n\n=== SCHEDULER REQUEST ===\n{info!r}\n"
-    return text + (f"\n=== WARNINGS ===\n{warned}" if warned else "")
+    request = mask_lines(repr(info))
+    text = f"=== APPLICATION ===\n{render(info.app)}\n\n=== SCHEDULER REQUEST ===\n{request}\n"
+    return text + (f"\n=== WARNINGS ===\n{mask_lines(warned)}" if warned else "")
+
+
+def dryrun_json(info: AppDryRunInfo) -> str:
+    """``run --dryrun --json``: scheduler, resolved cfg, the app and the request (its neutral view where the
+    backend gives one, else its text), secrets masked like every other output."""
+    view = info.view()
+    request = view if view is not None else mask_lines(repr(info))
+    return to_json({"scheduler": info.scheduler, "cfg": dict(info.cfg), "app": info.app, "request": request}) + "\n"
 
 
 def ends_with_owner(info: AppDryRunInfo) -> bool:
@@ -84,7 +95,7 @@ def execute(args: RunArgs, runner: Any) -> int:
     )
     info = dryrun(runner, app, args)
     if args.dryrun:
-        sys.stdout.write(format_dryrun(info))
+        sys.stdout.write(dryrun_json(info) if args.json else format_dryrun(info))
         return 0
     view = info.view()
     for warning in view.warnings if view is not None else []:

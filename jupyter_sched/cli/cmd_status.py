@@ -6,9 +6,10 @@ import argparse
 import json
 
 from jupyter_sched.cli import common
-from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.cli.errors import CliError
 from jupyter_sched.frontend import targets
+from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.specs.masking import mask_lines, mask_tree
 
 HELP = "show the state of an app and of each of its replicas"
 
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
         data = {"app_handle": handle, **status.to_json()}
         if roles:
             data["roles"] = [r for r in data["roles"] if r["role"] in roles]
-        print(json.dumps(data, indent=2))
+        print(json.dumps(mask_tree(data), indent=2))
     else:
-        print(f"{handle}:\n{status.format(roles)}")
+        print(mask_lines(f"{handle}:\n{status.format(roles)}"))
     return 0

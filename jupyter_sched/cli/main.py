@@ -2,14 +2,19 @@
 
 Exit codes: 0 success; 1 the app failed or was cancelled, or an app/role/replica does not exist; 2 bad
 usage (unknown flag, scheduler, run option or component, malformed handle); 130 interrupted.
+
+The library logs under the ``jupyter_sched`` logger; the CLI shows it on stderr: progress (INFO, e.g. image
+pulls and workspace builds) and warnings by default, ``-q`` warnings and errors only, ``-qq`` errors only,
+``-v`` debug too. These options go before the verb.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from types import ModuleType
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import jupyter_sched
 from jupyter_sched.cli import (
@@ -24,9 +29,9 @@ from jupyter_sched.cli import (
     cmd_top,
 )
 from jupyter_sched.cli.errors import CliError, CliExit, CliUsageError
+from jupyter_sched.components import ComponentError, ComponentHelp
 from jupyter_sched.frontend.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.frontend.parsers import RaisingArgumentParser
-from jupyter_sched.components import ComponentError, ComponentHelp
 from jupyter_sched.schedulers.local_scheduler import LOG_DIR_ENV
 from jupyter_sched.specs import (
     InvalidAppError,
@@ -64,6 +69,8 @@ def build_parser() -> RaisingArgumentParser:
     parser.add_argument(
         "--version", action="version", version=f"{PROG} {jupyter_sched.__version__}"
     )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (debug) on stderr")
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="no progress; -qq: errors only")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for name, module in VERBS.items():
         sub = verbs.add_parser(
@@ -89,7 +96,41 @@ def _export_local_log_dir(config: ProjectConfig) -> None:
             return
 
 
+_FLAGS = {"-v": 1, "-vv": 2, "--verbose": 1, "-q": -1, "-qq": -2, "--quiet": -1}
+_LEVELS = {-2: logging.ERROR, -1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to the ``sys.stderr`` of the moment (it may be replaced after the handler is made)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _setup_logging(argv: List[str]) -> List[str]:
+    """Takes the leading ``-v``/``-q`` options off ``argv`` and shows the ``jupyter_sched`` logger's records
+    at that level on stderr (once per process; the level is updated on later calls)."""
+    level, i = 0, 0
+    while i < len(argv) and argv[i] in _FLAGS:
+        level += _FLAGS[argv[i]]
+        i += 1
+    logger = logging.getLogger("jupyter_sched")
+    logger.setLevel(_LEVELS[max(-2, min(1, level))])
+    if not any(getattr(h, "_jupyter_sched_cli", False) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+        handler._jupyter_sched_cli = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    return argv[i:]
+
+
 def _dispatch(argv: List[str]) -> int:
+    argv = _setup_logging(argv)
     config = load_config()
     _export_local_log_dir(config)
     if argv and argv[0] == "run":

@@ -1,4 +1,11 @@
-"""Readable renderings of data-model objects: an indented, YAML-like text (no object tags) and JSON."""
+"""Readable renderings of data-model objects: indented text that is valid YAML (no object tags), and JSON.
+
+The text is written by hand rather than with ``yaml.safe_dump``, to keep field order and quote only
+what needs it: a string is plain only when YAML would read it back as the same string (no indicator first,
+no ``: `` or `` #``, not a number, date, bool or null word of YAML 1.1 or 1.2); anything else is a JSON
+string, which YAML reads as a double-quoted scalar. ``tests/cli/test_render.py`` proves the round trip.
+
+Both mask secrets first (:func:`jupyter_sched.specs.masking.mask_tree`), so no CLI output shows one."""
 
 from __future__ import annotations
 
@@ -9,9 +16,13 @@ from enum import Enum
 from typing import Any, List
 
 from jupyter_sched.specs import BindMount, DeviceMount, Role, VolumeMount
+from jupyter_sched.specs.masking import mask_tree
 
 _MOUNT_KINDS = {BindMount: "bind", VolumeMount: "volume", DeviceMount: "device"}
-_PLAIN = re.compile(r"^[A-Za-z0-9_./@%+-][A-Za-z0-9_./@%+=, -]*$")
+_PLAIN = re.compile(r"^(?:[A-Za-z_/.]|-[A-Za-z-])[A-Za-z0-9_./@%+=, -]*$")
+_SPECIAL = {"null", "true", "false", "yes", "no", "on", "off", "y", "n", "~", ".inf", ".nan", "-.inf", "+.inf"}
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+"""What YAML may not show raw in a double-quoted scalar (or would read as a line break): escaped."""
 
 
 def to_plain(obj: Any) -> Any:
@@ -36,17 +47,33 @@ def _scalar(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, int):
         return repr(value)
     text = str(value)
     if (
         _PLAIN.match(text)
         and not text.endswith(" ")
-        and text not in ("null", "true", "false")
+        and text.lower() not in _SPECIAL
         and not _numeric(text)
     ):
         return text
-    return json.dumps(text, ensure_ascii=False)
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+def _float(value: float) -> str:
+    """A float as YAML reads it back: ``.inf``/``.nan``, and always a ``.`` before an exponent."""
+    if value != value:
+        return ".nan"
+    if value in (float("inf"), float("-inf")):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    if "e" in text and "." not in text:
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0e{exponent if exponent[0] in '+-' else '+' + exponent}"
+    return text
 
 
 def _numeric(text: str) -> bool:
@@ -68,7 +95,7 @@ def _leaf(value: Any) -> str:
 def render(obj: Any) -> str:
     """``obj`` as indented ``key: value`` text; strings are quoted only when they would be ambiguous."""
     lines: List[str] = []
-    _render(to_plain(obj), 0, lines)
+    _render(mask_tree(to_plain(obj)), 0, lines)
     return "\n".join(lines)
 
 
@@ -80,7 +107,7 @@ def _render(value: Any, indent: int, lines: List[str], prefix: str = "") -> None
             return
         first = True
         for key, item in value.items():
-            head = (prefix if first else " " * len(prefix)) + f"{key}:"
+            head = (prefix if first else " " * len(prefix)) + f"{_scalar(key)}:"
             first = False
             if isinstance(item, (dict, list)) and item:
                 lines.append(pad + head)
@@ -105,4 +132,4 @@ def _render(value: Any, indent: int, lines: List[str], prefix: str = "") -> None
 
 
 def to_json(obj: Any) -> str:
-    return json.dumps(to_plain(obj), indent=2, default=str, ensure_ascii=False)
+    return json.dumps(mask_tree(to_plain(obj)), indent=2, default=str, ensure_ascii=False)

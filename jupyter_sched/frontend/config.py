@@ -55,14 +55,15 @@ class ProjectConfig:
 
 
 def _toml() -> Optional[ModuleType]:
-    try:
-        import tomllib
+    """``tomllib`` (3.11+), else ``tomli`` (a dependency on 3.10, see pyproject.toml)."""
+    try:  # mypy checks as Python 3.10, which has no tomllib
+        import tomllib  # type: ignore[import-not-found,unused-ignore]
 
         return tomllib
     except ModuleNotFoundError:
         pass
     try:
-        import tomli  # type: ignore[import-not-found]
+        import tomli
 
         return tomli
     except ModuleNotFoundError:

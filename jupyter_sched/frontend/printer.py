@@ -3,7 +3,7 @@
 Log items (see ``Scheduler.log_iter``) are whole lines, ``\\r``-terminated progress frames, or a final
 partial line. A :class:`Prefixer` per replica remembers whether that replica's output is at the start of a
 line, so the prefix is written exactly once per line and once per ``\\r`` frame, however the text was cut
-into items (the peer re-prefixes per chunk and duplicates prefixes at chunk boundaries). A
+into items (TorchX re-prefixes per chunk and duplicates prefixes at chunk boundaries). A
 :class:`LogPrinter`, the text renderer of :func:`jupyter_sched.frontend.follow.follow`, interleaves whole
 items of several replicas and ends a replica's unfinished line before another replica writes, so lines
 never run into each other. :func:`gutter` is the one spelling of a replica's prefix in text (the notebook's
@@ -12,6 +12,7 @@ snapshot uses it too, adding a stream mark).
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, TextIO, Tuple
@@ -148,6 +149,32 @@ class LogPrinter(FollowRenderer):
             self._out.flush()
 
 
+class JsonLinePrinter(FollowRenderer):
+    """``log --json``: one JSON object per item, ``{"role", "replica", "line"}`` (``line`` without its
+    ``\n``; a progress frame keeps its ``\r``), for tools. No prefixes, no colours, nothing removed."""
+
+    def __init__(self, out: TextIO, on_error: Optional[Callable[[str], None]] = None) -> None:
+        self._out = out
+        self._on_error = on_error
+
+    def on_items(self, items: List[Tuple[Tuple[str, int], str]]) -> None:
+        if not items:
+            return
+        self._out.write("".join(
+            json.dumps({"role": r, "replica": k, "line": item[:-1] if item.endswith("\n") else item},
+                       ensure_ascii=False) + "\n"
+            for (r, k), item in items
+        ))  # fmt: skip
+        self._out.flush()
+
+    def on_error(self, replica: Tuple[str, int], message: str) -> None:
+        if self._on_error is not None:
+            self._on_error(message)
+
+    def on_end(self) -> None:
+        self._out.flush()
+
+
 def tail(
     runner: "Runner",
     app_handle: str,
@@ -157,6 +184,11 @@ def tail(
     color: bool = False,
     on_error: Optional[Callable[[str], None]] = None,
     clean: Optional[Callable[[str], str]] = None,
+    json_lines: bool = False,
 ) -> List[str]:
-    """:func:`follow` printed to ``out`` by a :class:`LogPrinter`."""
-    return follow(runner, app_handle, replicas, opts, LogPrinter(out, replicas, color, on_error, clean))
+    """:func:`follow` printed to ``out`` by a :class:`LogPrinter` (a :class:`JsonLinePrinter` with
+    ``json_lines``)."""
+    printer: FollowRenderer = (
+        JsonLinePrinter(out, on_error) if json_lines else LogPrinter(out, replicas, color, on_error, clean)
+    )
+    return follow(runner, app_handle, replicas, opts, printer)

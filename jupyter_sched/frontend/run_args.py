@@ -31,6 +31,8 @@ class RunArgs:
     cfg: Dict[str, CfgVal] = field(default_factory=dict)
     """Run options: the config file's defaults for the scheduler, overridden by ``--cfg``; typed values."""
     dryrun: bool = False
+    json: bool = False
+    """With ``dryrun``: print the dry run as JSON (the CLI; the notebook's display carries JSON anyway)."""
     wait: bool = False
     log: bool = False
     fail_fast: bool = False
@@ -155,6 +157,8 @@ def parse_run_line(
     component, component_args = line.component()
     parser = build_run_parser()
     ns = parser.parse_args(line.options)
+    if ns.json and not ns.dryrun:
+        raise UsageError("jupyter-sched run: error: --json goes with --dryrun (run prints only the handle)")
     if config is None:
         try:
             config = load_config()
@@ -182,6 +186,7 @@ def parse_run_line(
         scheduler=scheduler,
         cfg=cfg,
         dryrun=ns.dryrun,
+        json=ns.json,
         wait=ns.wait,
         log=ns.log,
         fail_fast=ns.fail_fast,

@@ -42,6 +42,7 @@ RUN_OPTIONS: Tuple[RunOption, ...] = (
               "run options of the scheduler, e.g. log_dir=/tmp/logs,prepend_cwd=true (repeatable; later wins)",
               takes_value=True, repeat=True, metavar="K=V,..."),  # fmt: skip
     RunOption(("--dryrun",), "dryrun", "print the app and the scheduler's request; run nothing"),
+    RunOption(("--json",), "json", "with --dryrun: print the app and the request as JSON (secrets masked)"),
     RunOption(("--wait",), "wait", "wait until the app ends; exit 1 unless it succeeded"),
     RunOption(("--log",), "log", "stream the app's logs (to stderr) until it ends; implies --wait"),
     RunOption(("--fail-fast",), "fail_fast",

@@ -30,8 +30,8 @@ def parse_time(text: str, flag: str) -> datetime:
             raise UsageError(
                 f"{flag} {text!r}: that age reaches back before year 1; give a smaller age or {FORMS}"
             ) from None
-    try:
-        return datetime.fromisoformat(text)
+    try:  # before 3.11 fromisoformat rejects a "Z" suffix: read it as +00:00
+        return datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
     except ValueError:
         raise UsageError(f"{flag} {text!r}: not a time; write {FORMS}") from None
 

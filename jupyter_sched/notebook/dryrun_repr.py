@@ -4,8 +4,8 @@ Everything backend-specific comes from the request's neutral view (``info.view()
 ``jupyter_sched.specs.dryrun``): per replica the command as a copyable shell line, how the backend starts
 it (``docker run ...``), the env, cwd, image, mounts, limits and logs; app-wide notes (how a Slurm job is
 submitted), free-form sections (the batch script) and warnings. A request without a view falls back to its
-own repr. Secrets are masked in all three renderings (:mod:`.masking`: secret-looking names, and
-credentials inside URLs, also inside command lines and scripts).
+own repr. Secrets are masked in all three renderings (:mod:`jupyter_sched.specs.masking`: secret-looking
+names, ``--password=``-style arguments and credentials inside URLs, also inside command lines and scripts).
 
 Each block (command, env, script) has a copy button: a small inline ``onclick`` copying the ``<pre>`` next to
 it, so it works in JupyterLab without an extension; where scripts are stripped (GitHub, nbviewer) the block
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from jupyter_sched.notebook.masking import MASK, SECRET_NAME, mask_env, mask_shell_text, mask_value
 from jupyter_sched.notebook.theme import code, esc, table
 from jupyter_sched.specs import DryRunView, ReplicaPlan
+from jupyter_sched.specs.masking import mask_env, mask_lines, mask_shell_text, mask_tree
 
 DRYRUN_MIME = "application/vnd.jupyter-sched.dryrun+json"
 _NO_MATH = "tex2jax_ignore mathjax_ignore"
@@ -89,7 +89,7 @@ def dryrun_html(info: Any) -> str:
         f'<div class="jsched-dryrun {_NO_MATH}"><b>dry run</b> of {esc(app.name if app else "?")} on '
         f"{code(info.scheduler or '?')} &middot; nothing was started"
     )
-    cfg = ", ".join(f"{k}={v!r}" for k, v in _mask_tree(dict(info.cfg)).items() if v not in (None, "", [], {}))
+    cfg = ", ".join(f"{k}={v!r}" for k, v in mask_tree(dict(info.cfg)).items() if v not in (None, "", [], {}))
     cfg_html = f'<div style="font-size:12px;opacity:0.8">cfg: {esc(cfg)}</div>' if cfg else ""
     view = _view(info)
     if view is None:
@@ -114,7 +114,7 @@ def dryrun_text(info: Any) -> str:
     out = [f"dry run of {app.name if app else '?'} on {info.scheduler or '?'} (nothing was started)"]
     view = _view(info)
     if view is None:
-        out.append(_masked_repr(info))
+        out.append(mask_lines(repr(info)))
         return "\n".join(out)
     out.extend(f"  warning: {w}" for w in view.warnings)
     out.extend(f"  {k}: {mask_shell_text(v)}" for k, v in view.notes)
@@ -131,32 +131,6 @@ def dryrun_text(info: Any) -> str:
     return "\n".join(out)
 
 
-def _masked_repr(info: Any) -> str:
-    lines = []
-    for line in mask_shell_text(repr(info)).splitlines():
-        name = line.strip().split("=", 1)[0].split(":")[-1].strip()
-        lines.append(line.split("=", 1)[0] + "=" + MASK if "=" in line and SECRET_NAME.search(name) else line)
-    return "\n".join(lines)
-
-
-def _mask_tree(value: Any, key: str = "") -> Any:
-    """A JSON-able copy of ``value`` with secret-looking env values masked."""
-    if isinstance(value, Mapping):
-        return {str(k): (MASK if SECRET_NAME.search(str(k)) and not isinstance(v, (Mapping, list)) else
-                         _mask_tree(v, str(k))) for k, v in value.items()}  # fmt: skip
-    if isinstance(value, (list, tuple)):
-        if key in ("environment", "env") and all(isinstance(e, str) and "=" in e for e in value):
-            return ["=".join((e.split("=", 1)[0], mask_value(*e.split("=", 1)))) for e in value]
-        return [_mask_tree(v, key) for v in value]
-    if isinstance(value, str):
-        return mask_shell_text(value)  # commands and scripts carry env values too (-e/--env NAME=VALUE)
-    if isinstance(value, (int, float, bool)) or value is None:
-        return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _mask_tree({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, key)
-    return str(value)
-
-
 def dryrun_json(info: Any) -> Dict[str, Any]:
     """The dry run as JSON: scheduler, app name, resolved cfg, the request's own JSON (its ``to_json()``,
     else the request itself) and its neutral view; secrets masked."""
@@ -169,8 +143,8 @@ def dryrun_json(info: Any) -> Dict[str, Any]:
     return {
         "scheduler": info.scheduler,
         "app": app.name if app is not None else None,
-        "cfg": _mask_tree(dict(info.cfg)),
-        "request": _mask_tree(body),
+        "cfg": mask_tree(dict(info.cfg)),
+        "request": mask_tree(body),
         "view": _view_json(view) if view is not None else None,
     }
 
@@ -179,11 +153,11 @@ def _view_json(view: DryRunView) -> Dict[str, Any]:
     """The neutral view with each command as one masked shell line (single argv words such as ``-e``'s
     ``NAME=VALUE`` could not be masked by name)."""
     plans = [
-        {**_mask_tree({f.name: getattr(p, f.name) for f in dataclasses.fields(p) if f.name not in ("argv", "shell")}),
+        {**mask_tree({f.name: getattr(p, f.name) for f in dataclasses.fields(p) if f.name not in ("argv", "shell")}),
          "label": p.label, "command": mask_shell_text(p.command_line)}
         for p in view.replicas
     ]  # fmt: skip
-    return {**_mask_tree(dataclasses.replace(view, replicas=[])), "replicas": plans}
+    return {**mask_tree(dataclasses.replace(view, replicas=[])), "replicas": plans}
 
 
 def dryrun_bundle(info: Any) -> Dict[str, Any]:

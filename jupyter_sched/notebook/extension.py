@@ -27,13 +27,14 @@ def load(shell: Any) -> Any:
     existing = _LOADED.get(shell)
     if existing is not None:
         return existing
-    from jupyter_sched.notebook import record, reprs
+    from jupyter_sched.notebook import notes, record, reprs
     from jupyter_sched.notebook.magics import SchedMagics
 
     magics = SchedMagics(shell=shell)
     shell.register_magics(magics)
     reprs.register(shell)
     shell.events.register("post_run_cell", record.flush)  # ended jobs' records reach headless clients
+    notes.install(shell)  # library diagnostics as a one-line note, not stderr
     _LOADED[shell] = magics
     return magics
 
@@ -43,7 +44,7 @@ def unload(shell: Any) -> None:
     magics = _LOADED.pop(shell, None)
     if magics is None:
         return
-    from jupyter_sched.notebook import live, record, reprs
+    from jupyter_sched.notebook import live, notes, record, reprs
 
     manager = shell.magics_manager
     for kind, names in magics.magics.items():
@@ -58,5 +59,6 @@ def unload(shell: Any) -> None:
     reprs.unregister(shell)
     if record.flush in shell.events.callbacks.get("post_run_cell", []):
         shell.events.unregister("post_run_cell", record.flush)
+    notes.uninstall(shell)
     live.stop_all()
     record.forget_all()

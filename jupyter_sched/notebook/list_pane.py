@@ -238,7 +238,8 @@ class ListPane:
         bundle["text/html"] = f"<pre>{esc(text)}</pre>"
         return bundle
 
-    # -- the cell's record (see .record): static once every listed app has ended ---------------------
+    # -- the cell's record (see .record): static once every listed app has ended (then Open is gone:
+    # %sched_status / %sched_logs HANDLE show one; a list with running apps stays live, Open included) ---
     @property
     def final(self) -> bool:
         with self.lock:
@@ -259,7 +260,7 @@ class ListPane:
 
         with self.lock:
             rows = [r.row for r in self.rows.values()]
-            text = rows_text(rows, self.notices)
+            text = rows_text(rows, self.notices, self.book, ages=as_of_ts is None)
         if as_of_ts is not None:
             text += f"\n(states {as_of(as_of_ts)}; re-run %sched_list to refresh)"
         return {"text/plain": text, "text/html": f'<pre class="jsched-record {NO_MATH}">{esc(text)}</pre>'}

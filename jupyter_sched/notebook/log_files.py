@@ -16,6 +16,7 @@ import os
 from typing import TYPE_CHECKING, List, Sequence, Tuple
 
 from jupyter_sched.notebook.theme import esc, plural
+from jupyter_sched.schedulers.api import Stream
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
@@ -39,7 +40,7 @@ def save_logs(runner: "Runner", handle: str, app_id: str, replicas: Sequence[Tup
                     for stream in streams:
                         if len(streams) > 1:
                             f.write(f"[jupyter_sched: {stream} of {role}/{k}]\n")
-                        for item in runner.log_lines(handle, role, k, None, None, None, False, stream):  # type: ignore[arg-type]
+                        for item in runner.log_lines(handle, role, k, streams=Stream(stream)):
                             f.write(item)
                             lines += item.count("\n")
                     break

@@ -52,9 +52,9 @@ def show(source: Any) -> None:
 
     source.poll()
     if source.final:
-        display(source.record_bundle(None), raw=True)
+        display(_record(source, None), raw=True)
         return
-    bundle = {**source.widget_bundle(), **source.record_bundle(time.time())}
+    bundle = {**source.widget_bundle(), **_record(source, time.time())}
     if not _in_kernel() or not getattr(source, "trackable", True):
         display(bundle, raw=True)
         return
@@ -63,6 +63,16 @@ def show(source: Any) -> None:
         _TRACKED[display_id] = source
     display(bundle, raw=True, display_id=display_id)
     source.when_final(lambda: publish(display_id, main_thread=False))
+
+
+def _record(source: Any, as_of_ts: Optional[float]) -> Dict[str, str]:
+    """The source's record; if it cannot be made (a backend that fails to answer), a line saying so, so
+    that the display (and the live widget) still appears."""
+    try:
+        return dict(source.record_bundle(as_of_ts))
+    except Exception as e:  # noqa: BLE001 - the cell's output must not become a traceback
+        text = f"(no record: {type(e).__name__}: {e})"
+        return {"text/plain": text, "text/html": f'<div class="jsched-record {NO_MATH}">{esc(text)}</div>'}
 
 
 def publish(display_id: str, main_thread: bool = True) -> bool:
@@ -76,7 +86,7 @@ def publish(display_id: str, main_thread: bool = True) -> bool:
             return False
         if main_thread:
             del _TRACKED[display_id]
-    update_display(source.record_bundle(None), raw=True, display_id=display_id)
+    update_display(_record(source, None), raw=True, display_id=display_id)
     return True
 
 
@@ -120,9 +130,9 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
     hint = job.reattach_hint()
     html = (
         f'<div class="jsched-record jsched-job {NO_MATH}" style="font-size:13px">'
-        f'<div class="jsched-status">{status_html}</div>'
-        f'<div class="jsched-log" style="margin-top:4px">{log_html}</div>'
-        f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div></div>'
+        f'<div class="jsched-status">{status_html}'
+        f'<div style="font-size:11px;opacity:0.7;margin:2px 0">{esc(hint)}</div></div>'
+        f'<div class="jsched-log" style="margin-top:4px">{log_html}</div></div>'
     )
     head = job.summary(final_only=False) + when
     span = _span_text(status)

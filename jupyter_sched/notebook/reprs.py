@@ -13,7 +13,6 @@ import shlex
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.notebook import dryrun_repr
-from jupyter_sched.notebook.masking import mask_env
 from jupyter_sched.notebook.usage_view import totals_html
 from jupyter_sched.notebook.theme import (
     MONO,
@@ -28,6 +27,7 @@ from jupyter_sched.notebook.theme import (
     text_table,
 )
 from jupyter_sched.specs import NONE, AppDef, AppStatus
+from jupyter_sched.specs.masking import mask_argv, mask_env
 
 REPLICA_HEADERS = ("role", "replica", "state", "exit code", "pid / host", "started", "elapsed")
 
@@ -84,7 +84,7 @@ def app_status_text(status: AppStatus) -> str:
 def appdef_rows(app: AppDef) -> List[Tuple[str, ...]]:
     rows = []
     for role in app.roles:
-        argv = shlex.join([role.entrypoint, *role.args])
+        argv = shlex.join([role.entrypoint, *mask_argv(role.args)])
         env = mask_env(role.env)
         env_html = (
             f"<details><summary>{len(env)} vars</summary>"
@@ -112,7 +112,7 @@ def appdef_html(app: AppDef) -> str:
 
 def appdef_text(app: AppDef) -> str:
     rows = [
-        (r.name, str(r.num_replicas), r.image, shlex.join([r.entrypoint, *r.args])) for r in app.roles
+        (r.name, str(r.num_replicas), r.image, shlex.join([r.entrypoint, *mask_argv(r.args)])) for r in app.roles
     ]
     return f"AppDef {app.name}:\n" + text_table(("role", "replicas", "image", "command"), rows)
 

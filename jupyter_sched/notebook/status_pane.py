@@ -245,7 +245,10 @@ class StatusPane:
         if status is not None and status.roles:
             text.append(text_table(REPLICA_HEADERS, replica_rows(status, html=False)))
         text += failures_text(status, self.stderr_tail)
-        return {"text/plain": "\n".join(text), "text/html": f'<div class="jsched-record {NO_MATH}">{html}</div>'}
+        hint = self.job.reattach_hint()
+        text.append(hint)
+        html += f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div>'
+        return {"text/plain": "\n".join(text), "text/html": f'<div class="jsched-record jsched-status {NO_MATH}">{html}</div>'}
 
     def poll(self) -> None:
         """Nothing to do: the ticker polls."""

@@ -19,7 +19,6 @@ from enum import Enum
 from typing import Any, Generic, Iterable, Iterator, List, Mapping, Optional, Protocol, Tuple, TypeVar
 
 from jupyter_sched.logs.lines import split_lines
-from jupyter_sched.specs.limits import check_replica_limit, machine_max_replicas, max_replicas_from_env
 from jupyter_sched.specs import (
     NONE,
     NULL_RESOURCE,
@@ -32,6 +31,8 @@ from jupyter_sched.specs import (
     runopts,
     validate_app,
 )
+from jupyter_sched.specs.limits import check_replica_limit, machine_max_replicas, max_replicas_from_env
+from jupyter_sched.specs.masking import mask_argv
 
 T = TypeVar("T")
 
@@ -228,7 +229,7 @@ def checked_app(scheduler: Scheduler, app: AppDef) -> AppDef:
 class SchedulerFactory(Protocol):
     """What a registry entry is: ``factory(session_name, **kwargs) -> Scheduler``.
 
-    A ``typing.Protocol`` (as in the peer interface), so any function of that shape is one, and the name
+    A ``typing.Protocol`` (as in TorchX's interface), so any function of that shape is one, and the name
     is a real class that annotations and plugin code can import from here or from ``schedulers``.
     """
 
@@ -243,7 +244,7 @@ def filter_regex(regex: str, data: Iterable[str]) -> Iterator[str]:
 
 
 def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
-    """Lines of a stream of text chunks, joined across chunk boundaries (unlike the peer)."""
+    """Lines of a stream of text chunks, joined across chunk boundaries (unlike TorchX)."""
     pending = ""
     for chunk in chunks:
         lines = split_lines(pending + chunk)
@@ -257,12 +258,14 @@ def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
 
 
 def role_summary(role: Role) -> dict:
-    """The parts of a Role a backend records beside an app, so ``describe`` can rebuild it later."""
+    """The parts of a Role a backend records beside an app, so ``describe`` can rebuild it later.
+
+    Only ``describe`` reads it (nothing re-runs from it), so its args are kept masked (specs.masking)."""
     return {
         "name": role.name,
         "image": role.image,
         "entrypoint": role.entrypoint,
-        "args": list(role.args),
+        "args": mask_argv(role.args),
         "num_replicas": role.num_replicas,
         "max_retries": role.max_retries,
     }

@@ -7,16 +7,19 @@ without the SDK and without an engine.
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
-from jupyter_sched.schedulers.docker_job import LABEL_PREFIX, LABEL_VERSION
+from jupyter_sched.schedulers.docker_job import LABEL_PREFIX, LABEL_VERSION, package_version
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
+
+logger = logging.getLogger(__name__)
+"""Pull progress (INFO) under the ``jupyter_sched`` logger: the CLI shows it unless ``-q``; nothing prints."""
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -149,7 +152,7 @@ def pull(client: "docker.DockerClient", image: str, quiet: bool = True) -> None:
             if "error" in event:
                 raise LookupError(event.get("error"))
             if not quiet and event.get("status") and "id" not in event:
-                print(f"docker pull {image}: {event['status']}", file=sys.stderr)
+                logger.info("docker pull %s: %s", image, event["status"])
     except LookupError as e:
         raise LookupError(
             f"cannot pull image {image!r}: {e}. Check the name, or pull=never for a local-only image"
@@ -182,7 +185,7 @@ def ensure_network(client: "docker.DockerClient", name: str) -> str:
                     name,
                     driver="bridge",
                     check_duplicate=True,
-                    labels={LABEL_PREFIX + "managed": "true", LABEL_VERSION: _version()},
+                    labels={LABEL_PREFIX + "managed": "true", LABEL_VERSION: package_version()},
                 )
             except Exception as e:  # noqa: BLE001
                 if not is_conflict(e):
@@ -196,11 +199,6 @@ def ensure_network(client: "docker.DockerClient", name: str) -> str:
 def _exact(networks: List[Dict[str, Any]], name: str) -> List[Dict[str, Any]]:
     return [n for n in networks if n.get("Name") == name]
 
-
-def _version() -> str:
-    from jupyter_sched import __version__
-
-    return __version__
 
 
 # -- parallel map ---------------------------------------------------------------------------------------------

@@ -38,6 +38,17 @@ LABEL_WORKSPACE = "jupyter_sched.workspace"
 """On images built from a workspace: the directory they were built from."""
 
 DEFAULT_NETWORK = "jupyter_sched"
+LOCAL_WORKSPACE_REPO = "jupyter-sched/workspace"
+"""The repository of workspace images built here (``docker_workspace``): they hold the workspace's files."""
+
+
+def package_version() -> str:
+    """jupyter_sched's version, for the ``LABEL_VERSION`` of containers, networks and images (imported
+    late: the package imports its backends)."""
+    from jupyter_sched import __version__
+
+    return __version__
+
 PULL_POLICIES = ("never", "missing", "always")
 
 # kwargs rendered as `docker run` flags; anything else shows up in a trailing comment
@@ -162,6 +173,13 @@ class DockerJob:
     containers: List[DockerContainer]
     network: str = DEFAULT_NETWORK
     pull: str = "missing"
+    notes: List[str] = field(default_factory=list)
+    """What would likely go wrong in the containers, found while building the request (see ``warnings``)."""
+
+    def warnings(self) -> List[str]:
+        """Problems the dry run can see before anything runs, in words that say the fix: a script that is
+        a file here but in neither the image nor a mount, a resource device with no mapping."""
+        return list(self.notes)
 
     def docker_run_command(self, multiline: bool = False) -> List[str]:
         """One ``docker run`` command line per container, in order."""
@@ -178,11 +196,12 @@ class DockerJob:
             "network": self.network,
             "pull": self.pull,
             "containers": [c.to_json() for c in self.containers],
+            "warnings": self.warnings(),
         }
 
     def dryrun_view(self) -> DryRunView:
         """The request in neutral terms (see ``specs.dryrun``): one plan per container."""
-        return DryRunView([_plan(c) for c in self.containers], warnings=_warnings_of(self))
+        return DryRunView([_plan(c) for c in self.containers], warnings=self.warnings())
 
     def __repr__(self) -> str:
         out = [f"DockerJob(app_id={self.app_id}, network={self.network}, pull={self.pull})"]
@@ -191,12 +210,6 @@ class DockerJob:
         return "\n".join(out)
 
     __str__ = __repr__
-
-
-def _warnings_of(job: "DockerJob") -> List[str]:
-    """The request's own warnings, where the request offers them (``warnings()``)."""
-    own = getattr(job, "warnings", None)
-    return list(own()) if callable(own) else []
 
 
 def _plan(c: DockerContainer) -> ReplicaPlan:

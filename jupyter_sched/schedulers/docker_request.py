@@ -10,8 +10,9 @@ Pure (no engine, no docker import). The rules:
 * command: ``[entrypoint, *args]`` as docker's CMD (an image ENTRYPOINT still applies);
 * bind and volume mounts as engine mount dicts, device mounts as ``src:dst:perm``;
 * ``cpu`` -> ``nano_cpus``, ``memMB`` -> memory limit and ``/dev/shm`` size, ``gpu`` -> a device request,
-  ``max_retries`` -> an ``on-failure`` restart policy. Not mapped: ``port_map``, ``min_replicas``,
-  ``retry_policy`` (docker restarts only the failed replica), ``resource.devices``.
+  ``resource.devices`` -> more device mounts (``docker_devices``), ``max_retries`` -> an ``on-failure``
+  restart policy. Not mapped: ``port_map``, ``min_replicas``, ``retry_policy`` (docker restarts only the
+  failed replica).
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ import fnmatch
 import json
 import os
 import re
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from jupyter_sched.specs.names import safe_name
+from jupyter_sched.schedulers.docker_devices import device_mounts
+from jupyter_sched.schedulers.docker_preflight import files_left_behind
 from jupyter_sched.schedulers.docker_job import (
+    package_version,
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_APP_NAME,
@@ -73,10 +77,13 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str) -> Dock
         base_env.update({k: v for k, v in os.environ.items() if fnmatch.fnmatchcase(k, pattern)})
     base_env.update(cfg.get("env") or {})  # type: ignore[arg-type]
     names = container_names(app_id, app.roles)
+    notes: List[str] = []
     replicas_label = json.dumps([[role.name, role.num_replicas] for role in app.roles], separators=(",", ":"))
     rank0 = names[(0, 0)]
     containers = []
     for ri, role in enumerate(app.roles):
+        devices, device_notes = device_mounts(role.resource.devices, role.name)
+        notes += device_notes + files_left_behind(role, workspace_repo=str(cfg.get("image_repo") or ""))
         for k in range(role.num_replicas):
             values = macros.Values(img_root="", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV)
             replica = values.apply(role)
@@ -92,7 +99,7 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str) -> Dock
                 }
             )
             labels = {
-                LABEL_VERSION: _version(),
+                LABEL_VERSION: package_version(),
                 LABEL_APP_ID: app_id,
                 LABEL_APP_NAME: app.name,
                 LABEL_SESSION: session_name,
@@ -109,14 +116,14 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str) -> Dock
                 "labels": labels,
                 "environment": env,
             }
-            kwargs.update(mount_kwargs(replica))
+            kwargs.update(mount_kwargs(replica, extra_devices=devices))
             kwargs.update(resource_kwargs(replica))
             if role.max_retries > 0:
                 kwargs["restart_policy"] = {"Name": "on-failure", "MaximumRetryCount": role.max_retries}
             if cfg.get("privileged"):
                 kwargs["privileged"] = True
             containers.append(DockerContainer(role.image, [replica.entrypoint, *replica.args], kwargs))
-    return DockerJob(app_id, containers, network=network, pull=pull)
+    return DockerJob(app_id, containers, network=network, pull=pull, notes=notes)
 
 
 def container_names(app_id: str, roles: List[Role]) -> Dict[Tuple[int, int], str]:
@@ -134,10 +141,12 @@ def container_names(app_id: str, roles: List[Role]) -> Dict[Tuple[int, int], str
     return names
 
 
-def mount_kwargs(role: Role) -> Dict[str, Any]:
+def mount_kwargs(role: Role, extra_devices: Sequence[DeviceMount] = ()) -> Dict[str, Any]:
+    """The engine's ``mounts`` and ``devices`` for the role's mounts, then ``extra_devices`` (from its
+    ``resource.devices``; the role itself is not changed)."""
     mounts: List[Dict[str, Any]] = []
     devices: List[str] = []
-    for mount in role.mounts:
+    for mount in [*role.mounts, *extra_devices]:
         if isinstance(mount, BindMount):
             mounts.append(
                 {
@@ -206,8 +215,3 @@ def images_of(job: DockerJob) -> Dict[str, str]:
             roles.append(c.role)
     return {image: "role " + ", role ".join(roles) for image, roles in users.items()}
 
-
-def _version() -> str:
-    from jupyter_sched import __version__
-
-    return __version__

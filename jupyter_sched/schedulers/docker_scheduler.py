@@ -62,6 +62,7 @@ from jupyter_sched.schedulers.docker_engine import (
     start_threads,
 )
 from jupyter_sched.schedulers.docker_job import (
+    package_version,
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_APP_NAME,
@@ -306,7 +307,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         states: List[AppState] = []
         limits = {(i.get("Name") or "").lstrip("/"): (i.get("HostConfig") or {}).get("Memory") for i, _ in infos if i}
         for v in views:
-            state = replica_state(v.word, v.exit_code, cancelled, v.finished)
+            state = replica_state(v.word, v.exit_code, cancelled=cancelled, finished=v.finished)
             states.append(state)
             why = v.failure()
             totals = self._usage.totals(v.name, v.started, v.finished) if v.finished is not None else None
@@ -473,7 +474,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         """Creates the app's cancel record (see the module docstring); a second cancel finds it there."""
         labels = dict(replicas[0].get("Labels") or {})
         record_labels = {
-            LABEL_VERSION: _version(),
+            LABEL_VERSION: package_version(),
             LABEL_APP_ID: app_id,
             LABEL_APP_NAME: labels.get(LABEL_APP_NAME, ""),
             LABEL_SESSION: labels.get(LABEL_SESSION, self.session_name),
@@ -628,11 +629,6 @@ def _grace_of(row: Dict[str, Any]) -> int:
         grace = 10.0
     return max(0, math.ceil(grace))
 
-
-def _version() -> str:
-    from jupyter_sched import __version__
-
-    return __version__
 
 
 def create_scheduler(

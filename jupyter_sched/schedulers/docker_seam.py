@@ -11,12 +11,13 @@ line early. :class:`Seam` decides, without timestamps, where the live text start
   live stream's text of that line (the engine prepends what was written before the attach) is the seam.
   From there on both sources carry the same text: whichever is ahead is emitted, the other is checked
   against it and skipped, so nothing is lost or repeated.
-* Before the seam is found, live text of the seam line after its first ``\\r`` is shown at once (a
-  progress bar moves while its line has not ended), but only once the history before the attach has been
-  read. The seam line's first frame -- what the engine held from before the attach, up to that ``\\r`` --
-  comes when the line ends, after the frames shown live: the one place where the order of the items of a
-  follow differs from the order of the bytes (no byte is lost or repeated; a follow that started before
-  the line did keeps the order exactly).
+* Before the seam is found, live text of the seam line after its first ``\\r`` is shown once the live
+  stream has been quiet a moment (a progress bar moves while its line has not ended), and only after the
+  history from before the attach has been read. The line's start up to that ``\\r`` -- what the engine
+  held from before the attach -- is known only when the line ends; it is frames the ones shown have
+  already overwritten, and coming after them it would leave the line showing a stale frame, so a follow
+  skips it: the one place where a follow's items are not all the bytes (a snapshot has them; a follow that
+  started before the line did, or a line that ends before anything of it was shown, is exact).
 * If the two sources ever disagree (they cannot, short of a bug or an engine that rewrites output, such
   as invalid UTF-8 cut by a 16 KiB record), the live stream is dropped and the history goes on alone.
 
@@ -196,8 +197,10 @@ class Seam:
         live, self._live = self._live, ""
         self._recent, self._recent_chars = [], 0
         if self._shown_to:
-            h = self._h or 0
-            piece = record[: at + h] + record[at + self._shown_to :]
+            # the line's start up to the first live "\r" (what the engine held from before the attach) is
+            # frames that the ones shown already overwrote: coming now, after them, it would leave the line
+            # showing a stale frame, so a follow skips it (a snapshot has it)
+            piece = record[at + self._shown_to :]
         else:
             piece = record
         covered = len(record) - at

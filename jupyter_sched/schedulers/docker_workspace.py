@@ -17,24 +17,26 @@ declares them. Neither Dockerfile nor ``.dockerignore`` ends up in the image. Th
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
 import re
-import sys
 import tarfile
 import tempfile
 from typing import IO, TYPE_CHECKING, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers.api import WorkspaceMixin
 from jupyter_sched.schedulers.docker_engine import ensure_image, explain, split_image
-from jupyter_sched.schedulers.docker_job import LABEL_VERSION, LABEL_WORKSPACE
+from jupyter_sched.schedulers.docker_job import LABEL_VERSION, LABEL_WORKSPACE, LOCAL_WORKSPACE_REPO, package_version
 from jupyter_sched.specs import CfgVal, Role, runopts
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
 
+logger = logging.getLogger(__name__)
+"""Build and push progress (INFO) under the ``jupyter_sched`` logger, never printed by the library."""
+
 WORKSPACE_DOCKERFILE = "Dockerfile.jupyter_sched"
-LOCAL_WORKSPACE_REPO = "jupyter-sched/workspace"
 DEFAULT_WORKDIR = "/workspace"
 LABEL_BASE_IMAGE = "jupyter_sched.base-image"
 
@@ -210,7 +212,7 @@ def build_workspace(
     if "IMAGE" in declared and os.path.isfile(custom):
         ensure_image(client, image, pull, quiet=quiet)
     args = {k: v for k, v in (("IMAGE", image), ("WORKSPACE", root)) if k in declared}
-    labels = {LABEL_WORKSPACE: root, LABEL_BASE_IMAGE: image, LABEL_VERSION: _version()}
+    labels = {LABEL_WORKSPACE: root, LABEL_BASE_IMAGE: image, LABEL_VERSION: package_version()}
     context = make_context(root, dockerfile)
     log: List[str] = []
     image_id: Optional[str] = None
@@ -236,7 +238,8 @@ def build_workspace(
             if text:
                 log.append(text)
                 if not quiet:
-                    print(text, end="", file=sys.stderr)
+                    if text.strip():
+                        logger.info("%s", text.rstrip("\n"))
             aux = event.get("aux")
             if isinstance(aux, dict) and aux.get("ID"):
                 image_id = aux["ID"]
@@ -264,7 +267,7 @@ def push_image(client: "docker.DockerClient", repo: str, tag: str, quiet: bool =
                 raise WorkspaceBuildError(f"pushing {repo}:{tag} failed: {event['error']}")
             if not quiet and event.get("status") and "progress" not in event:
                 ident = f"{event['id']}: " if event.get("id") else ""
-                print(f"docker push {repo}:{tag}: {ident}{event['status']}", file=sys.stderr)
+                logger.info("docker push %s:%s: %s%s", repo, tag, ident, event["status"])
     except WorkspaceBuildError:
         raise
     except Exception as e:  # noqa: BLE001
@@ -292,11 +295,6 @@ def check_image_repo(repo: str) -> str:
         )
     return repo
 
-
-def _version() -> str:
-    from jupyter_sched import __version__
-
-    return __version__
 
 
 class DockerWorkspaceMixin(WorkspaceMixin):
@@ -331,7 +329,9 @@ class DockerWorkspaceMixin(WorkspaceMixin):
             try:
                 client.api.tag(image_id, repo_name, tag)
             except Exception as e:  # noqa: BLE001
-                raise WorkspaceBuildError(f"tagging the workspace image as {repo_name}:{tag} failed: {explain(e)}")
+                raise WorkspaceBuildError(
+                    f"tagging the workspace image as {repo_name}:{tag} failed: {explain(e)}"
+                ) from None
             try:
                 push_image(client, repo_name, tag, quiet)
             except BaseException:
@@ -345,4 +345,4 @@ class DockerWorkspaceMixin(WorkspaceMixin):
             client.api.tag(image_id, LOCAL_WORKSPACE_REPO, tag)
             role.image = f"{LOCAL_WORKSPACE_REPO}:{tag}"
         if not quiet:
-            print(f"built {role.image} from workspace {workspace} on top of {base}", file=sys.stderr)
+            logger.info("built %s from workspace %s on top of %s", role.image, workspace, base)

@@ -4,11 +4,15 @@ the IO loop the moment output arrives; apps of another process are polled, 5 ms 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Callable, Hashable, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Optional, Protocol
 
-from jupyter_sched.schedulers.log_files import IndexedLogIterator, read_index
+from jupyter_sched.schedulers.log_files import IndexedLogIterator
+from jupyter_sched.specs.state import is_terminal
 
-__all__ = ["ChangeFeed", "LogIterator", "read_index"]
+if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.schedulers.api import Scheduler
+
+__all__ = ["ChangeFeed", "LogIterator"]
 
 
 class ChangeFeed(Protocol):
@@ -25,9 +29,15 @@ class ChangeFeed(Protocol):
 class LogIterator(IndexedLogIterator):
     """Iterates the log of one replica of a local app.
 
+    The positional parameters are TorchX's (``LogIterator(app_id, regex, log_file, scheduler,
+    should_tail=True)``), so code that builds one directly keeps working. Ours come as keywords:
+    ``finished`` says when the replica has ended (by default: when ``scheduler.describe(app_id)`` says
+    the app has, which any scheduler answers); ``changes`` is the writer's change feed when the app
+    belongs to this process.
+
     With ``should_tail=True`` it follows until ``finished()`` *and* every byte was yielded. With
-    ``changes`` (the app belongs to this process) new output wakes it at once, with no sleep loop;
-    without, the file is polled every 5 ms, backing off to 50 ms while it stays quiet.
+    ``changes`` new output wakes it at once, with no sleep loop; without, the file is polled every 5 ms,
+    backing off to 50 ms while it stays quiet.
     """
 
     first_poll_s = 0.005
@@ -35,16 +45,19 @@ class LogIterator(IndexedLogIterator):
 
     def __init__(
         self,
+        app_id: str,
+        regex: Optional[str],
         log_file: str,
-        finished: Callable[[], bool],
+        scheduler: "Scheduler[Any]",
+        should_tail: bool = True,
+        *,
+        finished: Optional[Callable[[], bool]] = None,
         changes: Optional[ChangeFeed] = None,
-        regex: Optional[str] = None,
-        should_tail: bool = False,
         since: Optional[datetime] = None,
         until: Optional[datetime] = None,
     ) -> None:
         super().__init__(log_file, regex, should_tail, since, until)
-        self._is_finished = finished
+        self._is_finished = finished or _app_ended(scheduler, app_id)
         self._changes = changes
         if changes is not None:
             self.max_poll_s = 0.25  # a safety net only: the loop wakes us on every change
@@ -64,3 +77,14 @@ class LogIterator(IndexedLogIterator):
     def _wake(self) -> None:
         if self._changes is not None:
             self._changes.notify()
+
+
+def _app_ended(scheduler: "Scheduler[Any]", app_id: str) -> Callable[[], bool]:
+    """TorchX's notion of "finished" for a follower built without a callback: the app has ended (or is
+    unknown), as the scheduler's public ``describe`` says."""
+
+    def ended() -> bool:
+        described = scheduler.describe(app_id)
+        return described is None or is_terminal(described.state)
+
+    return ended

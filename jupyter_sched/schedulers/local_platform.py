@@ -23,10 +23,12 @@ ticks of ``/proc/<pid>/stat`` at the usual 100 Hz), the same number on both path
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
+import signal
 import sys
-from typing import Any, Iterable, List, Optional, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Tuple
 
 PORTABLE_ENV = "JUPYTER_SCHED_PORTABLE"
 PORTABLE = os.environ.get(PORTABLE_ENV, "") not in ("", "0") or not sys.platform.startswith("linux")
@@ -103,3 +105,31 @@ class FirstWrites:
         if self._epoll is not None:
             self._epoll.close()
             self._epoll = None
+
+
+_SYNCHRONOUS = {"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT", "SIGTRAP", "SIGSYS", "SIGKILL", "SIGSTOP"}
+_ASYNC_SIGNALS = {s for s in signal.valid_signals() if getattr(s, "name", "") not in _SYNCHRONOUS}
+
+
+def leave_signals_to_the_main_thread() -> None:
+    """Blocks asynchronous signals in the calling (helper) thread.
+
+    The kernel delivers a signal sent to the process to any thread that does not block it. Python runs its
+    handlers in the main thread, but if a helper thread received the signal, a main thread sitting in
+    ``time.sleep`` is not woken and the handler (a SIGTERM that should stop the replicas) waits for the
+    sleep to end. Every thread this backend starts calls this first."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, _ASYNC_SIGNALS)
+
+
+@contextlib.contextmanager
+def signals_unblocked() -> Iterator[None]:
+    """Unblocks them for a moment: a process started from a helper thread must not inherit the mask."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_UNBLOCK, _ASYNC_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Set, Tuple
 
 from jupyter_sched.schedulers.local_groups import Group
-from jupyter_sched.schedulers.local_platform import FirstWrites, pidfd_open
+from jupyter_sched.schedulers.local_platform import FirstWrites, leave_signals_to_the_main_thread, pidfd_open
 from jupyter_sched.schedulers.local_sinks import LogSink
 
 logger = logging.getLogger(__name__)
@@ -151,6 +151,7 @@ class ProcessLoop:
 
     # -- loop thread ------------------------------------------------------------------------------------
     def _run(self) -> None:
+        leave_signals_to_the_main_thread()
         try:
             while self._step():
                 pass
@@ -236,9 +237,10 @@ class ProcessLoop:
             rep.pidfd = pidfd_open(rep.pid)
             self._sel.register(rep.pidfd, selectors.EVENT_READ, ("pid", rep))
         except OSError:  # no pidfd (old kernel, not Linux, or the portable path): a waiter thread stands in
-            threading.Thread(target=self._wait_thread, args=(rep,), daemon=True).start()
+            threading.Thread(target=self._wait_thread, args=(rep,), name="jupyter_sched-wait", daemon=True).start()
 
     def _wait_thread(self, rep: Replica) -> None:
+        leave_signals_to_the_main_thread()
         rep.proc.wait()
         self.call_later(0, lambda: self._on_exit(rep, -1))
 

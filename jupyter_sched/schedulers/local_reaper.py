@@ -26,6 +26,7 @@ import time
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
+from jupyter_sched.schedulers.local_platform import leave_signals_to_the_main_thread, signals_unblocked
 
 GRACE_S = 3.0
 CLAIM_FILE = "reaper.claim"
@@ -61,8 +62,9 @@ class ReaperClient:
 
     @classmethod
     def _watch_reaper(cls, proc: subprocess.Popen) -> None:
+        leave_signals_to_the_main_thread()
         proc.wait()
-        with cls._lock:
+        with cls._lock, signals_unblocked():
             if cls._proc is proc and cls._pid == os.getpid() and cls._watched:
                 cls.restarts += 1
                 cls._start()

@@ -12,45 +12,47 @@ SIGINT is left alone, so interrupting a cell never kills jobs. Apps are recorded
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import shlex
+import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict
 
-from jupyter_sched.schedulers.api import checked_app
-from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
     Stream,
+    checked_app,
     role_from_summary,
     role_summary,
     stream_arg,
     unknown_replica,
 )
+from jupyter_sched.schedulers.local_build import ERROR_FILE_ENV, build_request
+from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
 from jupyter_sched.schedulers.local_images import (
     CWDImageProvider,
     ImageProvider,
     LocalDirectoryImageProvider,
 )
 from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
-from jupyter_sched.schedulers.local_logs import LogIterator
+from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
 from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
-from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
-from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
 from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
 from jupyter_sched.schedulers.local_request import (
     PopenRequest,
     ReplicaParam,
-    assign_gpus,
     format_request,
 )
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
@@ -65,6 +67,7 @@ from jupyter_sched.schedulers.local_state import (
     owner_alive,
     process_start_time,
 )
+from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.specs import (
     NONE,
     AppDef,
@@ -73,8 +76,6 @@ from jupyter_sched.specs import (
     ReplicaStatus,
     RoleStatus,
     UnknownAppException,
-    macros,
-    make_unique,
     runopts,
 )
 from jupyter_sched.specs.usage import UsageSample
@@ -88,11 +89,6 @@ __all__ = [
 
 LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
 """The environment variable naming the default local log dir (the one place that spells it)."""
-RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
-ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
-PET_LOG_DIR_ENV = "PET_LOG_DIR"
-"""Set, as TorchX does, to the replica's log directory (beside ``TORCHELASTIC_ERROR_FILE``), where
-torchelastic-aware programs write their own logs."""
 CANCEL_MARKER = "cancelled"
 logger = logging.getLogger(__name__)
 
@@ -154,6 +150,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         self._closed = False
         self._meter = LocalMeter()
         SignalCleanup.register(self.stop_owned_apps)
+        _OPEN.add(self)
 
     # -- options and dry run ----------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
@@ -193,66 +190,10 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         return AppDryRunInfo(request, format_request)
 
     def _to_popen_request(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> PopenRequest:
-        app_id = make_unique(safe_name(app.name))
-        provider = self._image_provider_class(cfg)
         base = os.path.abspath(os.path.expanduser(str(cfg.get("log_dir") or self._bases[0])))
-        app_dir = os.path.join(base, self.session_name, app_id)
-        role_params: Dict[str, List[ReplicaParam]] = {}
-        role_log_dirs: Dict[str, List[str]] = {}
-        for role in app.roles:
-            img_root = provider.fetch_role(role)
-            cwd = provider.get_cwd(role.image) or os.getcwd()
-            params, dirs = [], []
-            for k in range(role.num_replicas):
-                values = macros.Values(img_root=img_root, app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV)
-                replica_role = values.apply(role)
-                replica_dir = os.path.join(app_dir, safe_name(role.name, "role"), str(k))
-                param = provider.get_replica_param(
-                    img_root,
-                    replica_role,
-                    stdout=os.path.join(replica_dir, "stdout.log"),
-                    stderr=os.path.join(replica_dir, "stderr.log"),
-                    combined=os.path.join(replica_dir, "combined.log"),
-                )
-                param.cwd = param.cwd or cwd
-                env = param.env
-                env.setdefault("PYTHONUNBUFFERED", "x")
-                env.setdefault(ERROR_FILE_ENV, os.path.join(replica_dir, "error.json"))
-                env.setdefault(PET_LOG_DIR_ENV, replica_dir)
-                env[RANK0_ENV] = "localhost"
-                env["JUPYTER_SCHED_APP_ID"] = app_id
-                env["JUPYTER_SCHED_ROLE_NAME"] = role.name
-                env["JUPYTER_SCHED_REPLICA_ID"] = str(k)
-                env["PATH"] = self._compose_path(role.env.get("PATH"), cwd, bool(cfg.get("prepend_cwd")))
-                params.append(param)
-                dirs.append(replica_dir)
-            role_params[role.name] = params
-            role_log_dirs[role.name] = dirs
-        if cfg.get("auto_set_cuda_visible_devices"):
-            assign_gpus(app, role_params)
-        request = PopenRequest(
-            app_id=app_id,
-            log_dir=app_dir,
-            role_params=role_params,
-            role_log_dirs=role_log_dirs,
-            cancel_grace=float(cfg.get("cancel_grace") or 0.0),
-            outlive_owner=bool(cfg.get("outlive_owner")),
-        )
+        request = build_request(app, cfg, self._image_provider_class(cfg), base, self.session_name, self._extra_paths)
         limit_request(request, cfg)
         return request
-
-    def _compose_path(self, role_path: Optional[str], cwd: str, prepend_cwd: bool) -> str:
-        """``extra_paths`` and the role's PATH come first, then the owner's PATH; the working directory is
-        prepended with ``prepend_cwd`` and appended otherwise (as the option's help says)."""
-        parts = [*self._extra_paths]
-        if role_path:
-            parts.append(role_path)
-        if prepend_cwd:
-            parts.insert(0, cwd)
-        parts.append(os.environ.get("PATH", os.defpath))
-        if not prepend_cwd:
-            parts.append(cwd)
-        return os.pathsep.join(p for p in parts if p)
 
     # -- schedule ------------------------------------------------------------------------------------------
     def schedule(self, dryrun_info: AppDryRunInfo[PopenRequest]) -> str:
@@ -293,12 +234,9 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
                         error_file=param.env.get(ERROR_FILE_ENV, ""),
                     )
                     rep = spawn(
-                        param,
-                        rep_record,
-                        request.outlive_owner,
-                        lambda r, rr=rep_record: self._on_replica_done(local_app, rr, r),
+                        param, rep_record, request.outlive_owner, partial(self._on_replica_done, local_app, rep_record)
                     )
-                    rep.on_fault = lambda r, reason, rr=rep_record: self._on_log_fault(local_app, rr, reason)
+                    rep.on_fault = partial(self._on_log_fault, local_app, rep_record)
                     started.append(rep)
                     record.replicas.append(rep_record)
         except BaseException as e:
@@ -358,7 +296,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         if not record.outlive_owner:
             ReaperClient.forget([rep.pid])
 
-    def _on_log_fault(self, local_app: _LocalApp, rep_record: ReplicaRecord, reason: str) -> None:
+    def _on_log_fault(self, local_app: _LocalApp, rep_record: ReplicaRecord, rep: Replica, reason: str) -> None:
         """Loop thread: the replica's logs could not be written in full; it keeps running and being read."""
         rep_record.msg = f"logs truncated: {reason}; the rest of its output was read and dropped"
         logger.warning(
@@ -534,6 +472,8 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
             running = [a for a in self._apps.values() if not a.record.done and not a.record.outlive_owner]
             for app in running:
                 self._cancel_owned(app, grace=min(2.0, app.record.cancel_grace))
+            if sys.is_finalizing():  # the IO thread cannot run any more: the reaper finishes the job
+                return
             deadline = time.monotonic() + 5.0
             for app in running:
                 for rep in app.replicas:
@@ -581,13 +521,14 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
                 "since/until are not available for apps started with outlive_owner=true (their output"
                 " is not timestamped); read the whole log and filter it instead"
             )
-        owned = app_id in self._apps
         return LogIterator(
+            app_id,
+            regex,
             path,
-            finished=lambda: self._replica_finished(app_id, role_name, k),
-            changes=self._loop if owned else None,
-            regex=regex,
-            should_tail=should_tail,
+            self,
+            should_tail,
+            finished=partial(self.replica_finished, app_id, role_name, k),
+            changes=self.log_changes(app_id),
             since=since,
             until=until,
         )
@@ -607,10 +548,21 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         else:
             time.sleep(min(timeout, 0.02))
 
-    def _replica_finished(self, app_id: str, role_name: str, k: int) -> bool:
+    def replica_finished(self, app_id: str, role_name: str, k: int) -> bool:
+        """True once the replica can write nothing more (every byte it printed is in its logs); with
+        ``role_name=""``, once the whole app has."""
         record = self._record(app_id)
-        rep = record.replica(role_name, k) if record else None
+        if record is None:
+            return True
+        if not role_name:
+            return record.done
+        rep = record.replica(role_name, k)
         return rep is None or rep.done
+
+    def log_changes(self, app_id: str) -> Optional[ChangeFeed]:
+        """What wakes a follower of the app's logs the moment it prints (its IO loop), if this process
+        owns the app; None otherwise (followers then poll the files)."""
+        return self._loop if app_id in self._apps else None
 
 
 def _save(record: AppRecord) -> None:
@@ -622,6 +574,15 @@ def _save(record: AppRecord) -> None:
 
 
 _OWN_START = process_start_time(os.getpid())
+_OPEN: "weakref.WeakSet[LocalScheduler]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_schedulers() -> None:
+    """At a clean exit, close every scheduler while its IO thread still runs (a ``__del__`` during
+    interpreter shutdown would find it frozen), so the apps it stopped record how they ended."""
+    for scheduler in list(_OPEN):
+        scheduler.close()
 
 
 def create_scheduler(

@@ -197,7 +197,7 @@ def render_script(req: SlurmBatchRequest) -> str:
         + (" one het-job component each." if req.heterogeneous else " a plain job."),
         f"# jupyter_sched submits it as {shlex.quote(req.script_path)}, with the replicas' log wrapper beside it.",
         "# To submit it yourself, put the wrapper there first:",
-        f"#   mkdir -p {app_dir} && cp {shlex.quote(wrapper_src)} {app_dir}/ && sbatch --parsable THIS_FILE",
+        f"#   umask 077 && mkdir -p {app_dir} && cp {shlex.quote(wrapper_src)} {app_dir}/ && sbatch --parsable THIS_FILE",
     ]
     for rep in req.replicas:
         if rep.offset:
@@ -206,6 +206,8 @@ def render_script(req: SlurmBatchRequest) -> str:
         lines += ["#SBATCH " + opt for opt in opts]
     lines += [
         "",
+        "# What the job writes (logs, srun messages) is for its owner only.",
+        "umask 077",
         "# srun writes each replica's own messages into <role>/<k>/srun.log: its directory must exist.",
         "mkdir -p " + " ".join(shlex.quote(rep.dir) for rep in req.replicas),
         "# Replicas find the rank-0 node's address in $" + RANK0_ENV + ".",
@@ -387,7 +389,9 @@ def check_fit(
         cpu, mem, gpu = max(res.cpu, 0), max(res.memMB, 0), max(res.gpu, 0)
         ok = [n for n in nodes if _fits(n, cpu, mem, gpu, features)]
         if not ok:
-            raise _no_node_error(i, role, nodes, where, cpu, mem, gpu, features, constraint)
+            raise _no_node_error(
+                i, role, nodes=nodes, where=where, cpu=cpu, mem=mem, gpu=gpu, features=features, constraint=constraint
+            )
         demands.append((role, ok))
     placed = _max_placement(demands)
     if placed < total:
@@ -407,7 +411,7 @@ def check_fit(
 
 
 def _no_node_error(
-    i: int, role: Role, nodes: Sequence[Node], where: str, cpu: int, mem: int, gpu: int,
+    i: int, role: Role, *, nodes: Sequence[Node], where: str, cpu: int, mem: int, gpu: int,
     features: Optional[List[frozenset]], constraint: Optional[str],
 ) -> InvalidAppError:  # fmt: skip
     most_cpu = max((n.cpus for n in nodes), default=0)

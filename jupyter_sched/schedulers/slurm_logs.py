@@ -32,7 +32,7 @@ class SlurmLogIterator(IndexedLogIterator):
         since: Optional[datetime] = None,
         until: Optional[datetime] = None,
     ) -> None:
-        super().__init__(log_file, regex, should_tail, since, until)
+        super().__init__(log_file, regex=regex, should_tail=should_tail, since=since, until=until)
         self._is_finished = finished
 
     def _finished(self) -> bool:

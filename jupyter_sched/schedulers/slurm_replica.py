@@ -40,8 +40,8 @@ class _Sink:
 
     def __init__(self, path: str) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-        self.fd = os.open(path, flags, 0o644)
-        self.index_fd = os.open(path[: -len(".log")] + ".idx", flags, 0o644)
+        self.fd = os.open(path, flags, 0o600)  # what the replica prints is its owner's business
+        self.index_fd = os.open(path[: -len(".log")] + ".idx", flags, 0o600)
         self.size = os.fstat(self.fd).st_size
 
     def write(self, data: bytes, now: float) -> None:
@@ -81,7 +81,7 @@ def _parse(argv: list[str]) -> tuple[str, str | None, dict[str, str], list[str]]
 
 def main(argv: list[str]) -> int:
     replica_dir, cwd, extra_env, command = _parse(argv)
-    os.makedirs(replica_dir, exist_ok=True)
+    os.makedirs(replica_dir, mode=0o700, exist_ok=True)
     out = _Sink(os.path.join(replica_dir, "stdout.log"))
     err = _Sink(os.path.join(replica_dir, "stderr.log"))
     combined = _Sink(os.path.join(replica_dir, "combined.log"))

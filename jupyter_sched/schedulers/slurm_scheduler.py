@@ -27,7 +27,9 @@ from datetime import datetime
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from jupyter_sched.schedulers import slurm_cli, slurm_opts
-from jupyter_sched.schedulers.api import checked_app
+from jupyter_sched.schedulers.api import checked_app, role_from_summary
+from jupyter_sched.schedulers.log_files import read_error_file
+from jupyter_sched.specs.limits import max_replicas_from_env
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -38,6 +40,7 @@ from jupyter_sched.schedulers.api import (
     unknown_replica,
 )
 from jupyter_sched.schedulers.slurm_batch import (
+    BATCH_LOG,
     LOG_FILES,
     MANIFEST,
     SCRIPT_NAME,
@@ -60,7 +63,6 @@ from jupyter_sched.specs import (
     AppState,
     CfgVal,
     ReplicaStatus,
-    Role,
     RoleStatus,
     UnknownAppException,
     random_id,
@@ -199,17 +201,23 @@ def _read_json(path: str) -> Optional[Dict[str, Any]]:
 
 def _write_json(path: str, data: Dict[str, Any]) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w") as f:
+    with open(_private_file(tmp), "w") as f:
         json.dump(data, f, indent=1)
     os.replace(tmp, path)
 
 
-def _read_text(path: str) -> str:
-    try:
-        with open(path) as f:
-            return f.read() or NONE
-    except OSError:
-        return NONE
+def _private_dir(path: str) -> None:
+    """``path`` (and missing parents) as a directory only its owner can enter: 0700, whatever the umask."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
+
+
+def _private_file(path: str) -> str:
+    """Creates ``path`` (empty, if missing) readable by its owner only (0600); returns it. Job files hold
+    the replicas' env (tokens passed with ``-e``) and what jobs print."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    os.chmod(path, 0o600)
+    return path
 
 
 def _srun_problem(rep_dir: str) -> str:
@@ -225,6 +233,11 @@ def _srun_problem(rep_dir: str) -> str:
     return said[-1][:300] if said else ""
 
 
+_UNKNOWN_CLUSTER_MAX = 4096
+"""The replica bound when ``sinfo`` does not answer (the dry run cannot check the cluster)."""
+_SINFO_TTL_S = 10.0
+
+
 # -- the scheduler -------------------------------------------------------------------------------------------------
 
 
@@ -237,6 +250,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
         self._finished: Dict[Tuple[str, str, int], Tuple[bool, float]] = {}
         self._ended: Dict[str, _Job] = {}  # jobs that ended, as Slurm finally recorded them
         self._usage = SlurmUsage()
+        self._sinfo: Optional[Tuple[float, Dict[str, slurm_cli.Partition]]] = None
 
     # -- options and dry run ---------------------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
@@ -244,6 +258,25 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
         """A role without a resource gets the partition's defaults (one CPU), so none is required."""
+
+    def max_replicas(self) -> int:
+        """The cluster's size: one replica per node, so an app can never have more replicas than the cluster
+        has nodes (``JUPYTER_SCHED_MAX_REPLICAS`` overrides it). Checked before any request is built; the
+        capacity check then refines it per partition, resources and constraint. Without ``sinfo``,
+        ``_UNKNOWN_CLUSTER_MAX``."""
+        try:
+            parts = self._partitions()
+        except SlurmError:
+            return max_replicas_from_env(os.environ, _UNKNOWN_CLUSTER_MAX)
+        nodes = {node.name for part in parts.values() for node in part.nodes}
+        return max_replicas_from_env(os.environ, len(nodes) or 1)
+
+    def _partitions(self) -> Dict[str, slurm_cli.Partition]:
+        """``sinfo``'s partitions, asked at most once per ``_SINFO_TTL_S`` (a dry run needs them twice)."""
+        now = time.monotonic()
+        if self._sinfo is None or now - self._sinfo[0] > _SINFO_TTL_S:
+            self._sinfo = (now, slurm_cli.partitions())
+        return self._sinfo[1]
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmBatchRequest]:
         app = checked_app(self, app)
@@ -264,7 +297,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
         """Refuses (InvalidAppError) an app the cluster cannot hold. Without an answer from ``sinfo`` the
         dry run only notes that nothing was checked; ``schedule`` then raises."""
         try:
-            parts = slurm_cli.partitions()
+            parts = self._partitions()
         except SlurmError as e:
             if strict:
                 raise
@@ -273,7 +306,11 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
         constraint = cfg.get("constraint")
         limit = cfg.get("time")
         request.capacity = check_fit(
-            app, parts, request.partition, str(constraint) if constraint else None, str(limit) if limit else None
+            app,
+            parts,
+            partition=request.partition,
+            constraint=str(constraint) if constraint else None,
+            time_limit=str(limit) if limit else None,
         )
         request.capacity_checked = True
 
@@ -300,7 +337,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
         job_id = proc.stdout.strip().split(";")[0]
         manifest.update(job_id=job_id, submitted=submitted)
         _write_json(os.path.join(request.app_dir, MANIFEST), manifest)
-        os.makedirs(self._index_dir(), exist_ok=True)
+        _private_dir(self._index_dir())
         _write_json(
             os.path.join(self._index_dir(), f"{job_id}.json"),
             {"job_id": job_id, "name": request.app_name, "app_dir": request.app_dir, "submitted": submitted},
@@ -311,19 +348,21 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
         """Writes the app's directory: script, replica wrapper, manifest and empty log files (so readers never
         wait for a file a replica that failed to start would create)."""
         try:
-            os.makedirs(request.app_dir)
+            os.makedirs(os.path.dirname(request.app_dir), exist_ok=True)
+            os.mkdir(request.app_dir, 0o700)
+            os.chmod(request.app_dir, 0o700)
+            _private_file(os.path.join(request.app_dir, BATCH_LOG))  # Slurm keeps the mode of a file it reopens
             for rep in request.replicas:
-                os.makedirs(rep.dir, exist_ok=True)
+                _private_dir(os.path.dirname(rep.dir))
+                _private_dir(rep.dir)
                 for name in LOG_FILES:
                     for path in (os.path.join(rep.dir, name), os.path.join(rep.dir, name[: -len(".log")] + ".idx")):
-                        open(path, "ab").close()
+                        _private_file(path)
             script = os.path.join(request.app_dir, SCRIPT_NAME)
-            with open(script, "w") as f:
+            with open(_private_file(script), "w") as f:  # sbatch reads it; it holds the replicas' env
                 f.write(request.script)
-            os.chmod(script, 0o755)
-            shutil.copyfile(
-                os.path.join(os.path.dirname(__file__), WRAPPER_NAME), os.path.join(request.app_dir, WRAPPER_NAME)
-            )
+            wrapper = os.path.join(request.app_dir, WRAPPER_NAME)
+            shutil.copyfile(os.path.join(os.path.dirname(__file__), WRAPPER_NAME), _private_file(wrapper))
             manifest = {
                 "app_name": request.app_name,
                 "session": request.session,
@@ -427,7 +466,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
                     state=state,
                     role=role,
                     hostname=comp.nodes,
-                    structured_error_msg=_read_text(os.path.join(rep_dir, "error.json")) if rep_dir else NONE,
+                    structured_error_msg=read_error_file(os.path.join(rep_dir, "error.json")) if rep_dir else NONE,
                     exit_code=exit_code,
                     started=started,
                     finished=finished,
@@ -464,17 +503,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
             structured_error_msg=errors[0] if errors else NONE,
             ui_url=f"file://{manifest['app_dir']}" if manifest.get("app_dir") else None,
             roles_statuses=list(roles.values()),
-            roles=[
-                Role(
-                    name=r["name"],
-                    image=r.get("image", ""),
-                    entrypoint=r.get("entrypoint", ""),
-                    args=list(r.get("args", [])),
-                    num_replicas=int(r.get("num_replicas", 1)),
-                    max_retries=int(r.get("max_retries", 0)),
-                )
-                for r in manifest.get("roles", [])
-            ],
+            roles=[role_from_summary(r) for r in manifest.get("roles", [])],
         )
 
     @staticmethod
@@ -607,7 +636,12 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
                 f"the log file {path} does not exist here: job_dir must be on a filesystem shared with the nodes"
             )
         return SlurmLogIterator(
-            path, lambda: self._replica_finished(app_id, role_name, k), regex, should_tail, since, until
+            path,
+            finished=lambda: self._replica_finished(app_id, role_name, k),
+            regex=regex,
+            should_tail=should_tail,
+            since=since,
+            until=until,
         )
 
     def _replica_finished(self, app_id: str, role_name: str, k: int) -> bool:

@@ -1,4 +1,4 @@
-"""The data model under the module path the peer interface documents its types at (``torchx.specs.api``).
+"""The data model under the module path TorchX's interface documents its types at (``torchx.specs.api``).
 
 Its reference documentation spells types as ``torchx.specs.api.AppState``, ``...Role``, ``...runopts``
 and so on, and code written for it imports them from there. This module re-exports the very same objects

@@ -9,6 +9,7 @@ from string import Template
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from jupyter_sched.specs.errors import InvalidAppError
+from jupyter_sched.specs.masking import masked_fields
 from jupyter_sched.specs.mounts import Mount
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.resources import NULL_RESOURCE, Resource
@@ -108,6 +109,9 @@ class Role:
         """Hook to modify the scheduler request for this role; the identity by default."""
         return dryrun_info
 
+    def __repr__(self) -> str:  # secrets in env, args and metadata are masked (specs.masking)
+        return masked_fields(self)
+
 
 @dataclass
 class AppDef:
@@ -116,6 +120,9 @@ class AppDef:
     name: str
     roles: List[Role] = field(default_factory=list)
     metadata: Dict[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:  # the roles' reprs mask their secrets (specs.masking)
+        return masked_fields(self)
 
 
 def _bad_name(name: object) -> bool:

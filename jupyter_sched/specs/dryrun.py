@@ -81,7 +81,7 @@ class AppDryRunInfo(Generic[T]):
 
     The scheduler sets the app and resolved cfg it was made from, and the runner sets the scheduler name;
     read them with :attr:`app`, :attr:`cfg` and :attr:`scheduler` (the ``_app``/``_cfg``/``_scheduler``
-    attributes of the peer interface are kept for code written against it).
+    attributes of TorchX's interface are kept for code written against it).
     """
 
     def __init__(self, request: T, fmt: Callable[[T], str]) -> None:

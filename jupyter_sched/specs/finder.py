@@ -9,12 +9,15 @@ documents. It is imported lazily, so the data model keeps no dependency on the c
 
 from __future__ import annotations
 
+import ast
+import inspect
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Callable, Dict, List
 
 __all__ = [
     "ComponentNotFoundException", "ComponentValidationException", "FoundComponent", "get_component",
-    "get_components",
+    "get_builtin_source", "get_components", "module_relname",
 ]  # fmt: skip
 
 
@@ -58,3 +61,34 @@ def get_components() -> Dict[str, FoundComponent]:
     from jupyter_sched.components.finder import list_components
 
     return {c.name: _found(c) for c in list_components()}
+
+
+def module_relname(module: ModuleType, relative_to: ModuleType) -> str:
+    """``module``'s dotted name below ``relative_to`` (``""`` for the module itself); ValueError if it is
+    not below it."""
+    name, base = module.__name__, relative_to.__name__
+    if name == base:
+        return ""
+    if not name.startswith(base + "."):
+        raise ValueError(f"`{name}` is not a submodule of `{base}`")
+    return name[len(base) + 1 :]
+
+
+def get_builtin_source(name: str) -> str:
+    """The source of component ``name`` as a file of its own: its module's imports, then the function
+    (with its decorators). Save it, edit it, and run it as ``path/file.py:function``."""
+    fn = get_component(name).fn
+    fn = inspect.unwrap(fn)
+    path = inspect.getsourcefile(fn)
+    if path is None:
+        raise ValueError(f"the source of component {name!r} is not available")
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    imports = [
+        "".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and getattr(node, "module", None) != "__future__"
+    ]
+    return "".join(imports) + "\n\n" + inspect.getsource(fn)

@@ -92,7 +92,7 @@ def resource(
 ) -> Resource:
     """A Resource from either a named resource ``h`` (which wins) or explicit values.
 
-    Unspecified values default to 2 CPUs, 0 GPUs and 1024 MB. Unlike the peer, an explicit ``0`` is kept
+    Unspecified values default to 2 CPUs, 0 GPUs and 1024 MB. Unlike TorchX, an explicit ``0`` is kept
     as ``0`` (``cpu=0`` does not silently become 2).
     """
     if h:

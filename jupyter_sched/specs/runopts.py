@@ -1,6 +1,6 @@
 """Run options: what a scheduler accepts as ``cfg``, and the ``k=v,k2=v2`` string form users type.
 
-Unlike the peer, mistakes are errors, not silent surprises: an unknown key names the valid keys, and an
+Unlike TorchX, mistakes are errors, not silent surprises: an unknown key names the valid keys, and an
 ambiguous boolean such as ``yes`` or ``1`` is rejected instead of quietly becoming False. A numeric option
 is a count or a duration (``cancel_grace``), so ``nan``, ``inf`` and negative values are refused too.
 """

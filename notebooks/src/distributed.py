@@ -67,10 +67,12 @@ pipeline = AppDef("pipeline", [server, trainer])
 # ## When a replica fails
 #
 # Replicas fail on their own: here rank 1 of 3 exits with code 3 (`--fail-rank 1`) and the other ranks
-# finish. The app is FAILED as soon as any replica fails, and the status says which one and how.
+# finish. The app is FAILED as soon as any replica fails, and the status says which one and how. With
+# `--wait` a failed job raises (so Run All stops there); here the cell launches it and `flaky.wait()`
+# returns its final status instead.
 
 # %%
-flaky = %sched_run --wait dist.spmd --num_replicas 3 --script scripts/train.py --steps 5 --fail-rank 1
+flaky = %sched_run dist.spmd --num_replicas 3 --script scripts/train.py --steps 5 --fail-rank 1
 flaky.wait()
 
 # %% [markdown]

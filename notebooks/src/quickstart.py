@@ -72,7 +72,6 @@ print(*job.logs(), sep="\n")
 
 # %%
 long = %sched_run utils.python --name long --script scripts/train.py --steps 100000 --delay 0.1
-long
 
 # %%
 %sched_cancel --wait long

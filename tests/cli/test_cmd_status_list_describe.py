@@ -99,7 +99,7 @@ def test_cancel_a_running_app_from_another_process(cli: Cli) -> None:
 
 
 def test_an_empty_session_means_default_for_every_verb(cli: Cli) -> None:
-    """``local_cwd:///APP_ID`` is accepted by ``log`` (like the peer); the other verbs take it too."""
+    """``local_cwd:///APP_ID`` is accepted by ``log`` (like TorchX); the other verbs take it too."""
     handle = cli.run_app("utils.echo", "--msg", "sessionless")
     short = handle.replace("://default/", ":///")
     status = cli("status", short)

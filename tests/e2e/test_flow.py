@@ -140,3 +140,31 @@ def test_list_sorts_and_opens_rows(lab: Lab, lab_server: LabServer) -> None:
     finally:
         lab.wait_executed(lab.append_and_run("older.cancel(); newer.cancel(); older.wait(); newer.wait()"), PANE_TIMEOUT)
     assert lab.page_problems() == []
+
+
+def test_interrupt_says_the_truth_and_keeps_the_job(lab: Lab, lab_server: LabServer) -> None:
+    from playwright.sync_api import expect
+
+    tag = random_id()[:6]
+    notebook = lab_server.write_notebook(
+        f"flow-interrupt-{tag}.ipynb",
+        ["%load_ext jupyter_sched", f"job = %sched_run --wait utils.sh --name intr-{tag} 'echo flow-e2e: long; sleep 300'"],
+    )
+    lab.open(notebook)
+    lab.run_all()
+    out = cell_output(lab, 1)
+    expect(out.locator("pre.jsched-log-text")).to_contain_text("flow-e2e: long", timeout=PANE_TIMEOUT)
+    lab.command("notebook:interrupt-kernel")
+    lab.wait_executed(1, PANE_TIMEOUT)
+    plain = out.locator("[data-mime-type='application/vnd.jupyter.stdout']")
+    expect(plain).to_contain_text("Stopped waiting for", timeout=PANE_TIMEOUT)
+    expect(plain).to_contain_text("restarting or shutting down the kernel ends its replicas")
+    expect(plain).to_contain_text(f"job = %sched_job local_cwd://default/intr-{tag}")
+    error = out.locator("[data-mime-type='application/vnd.jupyter.stderr']")
+    expect(error).to_have_count(1)
+    assert error.inner_text().strip().startswith("Interrupted: stopped waiting for") and "\n" not in error.inner_text().strip()
+    lab.screenshot(out, "flow-interrupt")
+    check = lab.append_and_run("print(job.state); job.cancel(); job.wait().state")
+    expect(cell_output(lab, check)).to_contain_text("RUNNING", timeout=PANE_TIMEOUT)
+    expect(cell_output(lab, check)).to_contain_text("CANCELLED", timeout=PANE_TIMEOUT)
+    assert lab.page_problems() == []

@@ -11,7 +11,6 @@ import pytest
 
 from jupyter_sched.notebook import dryrun_repr
 from jupyter_sched.notebook.dryrun_repr import DRYRUN_MIME
-from jupyter_sched.notebook.masking import mask_shell_text
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import (
     AppDef,
@@ -26,6 +25,7 @@ from jupyter_sched.specs import (
     RoleStatus,
     resource,
 )
+from jupyter_sched.specs.masking import mask_shell_text
 
 EVIL = "<img src=x onerror=alert(1)>"
 

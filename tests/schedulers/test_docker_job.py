@@ -260,7 +260,7 @@ def test_replica_states() -> None:
 
 def test_app_states() -> None:
     S, R, F, C, P = AppState.SUCCEEDED, AppState.RUNNING, AppState.FAILED, AppState.CANCELLED, AppState.PENDING
-    assert app_state([], False) == AppState.UNKNOWN  # the peer said SUCCEEDED for an unknown app
+    assert app_state([], False) == AppState.UNKNOWN  # TorchX said SUCCEEDED for an unknown app
     assert app_state([F, R], False) == R
     assert app_state([S, P], False) == P
     assert app_state([S, S], False) == S

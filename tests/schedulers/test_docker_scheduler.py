@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 import sys
 import time
 from typing import Any, Optional
@@ -22,10 +23,22 @@ from jupyter_sched.schedulers.docker_scheduler import (
     DockerScheduler,
     DockerSubmitError,
 )
-from jupyter_sched.specs import AppDef, AppState, Role, UnknownAppException, macros, parse_mounts, random_id, resource
+from jupyter_sched.specs import (
+    AppDef,
+    AppState,
+    BindMount,
+    Resource,
+    Role,
+    UnknownAppException,
+    macros,
+    parse_mounts,
+    random_id,
+    resource,
+)
 
 from .docker_fixtures import (  # noqa: F401 - fixtures
     BUSYBOX,
+    PYTHON,
     delete_from_registry,
     docker_images_fixture,
     docker_network_cleanup_fixture,
@@ -98,7 +111,7 @@ def test_submit_describe_list_and_logs_from_any_process(docker_sched: DockerSche
 
 
 def test_unknown_app(docker_sched: DockerScheduler) -> None:
-    assert docker_sched.describe("nope-bcdfghjklmnpq") is None  # the peer said SUCCEEDED
+    assert docker_sched.describe("nope-bcdfghjklmnpq") is None  # TorchX said SUCCEEDED
     assert not docker_sched.exists("nope-bcdfghjklmnpq")
     docker_sched.cancel("nope-bcdfghjklmnpq")  # a no-op
     with pytest.raises(UnknownAppException):
@@ -449,3 +462,38 @@ def test_a_replica_whose_container_was_removed_is_named_not_lost(docker_sched: D
     with pytest.raises(LookupError, match=r"main\[1\]: its container was removed .* logs are gone"):
         docker_sched.log_iter(app_id, "main", 1)
     assert list(docker_sched.log_iter(app_id, "main", 0)) == ["hi\n"]
+
+
+def test_resource_devices_become_container_devices(docker_sched: DockerScheduler) -> None:
+    # as TorchX maps resource.devices to device mounts; a device file names itself ({"/dev/fuse": 1})
+    res = Resource(cpu=1, gpu=0, memMB=256, devices={"/dev/fuse": 1, "vpc.amazonaws.com/efa": 0, "no.such/dev": 2})
+    app = AppDef("dev", [Role("main", BUSYBOX, entrypoint="sh", args=["-c", "ls -l /dev/fuse"], resource=res)])
+    info = docker_sched.submit_dryrun(app, {})
+    (container,) = info.request.containers
+    assert container.kwargs["devices"] == ["/dev/fuse:/dev/fuse:rwm"]
+    (warning,) = info.request.warnings()
+    assert "'no.such/dev' is not known to local_docker" in warning
+    assert app.roles[0].mounts == []  # the caller's role is not changed
+    app_id = docker_sched.schedule(info)
+    desc = wait_done(docker_sched, app_id)
+    assert desc.state == AppState.SUCCEEDED, desc
+    (line,) = docker_sched.log_iter(app_id, "main", 0)
+    assert line.startswith("c") and "10, 229" in line and line.endswith("/dev/fuse\n")  # the host's char device
+
+
+def test_a_script_that_is_only_here_is_warned_about_at_dry_run(
+    docker_sched: DockerScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    app = AppDef("train", [Role("python", PYTHON, entrypoint="python3", args=["train.py", "--lr", "0.1"])])
+    (warning,) = docker_sched.submit_dryrun(app, {}).request.warnings()
+    assert "train.py is a file in" in warning and "add --workspace ." in warning
+    mounted = AppDef(
+        "train",
+        [Role("python", PYTHON, entrypoint="python3", args=["train.py"], mounts=[BindMount(str(tmp_path), "/w")])],
+    )
+    assert docker_sched.submit_dryrun(mounted, {}).request.warnings() == []
+    workspace = AppDef("train", [Role("python", "jupyter-sched/workspace:abc", entrypoint="python3", args=["train.py"])])
+    assert docker_sched.submit_dryrun(workspace, {}).request.warnings() == []
+    assert docker_sched.submit_dryrun(AppDef("t", [Role("python", PYTHON, entrypoint="python3", args=["-c", "1"])]), {}).request.warnings() == []

@@ -156,6 +156,24 @@ def test_an_io_loop_that_cannot_go_on_fails_every_app_with_the_reason(
         sched.submit(sh_app("true"), {"log_dir": log_dir})
 
 
+def test_helper_threads_leave_signals_to_the_main_thread(sched: LocalScheduler, log_dir: str) -> None:
+    """A SIGTERM taken by a helper thread would not wake a main thread in time.sleep: its handler (which
+    stops the replicas) would wait for the sleep to end. So every thread of ours blocks such signals."""
+    import threading
+
+    app_id = sched.submit(sh_app("sleep 600"), {"log_dir": log_dir})
+    ReaperClient.reaper_pid()
+    wait_until(lambda: any(t.name == "jupyter_sched-local-io" for t in threading.enumerate()), what="the IO thread")
+    ours = [t for t in threading.enumerate() if t.name.startswith("jupyter_sched-")]
+    assert {t.name for t in ours} >= {"jupyter_sched-local-io", "jupyter_sched-reaper"}
+    for thread in ours:
+        with open(f"/proc/self/task/{thread.native_id}/status") as f:
+            blocked = int(next(line for line in f if line.startswith("SigBlk:")).split()[1], 16)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            assert blocked & (1 << (sig - 1)), (thread.name, sig)
+    sched.cancel(app_id)
+
+
 # -- hostile handles and records -----------------------------------------------------------------------------
 
 

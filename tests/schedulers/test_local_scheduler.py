@@ -320,7 +320,7 @@ def test_running_apps_are_never_evicted(log_dir: str) -> None:
     sched = LocalScheduler("evict2", CWDImageProvider, cache_size=1)
     try:
         a = run(sched, sh_app("sleep 600"), log_dir)
-        b = run(sched, sh_app("sleep 600"), log_dir)  # the peer raised IndexError here
+        b = run(sched, sh_app("sleep 600"), log_dir)  # TorchX raised IndexError here
         assert sched.cached_app_ids() == [a, b]
     finally:
         sched.close()
@@ -515,3 +515,21 @@ def test_close_is_idempotent_and_stops_running_apps(log_dir: str) -> None:
     assert pid is not None and not pid_alive(pid)
     with open(os.path.join(log_dir, "closing", app_id, "state.json")) as f:
         assert json.load(f)["state"] == "CANCELLED"
+
+
+def test_a_log_iterator_built_the_torchx_way_follows_to_the_end(log_dir: str) -> None:
+    """``LogIterator(app_id, regex, log_file, scheduler, should_tail)`` as TorchX code builds it: with no
+    callback of ours it follows until the scheduler's public ``describe`` says the app ended."""
+    from jupyter_sched.schedulers.local_logs import LogIterator
+
+    sched = create_cwd_scheduler("tx")
+    try:
+        app = AppDef("tx", [Role("r", "", entrypoint="sh", args=["-c", "echo a; sleep 0.3; echo b"])])
+        app_id = sched.submit(app, {"log_dir": log_dir})
+        log_file = os.path.join(log_dir, "tx", app_id, "r", "0", "stdout.log")
+        wait_for_file(log_file)
+        assert list(LogIterator(app_id, None, log_file, sched, True)) == ["a\n", "b\n"]
+        described = sched.describe(app_id)
+        assert described is not None and described.state == AppState.SUCCEEDED
+    finally:
+        sched.close()

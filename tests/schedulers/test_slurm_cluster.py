@@ -265,8 +265,16 @@ def test_dryrun_renders_and_apps_that_cannot_fit_are_refused(srunner: Runner, sl
     too_fat = AppDef(
         "too-fat", [Role("main", "unused", entrypoint="true", resource=resource(cpu=1, memMB=slurm_cluster.memMB + 1))]
     )
+    # the bound is the cluster's size, per role and for the roles together, before any request is built
+    huge = AppDef("huge", [Role("main", "unused", entrypoint="true", num_replicas=10**20)])
+    two_roles = AppDef(
+        "two-roles",
+        [Role(r, "unused", entrypoint="true", num_replicas=slurm_cluster.nodes // 2 + 1) for r in ("a", "b")],
+    )
     cases = [
-        (too_many, {}, "roles", f"has {slurm_cluster.nodes} node(s)"),
+        (too_many, {}, "roles[0].num_replicas", f"more than slurm runs ({slurm_cluster.nodes})"),
+        (huge, {}, "roles[0].num_replicas", f"asks for {10**20} replicas"),
+        (two_roles, {}, "roles", f"the roles together ask for {2 * (slurm_cluster.nodes // 2 + 1)} replicas"),
         (too_big, {}, "roles[0].resource.cpu", f"has {slurm_cluster.cpus}"),
         (too_fat, {}, "roles[0].resource.memMB", f"has {slurm_cluster.memMB} MB"),
         (fits, {"partition": "no-such-partition"}, "cfg.partition", "does not exist"),
@@ -407,7 +415,7 @@ def test_a_cancelled_app_does_not_keep_the_reason_it_was_waiting_for(srunner: Ru
 def test_a_progress_frame_reaches_a_follow_while_the_step_runs(srunner: Runner) -> None:
     # printf '\r10%' then a pause: no line end, yet the follow yields "10%" before the sleep ends (the
     # replica wrapper writes each chunk as it is read; the reader yields unterminated text once quiet)
-    app = AppDef("frame", [Role("main", "unused", entrypoint="sh", args=["-c", "printf '\\r10%%'; sleep 30"])])
+    app = AppDef("frame", [Role("main", "unused", entrypoint="sh", args=["-c", "printf '\\r10%%'; exec sleep 30"])])
     handle = srunner.run(app, "slurm")
     it = iter(srunner.log_lines(handle, "main", 0, should_tail=True))
     assert next(it) == "\r"
@@ -417,3 +425,25 @@ def test_a_progress_frame_reaches_a_follow_while_the_step_runs(srunner: Runner) 
     srunner.cancel(handle)
     assert list(it) == []
     assert lines(srunner, handle, "main") == ["\r", "10%"]
+
+
+def test_job_files_are_private_to_their_owner(srunner: Runner) -> None:
+    # job.sbatch holds the replicas' env (-e HF_TOKEN=...), the logs hold what jobs print: 0600 in 0700
+    app = AppDef("private", [Role("main", "unused", entrypoint="sh", args=["-c", "echo $HF_TOKEN"], env={"HF_TOKEN": "hf_secret"})])
+    handle = srunner.run(app, "slurm")
+    status = srunner.wait(handle, timeout=60)
+    assert status is not None and status.state == AppState.SUCCEEDED, status
+    sched = SlurmScheduler(srunner.session_name)
+    ui_url = sched.describe(app_id(handle)).ui_url  # type: ignore[union-attr]
+    assert ui_url and ui_url.startswith("file://")
+    app_dir = ui_url[len("file://") :]
+    assert "hf_secret" in open(os.path.join(app_dir, "job.sbatch")).read()
+    modes = {}
+    for root, dirs, files in os.walk(app_dir):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            modes[os.path.relpath(path, app_dir)] = os.stat(path).st_mode & 0o777
+    modes["."] = os.stat(app_dir).st_mode & 0o777
+    assert modes["job.sbatch"] == 0o600 and modes["."] == 0o700
+    assert modes["main/0/stdout.log"] == 0o600 and modes["main/0"] == 0o700
+    assert {p: m for p, m in modes.items() if m & 0o077} == {}  # nothing readable by others

@@ -213,3 +213,26 @@ def test_finder_refuses_an_invalid_component(tmp_path) -> None:  # type: ignore[
 
 def test_argparse_is_used_as_torchx_does() -> None:
     assert isinstance(create_args_parser(mixed), argparse.ArgumentParser)
+
+
+def test_module_relname() -> None:
+    import jupyter_sched.components as c
+    import jupyter_sched.components.dist as d
+    from jupyter_sched.specs.finder import module_relname
+
+    assert (module_relname(d, relative_to=c), module_relname(c, relative_to=c)) == ("dist", "")
+    with pytest.raises(ValueError, match="not a submodule"):
+        module_relname(c, relative_to=d)
+
+
+def test_a_builtin_copied_from_its_source_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from jupyter_sched.specs.finder import get_builtin_source
+
+    copy = tmp_path / "echo_copy.py"
+    copy.write_text(get_builtin_source("utils.echo"))
+    assert "def echo(" in copy.read_text()
+    with Runner("s", {"local_cwd": create_cwd_scheduler}) as runner:
+        handle = runner.run_component(f"{copy}:echo", ["--msg", "from a copy"], "local_cwd", cfg={"log_dir": str(tmp_path)})
+        status = runner.wait(handle, wait_interval=0.1, timeout=60)
+        assert status is not None and status.state == specs.AppState.SUCCEEDED
+        assert list(runner.log_lines(handle, "echo", 0)) == ["from a copy\n"]

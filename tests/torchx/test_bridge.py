@@ -109,3 +109,34 @@ def test_cli_runopts_and_dry_run_show_torchx_options_and_request() -> None:
     dry = _cli("run", "--dryrun", "-s", "torchx:kubernetes", "--cfg", "queue=q", "utils.echo", "--msg", "hi")
     assert dry.returncode == 0, dry.stderr
     assert "kind: Job" in dry.stdout and "schedulerName: volcano" in dry.stdout
+
+
+def test_the_notebook_shows_the_bridged_request_escaped() -> None:
+    from jupyter_sched.notebook.dryrun_repr import dryrun_html
+
+    app = AppDef("<b>x</b>", [Role("main", "alpine:3", entrypoint="echo", args=["hi"], resource=Resource(1, 0, 256))])
+    with get_runner("bridge") as runner:
+        html = dryrun_html(runner.dryrun(app, "torchx:kubernetes", cfg={"queue": "q"}))
+    assert "schedulerName: volcano" in html and "<b>x" not in html and "&lt;b&gt;x" in html
+
+
+def test_torchx_local_docker_runs_through_our_runner() -> None:
+    docker = pytest.importorskip("docker")
+    from ..schedulers.docker_fixtures import BUSYBOX
+
+    app = AppDef("bridged", [Role("main", BUSYBOX, entrypoint="sh", args=["-c", "echo hi-$0", "x"], num_replicas=2,
+                                  resource=Resource(1, 0, 128))])  # fmt: skip
+    client = docker.from_env()
+    handle = ""
+    try:
+        with get_runner("bridge") as runner:
+            handle = runner.run(app, "torchx:local_docker")
+            status = runner.wait(handle, wait_interval=0.5, timeout=120)
+            assert status is not None and status.state == AppState.SUCCEEDED
+            assert [r.state for r in status.roles[0].replicas] == [AppState.SUCCEEDED] * 2
+            assert list(runner.log_lines(handle, "main", 1, should_tail=True)) == ["hi-x\n"]
+            assert handle in [a.app_handle for a in runner.list("torchx:local_docker")]
+    finally:
+        app_id = handle.rsplit("/", 1)[-1]
+        for c in client.containers.list(all=True, filters={"label": f"torchx.pytorch.org/app-id={app_id}"}):
+            c.remove(force=True)

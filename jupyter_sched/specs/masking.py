@@ -1,0 +1,239 @@
+"""The one rule for what no output shows: secrets in env values, command lines and URLs.
+
+Every front end renders through these functions: the CLI's text and ``--json``, the notebook's reprs and
+dry-run tables, ``describe``/``status``, and the ``repr`` of :class:`~jupyter_sched.specs.Role` and
+:class:`~jupyter_sched.specs.AppDef`. It lives in ``specs`` because it is pure (strings in, strings out)
+and so every layer may import it. The rule:
+
+- an environment variable whose name looks like a secret (:data:`SECRET_NAME`) has its value masked;
+- an option whose name looks like one has its value masked: ``--password=hunter2``, ``--token x``,
+  ``--db-pwd x``;
+- a word ``NAME=VALUE`` (``env HF_TOKEN=x cmd``, ``docker run -e HF_TOKEN=x``, ``export ...``) follows
+  the env rule;
+- credentials inside a URL (``scheme://user:password@host``, ``scheme://token@host``) are masked
+  wherever they appear.
+
+Masking only ever changes what is shown. What runs, and what is kept for re-running, is untouched. The
+cost of a false positive (``--max-tokens 5`` shows ``********``) is a value hidden from view; the cost of a
+false negative is a leaked token, so the names are matched broadly. Hand-written rather than a library:
+no maintained library masks shell words while keeping the line copyable, and the rule is short.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|PASS|KEY|CREDENTIAL|AUTH|COOKIE|CONN(ECTION)?_?STR|_PWD$|^PWD_|(^|_)PAT(_|$)",
+    re.IGNORECASE,
+)
+"""Names whose values are never shown: tokens, secrets, passwords and passphrases (``PASS``), keys,
+credentials, auth headers and sockets, cookies, connection strings, ``MYSQL_PWD``-style names (but not
+``PWD``, the working directory) and personal access tokens (``GITHUB_PAT``, but not ``PATH``). Option
+names are matched with ``-`` read as ``_`` (``--db-pwd``)."""
+URL_CREDENTIALS = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]+@", re.IGNORECASE)
+"""``scheme://user:password@`` (or ``scheme://token@``) inside a value: the userinfo is masked."""
+MASK = "********"
+
+_OPTION = re.compile(r"^(-{1,2}[A-Za-z][A-Za-z0-9_.-]*)(=.*)?$", re.DOTALL)
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*=", re.DOTALL)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_OPERATORS = {"&&", "||", "|", ";", "&", ">", "<", ">>", "2>", "2>&1", "\\\n"}
+_PIECE = r"""(?:[^\s'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")"""
+_WORD = re.compile(rf"#[^\n]*|{_PIECE}+", re.DOTALL)
+"""A shell word with its quoting as written, or a comment (a word that starts with ``#``)."""
+_ENV_FLAGS = ("-e", "--env")
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a variable or option called ``name`` (leading dashes ignored) holds a secret."""
+    return bool(SECRET_NAME.search(name.lstrip("-").replace("-", "_")))
+
+
+def mask_urls(text: str) -> str:
+    """``text`` with the credentials of every URL in it masked."""
+    return URL_CREDENTIALS.sub(rf"\1{MASK}@", text)
+
+
+def mask_value(name: str, value: Any) -> str:
+    """``value`` of the variable ``name`` as it may be shown: masked whole when the name looks like a
+    secret, else with the credentials of any URL inside it masked."""
+    if is_secret_name(name):
+        return MASK
+    return mask_urls(str(value))
+
+
+def mask_env(env: Mapping[str, Any]) -> Dict[str, str]:
+    """A copy of ``env`` (sorted by name) with :func:`mask_value` applied to every value."""
+    return {k: mask_value(k, v) for k, v in sorted(env.items())}
+
+
+def _takes_value(word: str) -> bool:
+    """True for ``--token`` (a secret option without ``=``): the next word is its value."""
+    m = _OPTION.match(word)
+    return bool(m and m.group(2) is None and is_secret_name(m.group(1)))
+
+
+def _hides_next(word: str) -> bool:
+    return not (word.startswith("--") or word in _OPERATORS)
+
+
+def _mask_option(arg: str) -> str:
+    m = _OPTION.match(arg)
+    if m and m.group(2) is not None and is_secret_name(m.group(1)):
+        return f"{m.group(1)}={MASK}"
+    return arg
+
+
+def mask_arg(arg: str) -> str:
+    """One argv element as it may be shown (without context: :func:`mask_argv` also masks the value
+    following ``--token``). A script (``sh -c "..."``) is masked as shell text."""
+    masked = _mask_option(arg)
+    if masked != arg:
+        return masked
+    if _ASSIGNMENT.match(arg):
+        name, _, value = arg.partition("=")
+        return f"{name}={mask_value(name, value)}"
+    return mask_shell_text(arg)
+
+
+def mask_argv(argv: Sequence[str]) -> List[str]:
+    """A copy of ``argv`` with secrets masked: ``--password=x``, the word after ``--token``,
+    ``NAME=VALUE`` words, URL credentials, and the same inside scripts (``sh -c '...'``)."""
+    out: List[str] = []
+    hide = False
+    for arg in argv:
+        arg = str(arg)
+        if hide and _hides_next(arg):
+            out.append(MASK)
+            hide = False
+            continue
+        hide = _takes_value(arg)
+        out.append(mask_arg(arg))
+    return out
+
+
+def _mask_assignment(word: str, prefix: str = "", strict: bool = False) -> str:
+    """A shell word ``NAME=VALUE`` (after ``prefix``, as written) masked, re-quoted only if it changed.
+    ``strict``: the word must be an assignment (after ``-e``), so one that cannot be parsed is masked."""
+    try:
+        parts = shlex.split(word[len(prefix):])
+    except ValueError:
+        return prefix + MASK if strict else word
+    if len(parts) != 1 or not _ASSIGNMENT.match(parts[0]):
+        return word
+    name, _, value = parts[0].partition("=")
+    masked = mask_value(name, value)
+    return word if masked == value else prefix + shlex.quote(f"{name}={masked}")
+
+
+def _unquote(word: str) -> Optional[str]:
+    """The one shell word ``word`` stands for, without its quoting (None if it is not one)."""
+    try:
+        parts = shlex.split(word)
+    except ValueError:
+        return None
+    return parts[0] if len(parts) == 1 else None
+
+
+def _mask_word(word: str, previous: str) -> str:
+    if _takes_value(_unquote(previous) or previous) and _hides_next(word):
+        return MASK
+    if previous in _ENV_FLAGS:
+        return _mask_assignment(word, strict=True)
+    if word.startswith("--env="):
+        return _mask_assignment(word, "--env=", strict=True)
+    if _ASSIGNMENT.match(word.lstrip("'\"")):
+        return _mask_assignment(word)
+    plain = _unquote(word)
+    if plain is None:
+        return word
+    # an option, or a quoted script (sh -c '...') masked inside
+    masked = mask_arg(plain) if plain != word else _mask_option(plain)
+    if masked == plain:
+        return word
+    m = _OPTION.match(masked)
+    return masked if m and masked.endswith(f"={MASK}") else shlex.quote(masked)
+
+
+def mask_shell_text(text: str) -> str:
+    """``text`` (a command line or a script) with secrets masked as :func:`mask_argv` says, word by
+    word. Every other character is kept, so the line stays a copyable command (quoting and ``"$VARS"``
+    untouched)."""
+    out, pos, previous = [], 0, ""
+    for m in _WORD.finditer(text):
+        word = m.group()
+        if word.startswith("#"):
+            continue
+        replacement = _mask_word(word, previous)
+        if replacement != word:
+            out.append(text[pos:m.start()] + replacement)
+            pos = m.end()
+        if word != "\\\n":
+            previous = word
+    out.append(text[pos:])
+    return mask_urls("".join(out))
+
+
+def mask_lines(text: str) -> str:
+    """Free text laid out one item per line (a scheduler's request repr): a line whose first ``NAME=``
+    names a secret is masked to its end (values there are not quoted), the others as shell text."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        head, eq, _ = line.partition("=")
+        name = re.split(r"[\s:]", head.strip())[-1] if head.strip() else ""
+        end = "\n" if line.endswith("\n") else ""
+        if eq and _NAME.fullmatch(name) and is_secret_name(name):
+            lines.append(f"{head}={MASK}{end}")
+        else:
+            lines.append(mask_shell_text(line))
+    return "".join(lines)
+
+
+def mask_tree(value: Any, key: str = "") -> Any:
+    """A JSON-able copy of ``value`` (dicts, lists, dataclasses, scalars) with secrets masked: scalars
+    under a secret-looking key, argv lists (``args``, ``argv``, ``command``), ``NAME=VALUE`` env lists,
+    and every string as shell text."""
+    if isinstance(value, Mapping):
+        return {
+            str(k): MASK if is_secret_name(str(k)) and _scalar(v) else mask_tree(v, str(k))
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        if key in ("args", "argv", "command", "cmd") and all(isinstance(e, str) for e in value):
+            return mask_argv(value)
+        if key in ("environment", "env") and all(isinstance(e, str) and "=" in e for e in value):
+            return [mask_arg(e) for e in value]
+        return [mask_tree(v, key) for v in value]
+    if isinstance(value, str):
+        return mask_shell_text(value)
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return mask_tree({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, key)
+    return mask_shell_text(str(value))
+
+
+def _scalar(value: Any) -> bool:
+    return value is not None and not isinstance(value, (Mapping, list, tuple)) and value != ""
+
+
+def masked_fields(obj: Any, names: Optional[Sequence[str]] = None) -> str:
+    """``Type(field=value, ...)`` like a dataclass repr, with ``env`` and ``args`` masked: the ``repr``
+    of Role and AppDef."""
+    parts = []
+    for f in dataclasses.fields(obj):
+        if names is not None and f.name not in names or not f.repr:
+            continue
+        v = getattr(obj, f.name)
+        if f.name == "env" and isinstance(v, Mapping):
+            v = {k: mask_value(k, x) for k, x in v.items()}
+        elif f.name == "args" and isinstance(v, list):
+            v = mask_argv(v)
+        elif f.name == "metadata" and isinstance(v, Mapping):
+            v = mask_tree(v)
+        parts.append(f"{f.name}={v!r}")
+    return f"{type(obj).__qualname__}({', '.join(parts)})"

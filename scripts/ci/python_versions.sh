@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs a subset of the suite on every other Python the project declares (pyproject's classifiers): the main
+# suite runs on .venv's Python (3.11); this runs specs, logs, components, CLI, the local scheduler, the
+# runner and the notebook's kernel tests on 3.10, 3.12 and 3.13, each in its own venv with the
+# dependencies from PyPI (an editable install of this checkout, so the tests import it).
+#
+#   bash scripts/ci/python_versions.sh              # 3.10 3.12 3.13
+#   PYTHONS="3.12" bash scripts/ci/python_versions.sh -x   # extra arguments go to pytest
+#
+# The Pythons come from pyenv (`pyenv root`/versions/X.Y.*) or `pythonX.Y` on PATH. A declared version
+# that cannot be found is an error: the classifiers must name only versions the suite runs on.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+
+TESTS=(
+    tests/specs tests/logs tests/components tests/cli tests/test_runner.py
+    tests/schedulers/test_local_scheduler.py tests/schedulers/test_api_registry.py
+    tests/notebook/test_kernel.py tests/notebook/test_extension.py tests/notebook/test_log_model.py
+)
+# what the subset needs (the rest of [test] is browsers and notebooks, run on the main Python only)
+DEPS=(pytest pytest-timeout hypothesis jupyter_client ipykernel nbformat nbclient pyyaml)
+
+find_python() {
+    local v="$1" pyenv_root candidate
+    pyenv_root="$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")"
+    for candidate in $(ls -d "$pyenv_root"/versions/"$v".*/bin/python 2>/dev/null | sort -V -r); do
+        "$candidate" -c 'import venv, ensurepip' 2>/dev/null && { echo "$candidate"; return; }
+    done
+    command -v "python$v" || return 1
+}
+
+status=0
+for v in ${PYTHONS:-3.10 3.12 3.13}; do
+    py="$(find_python "$v")" || { echo "python_versions: Python $v not found (pyenv install $v)" >&2; exit 1; }
+    venv=".venv-py$v"
+    stamp="$venv/.installed"
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        rm -rf "$venv"
+        "$py" -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet --upgrade pip
+        "$venv/bin/python" -m pip install --quiet -e . "${DEPS[@]}"
+        touch "$stamp"
+    fi
+    echo "=== Python $v ($("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])')) ==="
+    start=$SECONDS
+    # PYTHONPATH would point the venv's interpreter at another checkout: the editable install finds this one
+    if ! env -u PYTHONPATH "$venv/bin/python" -m pytest "${TESTS[@]}" -q -p no:cacheprovider "$@"; then
+        status=1
+    fi
+    echo "=== Python $v: $((SECONDS - start)) s ==="
+done
+exit $status
