@@ -44,7 +44,9 @@ from jupyter_sched.schedulers.local_images import (
     ImageProvider,
     LocalDirectoryImageProvider,
 )
+from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
 from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
+from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
 from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
@@ -55,6 +57,7 @@ from jupyter_sched.schedulers.local_request import (
 )
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs, rollback, spawn
+from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.schedulers.local_state import (
     STATE_FILE,
     AppRecord,
@@ -75,6 +78,7 @@ from jupyter_sched.specs import (
     UnknownAppException,
     runopts,
 )
+from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs.handles import check_name
 
 __all__ = [
@@ -119,7 +123,7 @@ class _LocalApp:
     replicas: List[Replica] = field(default_factory=list)
 
 
-class LocalScheduler(Scheduler[PopenRequest]):
+class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
     """Schedules on this machine; see the module docstring for what is and is not enforced."""
 
     def __init__(
@@ -144,6 +148,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         self._loop = ProcessLoop()
         self._lock = threading.Lock()
         self._closed = False
+        self._meter = LocalMeter()
         SignalCleanup.register(self.stop_owned_apps)
         _OPEN.add(self)
 
@@ -173,6 +178,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             " they write their logs straight to files",
             default=False,
         )
+        add_memory_limit_opt(opts)
         return opts
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
@@ -185,7 +191,9 @@ class LocalScheduler(Scheduler[PopenRequest]):
 
     def _to_popen_request(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> PopenRequest:
         base = os.path.abspath(os.path.expanduser(str(cfg.get("log_dir") or self._bases[0])))
-        return build_request(app, cfg, self._image_provider_class(cfg), base, self.session_name, self._extra_paths)
+        request = build_request(app, cfg, self._image_provider_class(cfg), base, self.session_name, self._extra_paths)
+        limit_request(request, cfg)
+        return request
 
     # -- schedule ------------------------------------------------------------------------------------------
     def schedule(self, dryrun_info: AppDryRunInfo[PopenRequest]) -> str:
@@ -240,6 +248,9 @@ class LocalScheduler(Scheduler[PopenRequest]):
                 ) from e
             raise
         local_app.replicas = started
+        params = [p for ps in request.role_params.values() for p in ps]
+        for rep_record, param in zip(record.replicas, params):
+            self._meter.started(record, rep_record, param.env)
         try:
             record.create()
         except OSError as e:
@@ -276,7 +287,9 @@ class LocalScheduler(Scheduler[PopenRequest]):
         """Loop thread: the replica exited and its output is fully written."""
         record = local_app.record
         rep_record.exit_code = rep.exit_code
-        rep_record.finished = time.time()
+        finished = time.time()
+        self._meter.ended(record, rep_record, finished)  # before the end is visible: totals come with it
+        rep_record.finished = finished
         if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
             record.cancelled = True
         _save(record)
@@ -358,6 +371,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
                     pid=rep.pid,
                     started=rep.started,
                     finished=rep.finished,
+                    usage=totals_of(rep),
                     msg=rep.msg,
                 )
             )
@@ -518,6 +532,13 @@ class LocalScheduler(Scheduler[PopenRequest]):
             since=since,
             until=until,
         )
+
+    def usage(self, app_id: str) -> List[UsageSample]:
+        """Per replica: a live psutil sample of its process tree while it runs, its kept totals after."""
+        record = self._record(app_id)
+        if record is None:
+            raise UnknownAppException(app_id)
+        return self._meter.usage(record.snapshot(), owned=app_id in self._apps)
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Wakes as soon as a replica of this process ends (or prints); polls the state file briefly for

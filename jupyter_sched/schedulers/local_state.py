@@ -57,6 +57,7 @@ class ReplicaRecord:
     def group(self) -> Group:
         """Its process group, checked against the recorded start time before any signal."""
         return Group(self.pid or 0, self.pid_started)
+    usage: Optional[Dict[str, Any]] = None  # memory limit, then totals when it ends (see local_meter)
 
     @property
     def done(self) -> bool:
