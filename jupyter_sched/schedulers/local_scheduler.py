@@ -57,7 +57,9 @@ from jupyter_sched.schedulers.local_request import (
 )
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs, rollback, spawn
+from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_state import (
+    FILE_MODE,
     STATE_FILE,
     AppRecord,
     ReplicaRecord,
@@ -91,8 +93,8 @@ LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
 RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
 ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
 PET_LOG_DIR_ENV = "PET_LOG_DIR"
-"""Set, as TorchX does, to the replica's log directory (beside ``TORCHELASTIC_ERROR_FILE``), where
-torchelastic-aware programs write their own logs."""
+"""Set, as TorchX does, to ``<app log dir>/torchelastic/<role>``: torchelastic (``torchrun``) writes its
+agents' logs there, each run in its own subdirectory, so the replicas of a role share it."""
 CANCEL_MARKER = "cancelled"
 logger = logging.getLogger(__name__)
 
@@ -217,7 +219,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
                 env = param.env
                 env.setdefault("PYTHONUNBUFFERED", "x")
                 env.setdefault(ERROR_FILE_ENV, os.path.join(replica_dir, "error.json"))
-                env.setdefault(PET_LOG_DIR_ENV, replica_dir)
+                env.setdefault(PET_LOG_DIR_ENV, os.path.join(app_dir, "torchelastic", safe_name(role.name, "role")))
                 env[RANK0_ENV] = "localhost"
                 env["JUPYTER_SCHED_APP_ID"] = app_id
                 env["JUPYTER_SCHED_ROLE_NAME"] = role.name
@@ -340,9 +342,15 @@ class LocalScheduler(Scheduler[PopenRequest]):
         """Loop thread: the replica exited and its output is fully written."""
         record = local_app.record
         rep_record.exit_code = rep.exit_code
-        rep_record.finished = time.time()
         if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
             record.cancelled = True
+        ended = time.time()
+        if all(r.done for r in record.replicas if r is not rep_record):
+            # the app ends with this replica: its SUCCESS file exists before describe can say it ended
+            final = record.snapshot()
+            final.replicas[next(i for i, r in enumerate(record.replicas) if r is rep_record)].finished = ended
+            write_done_marker(final, FILE_MODE)
+        rep_record.finished = ended
         _save(record)
         if not record.outlive_owner:
             ReaperClient.forget([rep.pid])
