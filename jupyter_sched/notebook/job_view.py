@@ -41,7 +41,7 @@ class JobRecord:
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
         from jupyter_sched.notebook import record
         from jupyter_sched.notebook.log_model import ALL
-        from jupyter_sched.notebook.log_pane import app_sources, follow_limit, frame_html, read_snapshot
+        from jupyter_sched.notebook.log_pane import STDERR_WINDOW, app_sources, follow_limit, frame_html, read_snapshot
         from jupyter_sched.notebook.status_pane import failures_text, status_html
 
         job, status = self.job, self.job.last_status
@@ -59,9 +59,9 @@ class JobRecord:
             view = f"{role}/{k}"
             if view not in mux.views():
                 return []
-            got, _ = mux.rows(view, 200)
-            streams = {mux.sources[i].stream for i, _ in got}
-            return [line.text for i, line in got if mux.sources[i].is_stderr or "stderr" not in streams][-20:]
+            separate = any(s.replica == view and s.is_stderr for s in mux.sources)
+            got, _ = mux.rows(view, STDERR_WINDOW if separate else 20)
+            return [line.text for i, line in got if mux.sources[i].is_stderr or not separate][-20:]
 
         html = status_html(job, status, None, stderr_tail, None if ended else as_of_ts)
         return record.job_bundle(job, status, html, failures_text(status, stderr_tail), log_html, lines, as_of_ts)

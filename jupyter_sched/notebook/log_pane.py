@@ -30,6 +30,8 @@ BACKLOG_CHARS = 16 << 20
 """Characters a follower may queue before it drains them itself (so does ``4 * keep_lines`` items): bounds
 kernel memory when the ticker lags, while letting a flood arrive in runs long enough to be skimmed."""
 MAX_FOLLOWERS = 32
+STDERR_WINDOW = 2000
+"""Rows of a replica searched for its last stderr lines (a flood on stdout pushes them back)."""
 _PRE_STYLE = f"flex:none;margin:0;padding:2px 4px;white-space:pre;{MONO};font-size:12px;line-height:1.35"
 _BOX_STYLE = (
     "display:flex;flex-direction:column-reverse;max-height:{height}px;overflow:auto;"
@@ -264,9 +266,9 @@ class LogPane:
             view = f"{role}/{k}"
             if view not in self.mux.views():
                 return []
-            rows, _ = self.mux.rows(view, 200)
-            streams = {self.mux.sources[i].stream for i, _ in rows}
-            wanted = [line.text for i, line in rows if self.mux.sources[i].is_stderr or "stderr" not in streams]
+            separate = any(s.replica == view and s.is_stderr for s in self.mux.sources)
+            rows, _ = self.mux.rows(view, STDERR_WINDOW if separate else last_n)
+            wanted = [line.text for i, line in rows if self.mux.sources[i].is_stderr or not separate]
             return wanted[-last_n:]
 
     def _on_control(self, change: Dict[str, Any]) -> None:

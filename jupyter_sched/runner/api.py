@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers import SchedulerFactory, get_scheduler_factories
 from jupyter_sched.schedulers.api import ListAppResponse, Scheduler, Stream
+from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs.limits import check_replica_limit
 from jupyter_sched.specs import (
     AppDef,
@@ -31,6 +32,7 @@ from jupyter_sched.specs import (
     runopts,
     validate_app,
 )
+from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs.handles import check_name, parse_safe_handle
 from jupyter_sched.runner.events import log_event
 
@@ -344,6 +346,17 @@ class Runner:
             if sched.describe(app_id) is None:
                 raise UnknownAppException(app_handle)
             return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
+
+    def usage(self, app_handle: AppHandle) -> List[UsageSample]:
+        """What each replica of the app uses now (ended replicas: their kept totals); see
+        ``schedulers.usage_api``. Raises UnknownAppException for an unknown app and ValueError for a
+        scheduler that cannot measure usage."""
+        sched, app_id = self._resolve(app_handle)
+        if not isinstance(sched, UsageMixin):
+            raise ValueError(f"the {parse_app_handle(app_handle).scheduler_backend} scheduler does not report resource usage")
+        if sched.describe(app_id) is None:
+            raise UnknownAppException(app_handle)
+        return sched.usage(app_id)
 
     def list(self, scheduler: str) -> List[ListAppResponse]:
         """The apps of this session on ``scheduler``, each with its handle."""

@@ -130,13 +130,14 @@ class Follow:
                     if text:
                         fed[kind] = now
                         yield from splitters.feed_text(kind, text)
-                for kind, at in list(fed.items()):
-                    if splitters.pending(kind) and now - at >= QUIET_S:
-                        yield from splitters.flush_one(kind)
-                for kind, at in list(live_at.items()):
-                    if now - at >= QUIET_S and seams[kind].showable:
-                        yield from splitters.feed_text(kind, seams[kind].show())
-                        yield from splitters.flush_one(kind)
+                if self._queue.empty():  # text is quiet only if no more of it is waiting to be read
+                    for kind, at in list(fed.items()):
+                        if splitters.pending(kind) and now - at >= QUIET_S:
+                            yield from splitters.flush_one(kind)
+                    for kind, at in list(live_at.items()):
+                        if now - at >= QUIET_S and seams[kind].showable:
+                            yield from splitters.feed_text(kind, seams[kind].show())
+                            yield from splitters.flush_one(kind)
                 if live_retry_at is not None and now >= live_retry_at:
                     live_retry_at = now + _RETRY_LIVE_S
                     if all(s.settled for s in seams.values()) and self._open_live():

@@ -17,8 +17,10 @@ STDOUT, STDERR, SYSTEM_ERR = 1, 2, 3
 Frame = Tuple[int, bytes]
 
 
-def frame_batches(chunks: Iterable[bytes]) -> Iterator[List[Frame]]:
-    """The complete frames of each chunk read, as one list per chunk (skipping chunks that complete none)."""
+def frame_batches(chunks: Iterable[bytes], join: bool = False) -> Iterator[List[Frame]]:
+    """The complete frames of each chunk read, as one list per chunk (skipping chunks that complete none).
+    With ``join``, consecutive payloads of one stream come joined, (stream id, joined payloads) per run:
+    the fast path of a plain read, which needs no frame boundaries."""
     unpack = HEADER.unpack_from
     rest = b""
     for data in chunks:
@@ -26,19 +28,27 @@ def frame_batches(chunks: Iterable[bytes]) -> Iterator[List[Frame]]:
             data = rest + data
         n = len(data)
         pos = 0
-        batch: List[Frame] = []
+        groups: List[Tuple[int, List[bytes]]] = []
+        kind = -1
+        parts: List[bytes] = []
         while pos + 8 <= n:
-            kind, size = unpack(data, pos)
+            k, size = unpack(data, pos)
             end = pos + 8 + size
             if end > n:
                 break
-            if kind == SYSTEM_ERR:
+            if k == SYSTEM_ERR:
                 raise RuntimeError(f"docker logs: {data[pos + 8 : end].decode('utf-8', 'replace')}")
-            batch.append((kind, data[pos + 8 : end]))
+            if k != kind:
+                kind, parts = k, []
+                groups.append((kind, parts))
+            parts.append(data[pos + 8 : end])
             pos = end
         rest = data[pos:]
-        if batch:
-            yield batch
+        if groups:
+            if join:
+                yield [(k, b"".join(p)) for k, p in groups]
+            else:
+                yield [(k, payload) for k, p in groups for payload in p]
 
 
 def runs(frames: Iterable[Frame]) -> List[Frame]:

@@ -184,9 +184,10 @@ class DockerLogIterator:
     # -- one plain read: what is there now ----------------------------------------------------------------
     def _read_all(self) -> Iterator[str]:
         splitters = Splitters()
-        for batch in frame_batches(self.chunks(self.open_logs(False, False, self.since), follow=False)):
-            for kind, body in runs(batch):
-                yield from splitters.feed(kind, body)
+        feed = splitters.feed
+        for batch in frame_batches(self.chunks(self.open_logs(False, False, self.since), follow=False), join=True):
+            for kind, body in batch:
+                yield from feed(kind, body)
         yield from splitters.flush()
 
     # -- follow until the replica has ended ---------------------------------------------------------------------

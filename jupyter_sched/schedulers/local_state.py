@@ -8,8 +8,9 @@ app's state in memory and reports it.
 
 What it holds (created 0600 in the app's 0700 directory): the app's name and id, its roles' image,
 entrypoint, argv, replica count and retry count (argv with secrets masked, ``specs.masking``: only
-``describe`` reads them and nothing re-runs from the file), each replica's pid, process start time, times, exit code, log file paths and log fault. It does
-not hold the environment: env values reach the replicas only through ``Popen`` and are never written here.
+``describe`` reads them and nothing re-runs from the file), each replica's pid, process start time, times,
+exit code, log file paths and log fault. It does not hold the environment: env values reach the replicas
+only through ``Popen`` and are never written here.
 
 A record is read back only from where it is expected (see :func:`load_record`): its ``app_dir`` is the
 directory it was found in, and log paths it names outside that directory are refused.
@@ -57,6 +58,7 @@ class ReplicaRecord:
     def group(self) -> Group:
         """Its process group, checked against the recorded start time before any signal."""
         return Group(self.pid or 0, self.pid_started)
+    usage: Optional[Dict[str, Any]] = None  # memory limit, then totals when it ends (see local_meter)
 
     @property
     def done(self) -> bool:

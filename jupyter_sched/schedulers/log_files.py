@@ -102,7 +102,7 @@ class IndexedLogIterator:
         """Waits for new output (or ``at_most`` seconds); False once closed."""
         if self._closed:
             return False
-        timeout = min(self.first_poll_s * 1.5**self._idle, self.max_poll_s)
+        timeout = min(self.first_poll_s * 1.5 ** min(self._idle, 64), self.max_poll_s)  # 1.5**n overflows
         if at_most is not None:
             timeout = max(0.0, min(timeout, at_most))
         self._wait_for_change(token, timeout)

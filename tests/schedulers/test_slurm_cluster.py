@@ -415,7 +415,7 @@ def test_a_cancelled_app_does_not_keep_the_reason_it_was_waiting_for(srunner: Ru
 def test_a_progress_frame_reaches_a_follow_while_the_step_runs(srunner: Runner) -> None:
     # printf '\r10%' then a pause: no line end, yet the follow yields "10%" before the sleep ends (the
     # replica wrapper writes each chunk as it is read; the reader yields unterminated text once quiet)
-    app = AppDef("frame", [Role("main", "unused", entrypoint="sh", args=["-c", "printf '\\r10%%'; sleep 30"])])
+    app = AppDef("frame", [Role("main", "unused", entrypoint="sh", args=["-c", "printf '\\r10%%'; exec sleep 30"])])
     handle = srunner.run(app, "slurm")
     it = iter(srunner.log_lines(handle, "main", 0, should_tail=True))
     assert next(it) == "\r"
