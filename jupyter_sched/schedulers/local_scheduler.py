@@ -58,7 +58,9 @@ from jupyter_sched.schedulers.local_request import (
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs, rollback, spawn
 from jupyter_sched.schedulers.usage_api import UsageMixin
+from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_state import (
+    FILE_MODE,
     STATE_FILE,
     AppRecord,
     ReplicaRecord,
@@ -289,9 +291,14 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         rep_record.exit_code = rep.exit_code
         finished = time.time()
         self._meter.ended(record, rep_record, finished)  # before the end is visible: totals come with it
-        rep_record.finished = finished
         if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
             record.cancelled = True
+        if all(r.done for r in record.replicas if r is not rep_record):
+            # the app ends with this replica: its SUCCESS file exists before describe can say it ended
+            final = record.snapshot()
+            final.replicas[next(i for i, r in enumerate(record.replicas) if r is rep_record)].finished = finished
+            write_done_marker(final, FILE_MODE)
+        rep_record.finished = finished
         _save(record)
         if not record.outlive_owner:
             ReaperClient.forget([rep.pid])
