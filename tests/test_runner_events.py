@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import pytest
 
@@ -13,7 +13,15 @@ import jupyter_sched.runner.api
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.runner.events import LOGGER_NAME, RunnerEvent, log_event
 from jupyter_sched.schedulers import get_scheduler_factories
-from jupyter_sched.specs import AppDef, AppState, Role, UnknownSchedulerException, parse_app_handle
+from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler
+from jupyter_sched.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    Role,
+    UnknownSchedulerException,
+    parse_app_handle,
+)
 
 
 def _events(caplog: pytest.LogCaptureFixture) -> List[RunnerEvent]:
@@ -89,3 +97,35 @@ def test_get_runner_takes_its_schedulers_from_runner_api(monkeypatch: pytest.Mon
     monkeypatch.setattr(jupyter_sched.runner.api, "get_scheduler_factories", lambda: only_local)
     with get_runner("test") as runner:
         assert runner.scheduler_backends() == ["local_cwd"]
+
+
+
+class _NoUsage(Scheduler[None]):
+    """A scheduler written for TorchX's interface: it knows its apps but cannot measure their usage."""
+
+    def __init__(self, session_name: str, **kwargs: object) -> None:
+        super().__init__("plain", session_name)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[None]) -> str:
+        return "app-1"
+
+    def _submit_dryrun(self, app: AppDef, cfg: object) -> AppDryRunInfo[None]:
+        return AppDryRunInfo(None, repr)
+
+    def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
+        return DescribeAppResponse(app_id=app_id, state=AppState.RUNNING)
+
+    def list(self) -> List[ListAppResponse]:
+        return []
+
+    def _cancel_existing(self, app_id: str) -> None:
+        pass
+
+
+def test_usage_on_a_scheduler_that_cannot_measure_names_the_scheduler(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger=LOGGER_NAME)
+    with Runner("test", {"plain": _NoUsage}) as runner:
+        with pytest.raises(ValueError, match="the plain scheduler does not report resource usage"):
+            runner.usage("plain://test/app-1")
+    (ev,) = _events(caplog)
+    assert (ev.api, ev.scheduler, ev.app_id) == ("usage", "plain", "app-1") and "ValueError" in (ev.raw_exception or "")

@@ -351,12 +351,14 @@ class Runner:
         """What each replica of the app uses now (ended replicas: their kept totals); see
         ``schedulers.usage_api``. Raises UnknownAppException for an unknown app and ValueError for a
         scheduler that cannot measure usage."""
-        sched, app_id = self._resolve(app_handle)
-        if not isinstance(sched, UsageMixin):
-            raise ValueError(f"the {parse_app_handle(app_handle).scheduler_backend} scheduler does not report resource usage")
-        if sched.describe(app_id) is None:
-            raise UnknownAppException(app_handle)
-        return sched.usage(app_id)
+        with self._handle_event("usage", app_handle):
+            sched, app_id = self._resolve(app_handle)
+            if not isinstance(sched, UsageMixin):
+                backend = parse_safe_handle(app_handle)[0]
+                raise ValueError(f"the {backend} scheduler does not report resource usage")
+            if sched.describe(app_id) is None:
+                raise UnknownAppException(app_handle)
+            return sched.usage(app_id)
 
     def list(self, scheduler: str) -> List[ListAppResponse]:
         """The apps of this session on ``scheduler``, each with its handle."""

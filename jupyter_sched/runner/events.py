@@ -66,7 +66,7 @@ def record(event: RunnerEvent) -> None:
         logger.debug(event.serialize(), extra={"event": event})
 
 
-class log_event:
+class log_event:  # noqa: N801  (TorchX's name, which code and tests patch)
     """Context manager that records one Runner API call when the block ends, raised or not.
 
     ``with log_event("status", "local_cwd", app_id, session="default") as ev: ...``; the block may fill in

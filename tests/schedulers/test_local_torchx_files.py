@@ -29,7 +29,8 @@ def _ended(sched: LocalScheduler, app_id: str) -> AppState:
 def test_success_file_is_there_as_soon_as_the_app_ended_and_lists_every_replica(
     sched: LocalScheduler, log_dir: str
 ) -> None:
-    app_id = sched.submit(sh_app('echo out $JUPYTER_SCHED_REPLICA_ID; exit "$JUPYTER_SCHED_REPLICA_ID"', num_replicas=2), {"log_dir": log_dir})
+    script = 'echo out $JUPYTER_SCHED_REPLICA_ID; exit "$JUPYTER_SCHED_REPLICA_ID"'
+    app_id = sched.submit(sh_app(script, num_replicas=2), {"log_dir": log_dir})
     app_dir = os.path.join(log_dir, "test", app_id)
     assert _ended(sched, app_id) == AppState.FAILED
     with open(os.path.join(app_dir, "SUCCESS")) as f:  # no wait: it exists once describe says ended
