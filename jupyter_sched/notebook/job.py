@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.notebook.job_view import JobView
     from jupyter_sched.notebook.outcome import JobFailed
     from jupyter_sched.runner import Runner
+    from jupyter_sched.specs.usage import UsageSample
 
 
 class LogLines(List[str]):
@@ -92,6 +93,10 @@ class Job:
     def state(self) -> AppState:
         status = self.fetch_status()
         return status.state if status is not None else AppState.UNKNOWN
+
+    def usage(self) -> List[UsageSample]:
+        """What each replica uses now (ended replicas: their kept totals); see ``Runner.usage``."""
+        return self.runner.usage(self.handle)
 
     def wait(self, timeout: Optional[float] = None, fail_fast: Optional[bool] = None) -> Optional[AppStatus]:
         """Blocks until the app ends (or ``timeout`` seconds) and returns its status, whatever the

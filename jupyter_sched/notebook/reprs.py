@@ -13,6 +13,7 @@ import shlex
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.notebook import dryrun_repr
+from jupyter_sched.notebook.usage_view import totals_html
 from jupyter_sched.notebook.theme import (
     MONO,
     code,
@@ -72,7 +73,7 @@ def app_status_html(status: AppStatus) -> str:
     ui = f" &middot; {esc(status.ui_url)}" if status.ui_url else ""
     return (
         f'<div class="jsched-appstatus">{pill(status.state)}{ui}'
-        f"{replica_table_html(status)}{messages_html(status)}</div>"
+        f"{replica_table_html(status)}{totals_html(status)}{messages_html(status)}</div>"
     )
 
 

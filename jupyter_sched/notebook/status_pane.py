@@ -26,6 +26,7 @@ from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
 from jupyter_sched.notebook.reprs import messages_html, replica_table_html
 from jupyter_sched.notebook.theme import MONO, as_of, code, esc, exit_text, fmt_duration, pill
+from jupyter_sched.notebook.usage_view import UsageView
 from jupyter_sched.specs import NONE, AppState, AppStatus, ReplicaStatus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -158,6 +159,9 @@ class StatusPane:
         self.notice = ""
         self.ticker: Optional[Ticker] = None
         self._confirm_until = 0.0
+        self.usage = UsageView()
+        if status is not None:
+            self.usage.update(job.usage)
         self._on_final: List[Callable[[], None]] = []
         self.html = w.HTML()
         self.cancel_button = w.Button(description="Cancel", button_style="danger", icon="stop",
@@ -212,6 +216,7 @@ class StatusPane:
 
     def _tick(self) -> bool:
         status = self.job.fetch_status()
+        self.usage.update(self.job.usage)
         with self.lock:
             self.status = status
             self._render_locked()
@@ -251,7 +256,7 @@ class StatusPane:
     def _render_locked(self) -> None:
         status = self.status
         now = None if self.terminal else time.time()
-        body = status_html(self.job, status, now, self.stderr_tail)
+        body = status_html(self.job, status, now, self.stderr_tail) + self.usage.html()
         if self.notice:
             body += f'<div style="color:#e75c58;font-size:12px">{esc(self.notice)}</div>'
         confirming = time.monotonic() < self._confirm_until

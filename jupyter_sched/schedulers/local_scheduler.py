@@ -44,8 +44,10 @@ from jupyter_sched.schedulers.local_images import (
     ImageProvider,
     LocalDirectoryImageProvider,
 )
+from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
 from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
 from jupyter_sched.schedulers.timed_logs import TimedLogs
+from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
 from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
@@ -56,7 +58,10 @@ from jupyter_sched.schedulers.local_request import (
 )
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs, rollback, spawn
+from jupyter_sched.schedulers.usage_api import UsageMixin
+from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_state import (
+    FILE_MODE,
     STATE_FILE,
     AppRecord,
     ReplicaRecord,
@@ -76,6 +81,7 @@ from jupyter_sched.specs import (
     UnknownAppException,
     runopts,
 )
+from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs.handles import check_name
 
 __all__ = [
@@ -120,7 +126,7 @@ class _LocalApp:
     replicas: List[Replica] = field(default_factory=list)
 
 
-class LocalScheduler(TimedLogs, Scheduler[PopenRequest]):
+class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
     """Schedules on this machine; see the module docstring for what is and is not enforced."""
 
     def __init__(
@@ -145,6 +151,7 @@ class LocalScheduler(TimedLogs, Scheduler[PopenRequest]):
         self._loop = ProcessLoop()
         self._lock = threading.Lock()
         self._closed = False
+        self._meter = LocalMeter()
         SignalCleanup.register(self.stop_owned_apps)
         _OPEN.add(self)
 
@@ -174,6 +181,7 @@ class LocalScheduler(TimedLogs, Scheduler[PopenRequest]):
             " they write their logs straight to files",
             default=False,
         )
+        add_memory_limit_opt(opts)
         return opts
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
@@ -186,7 +194,9 @@ class LocalScheduler(TimedLogs, Scheduler[PopenRequest]):
 
     def _to_popen_request(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> PopenRequest:
         base = os.path.abspath(os.path.expanduser(str(cfg.get("log_dir") or self._bases[0])))
-        return build_request(app, cfg, self._image_provider_class(cfg), base, self.session_name, self._extra_paths)
+        request = build_request(app, cfg, self._image_provider_class(cfg), base, self.session_name, self._extra_paths)
+        limit_request(request, cfg)
+        return request
 
     # -- schedule ------------------------------------------------------------------------------------------
     def schedule(self, dryrun_info: AppDryRunInfo[PopenRequest]) -> str:
@@ -241,6 +251,9 @@ class LocalScheduler(TimedLogs, Scheduler[PopenRequest]):
                 ) from e
             raise
         local_app.replicas = started
+        params = [p for ps in request.role_params.values() for p in ps]
+        for rep_record, param in zip(record.replicas, params):
+            self._meter.started(record, rep_record, param.env)
         try:
             record.create()
         except OSError as e:
@@ -277,9 +290,16 @@ class LocalScheduler(TimedLogs, Scheduler[PopenRequest]):
         """Loop thread: the replica exited and its output is fully written."""
         record = local_app.record
         rep_record.exit_code = rep.exit_code
-        rep_record.finished = time.time()
+        finished = time.time()
+        self._meter.ended(record, rep_record, finished)  # before the end is visible: totals come with it
         if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
             record.cancelled = True
+        if all(r.done for r in record.replicas if r is not rep_record):
+            # the app ends with this replica: its SUCCESS file exists before describe can say it ended
+            final = record.snapshot()
+            final.replicas[next(i for i, r in enumerate(record.replicas) if r is rep_record)].finished = finished
+            write_done_marker(final, FILE_MODE)
+        rep_record.finished = finished
         _save(record)
         if not record.outlive_owner:
             ReaperClient.forget([rep.pid])
@@ -359,6 +379,7 @@ class LocalScheduler(TimedLogs, Scheduler[PopenRequest]):
                     pid=rep.pid,
                     started=rep.started,
                     finished=rep.finished,
+                    usage=totals_of(rep),
                     msg=rep.msg,
                 )
             )
@@ -550,6 +571,13 @@ class LocalScheduler(TimedLogs, Scheduler[PopenRequest]):
             since=since,
             until=until,
         )
+
+    def usage(self, app_id: str) -> List[UsageSample]:
+        """Per replica: a live psutil sample of its process tree while it runs, its kept totals after."""
+        record = self._record(app_id)
+        if record is None:
+            raise UnknownAppException(app_id)
+        return self._meter.usage(record.snapshot(), owned=app_id in self._apps)
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Wakes as soon as a replica of this process ends (or prints); polls the state file briefly for

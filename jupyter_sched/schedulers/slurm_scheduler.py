@@ -54,6 +54,9 @@ from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, parse_exit
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
 from jupyter_sched.schedulers.timed_logs import TimedLogs
+from jupyter_sched.schedulers.slurm_usage import SlurmUsage, oom_text
+from jupyter_sched.schedulers.usage_api import UsageMixin
+from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs import (
     NONE,
     AppDef,
@@ -239,7 +242,7 @@ _SINFO_TTL_S = 10.0
 # -- the scheduler -------------------------------------------------------------------------------------------------
 
 
-class SlurmScheduler(TimedLogs, Scheduler[SlurmBatchRequest]):
+class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
     """Runs apps as Slurm batch jobs; see the module docstring and docs/slurm.md."""
 
     def __init__(self, session_name: str, job_root: Optional[str] = None) -> None:
@@ -247,6 +250,7 @@ class SlurmScheduler(TimedLogs, Scheduler[SlurmBatchRequest]):
         self._root = os.path.abspath(os.path.expanduser(job_root or default_job_root()))
         self._finished: Dict[Tuple[str, str, int], Tuple[bool, float]] = {}
         self._ended: Dict[str, _Job] = {}  # jobs that ended, as Slurm finally recorded them
+        self._usage = SlurmUsage()
         self._sinfo: Optional[Tuple[float, Dict[str, slurm_cli.Partition]]] = None
 
     # -- options and dry run ---------------------------------------------------------------------------------------
@@ -468,6 +472,7 @@ class SlurmScheduler(TimedLogs, Scheduler[SlurmBatchRequest]):
                     started=started,
                     finished=finished,
                     num_restarts=job.restarts,
+                    msg=self._oom_text(job, comp),
                 )
             )
         errors = [
@@ -572,6 +577,27 @@ class SlurmScheduler(TimedLogs, Scheduler[SlurmBatchRequest]):
         proc = slurm_cli.run(["scancel", app_id])
         if proc.returncode != 0 and "already completing or completed" not in proc.stderr:
             slurm_cli.check_result(proc, f"scancel {app_id}")
+
+    # -- usage -----------------------------------------------------------------------------------------------------
+    def usage(self, app_id: str) -> List[UsageSample]:
+        """Per replica: ``sstat`` of its running step, ``sacct`` MaxRSS/TotalCPU once it ended (see
+        ``slurm_usage``; a cluster that gathers nothing is refused with the setting to change)."""
+        job = self._job(app_id)
+        if job is None:
+            raise UnknownAppException(app_id)
+        reps = []
+        for comp, (role, k) in zip(job.components, job.replicas):
+            state, _, started, finished = self._replica_state(job, comp, job.state)
+            if state == AppState.RUNNING or state.is_terminal:
+                reps.append((role, k, comp.offset, state == AppState.RUNNING, started, finished))
+        return self._usage.samples(app_id, reps, het=len(job.components) > 1)
+
+    @staticmethod
+    def _oom_text(job: _Job, comp: _Component) -> str:
+        step = job.steps.get(comp.offset) or {}
+        if not (step.get("State") or comp.state).startswith("OUT_OF_MEMORY"):
+            return ""
+        return oom_text(job.job_id, comp.offset, len(job.components) > 1)
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Slurm has no change feed for one job: poll, but not more than ten times a second."""
