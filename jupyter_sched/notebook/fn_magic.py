@@ -85,10 +85,10 @@ def run_function_line(magics: Any, line: str, local_ns: Optional[Dict[str, Any]]
     Bad input raises ArgsError before anything runs."""
     from jupyter_sched.frontend.run_args import parse_run_line
     from jupyter_sched.functions import prepare
+    from jupyter_sched.functions.fn_args import parse_call
     from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
     from jupyter_sched.notebook.callsite import magic_call_site
     from jupyter_sched.notebook.fn_job import start
-    from jupyter_sched.functions.fn_args import parse_call
 
     namespace = ChainMap(local_ns or {}, magics.shell.user_ns if magics.shell is not None else {})
     run_line = split_run_line(split_line(line), ("quiet", "detach", "no_wait"))

@@ -13,7 +13,6 @@ import shlex
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.notebook import dryrun_repr
-from jupyter_sched.notebook.usage_view import totals_html
 from jupyter_sched.notebook.theme import (
     MONO,
     code,
@@ -26,6 +25,7 @@ from jupyter_sched.notebook.theme import (
     table,
     text_table,
 )
+from jupyter_sched.notebook.usage_view import totals_html
 from jupyter_sched.specs import NONE, AppDef, AppStatus
 from jupyter_sched.specs.masking import mask_argv, mask_env
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from jupyter_sched.functions import FunctionError, FunctionRequest, prepare
+from jupyter_sched.functions import FunctionRequest, prepare
 from jupyter_sched.functions.grid import Grid, expand
 from jupyter_sched.functions.launch import clean_name, read_meta
 from jupyter_sched.functions.results import Outcome

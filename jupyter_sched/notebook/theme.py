@@ -21,7 +21,6 @@ import signal
 import time
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-
 STATE_COLORS: Mapping[str, str] = {
     "UNSUBMITTED": "#808080",
     "SUBMITTED": "#808080",

@@ -12,7 +12,7 @@ A replica above 90 % of its memory limit is shown in the warning colour.
 from __future__ import annotations
 
 from collections import deque
-from typing import Deque, List, Optional, Sequence, Tuple
+from typing import Deque, List, Sequence, Tuple
 
 from jupyter_sched.notebook.theme import esc, table
 from jupyter_sched.specs import AppStatus

@@ -8,12 +8,11 @@ import shlex
 from typing import Any
 
 import pytest
+from nbhelpers import py, wait_for
 
 from jupyter_sched.notebook.job import Job
 from jupyter_sched.notebook.outcome import JobFailed
 from jupyter_sched.specs import AppState
-
-from nbhelpers import py, wait_for
 
 FAIL_ONE = "if [ \"$JUPYTER_SCHED_REPLICA_ID\" = 1 ]; then echo \"KeyError: 'y'\" >&2; exit 3; fi; sleep 60"
 

@@ -14,7 +14,6 @@ import time
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
-
 from nbhelpers import wait_for
 
 jupyter_client = pytest.importorskip("jupyter_client")

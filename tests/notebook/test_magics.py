@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
+from nbhelpers import py, wait_for
 
 from jupyter_sched.cli.cmd_run import parse_run_args
 from jupyter_sched.components.finder import materialize
@@ -14,8 +15,6 @@ from jupyter_sched.notebook.job import Job
 from jupyter_sched.notebook.magics import Detached
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import AppDef, AppDryRunInfo, AppState, AppStatus, Role
-
-from nbhelpers import py, wait_for
 
 
 def run(ip: Any, line: str) -> Any:

@@ -9,10 +9,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from nbhelpers import py, wait_for
+
 from jupyter_sched.notebook.job import Job
 from jupyter_sched.specs import AppState
-
-from nbhelpers import py, wait_for
 
 FAIL_ONE = (
     "import os, sys, time\n"

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from IPython.utils.capture import capture_output
+from nbhelpers import py, wait_for
 
 from jupyter_sched.notebook import live
 from jupyter_sched.notebook.config import PaneSettings
@@ -19,8 +20,6 @@ from jupyter_sched.notebook.list_pane import ListPane
 from jupyter_sched.notebook.log_model import LogMux, Source
 from jupyter_sched.notebook.log_pane import LogPane
 from jupyter_sched.specs import AppState
-
-from nbhelpers import py, wait_for
 
 FLOOD = 100_000
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

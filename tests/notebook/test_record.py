@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-
-from nbhelpers import RECORD_CELLS as CELLS, run_headless
+from nbhelpers import RECORD_CELLS as CELLS
+from nbhelpers import run_headless
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
