@@ -77,7 +77,8 @@ class FunctionDryRun:
         from jupyter_sched.notebook.dryrun_repr import dryrun_html
 
         facts = table(["", ""], list(self.facts().items()))
-        return f'<div class="{NO_MATH}"><b>function job on {esc(self.request.scheduler)}</b> (dry run){facts}</div>{dryrun_html(self.info)}'
+        heading = f"<b>function job on {esc(self.request.scheduler)}</b> (dry run)"
+        return f'<div class="{NO_MATH}">{heading}{facts}</div>{dryrun_html(self.info)}'
 
 
 def run_function_line(magics: Any, line: str, local_ns: Optional[Dict[str, Any]]) -> Any:

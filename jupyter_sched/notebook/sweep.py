@@ -357,6 +357,8 @@ def load_sweep(name: str, scheduler: str = "local_cwd", cfg: Optional[Mapping[st
                                   interactive=lambda: False)  # fmt: skip
             run.state = "SUBMITTED"
         else:
-            run.state, run.ended, run.error = AppState.CANCELLED.name, time.time(), "was queued in an earlier kernel; never started"
+            run.state, run.ended = AppState.CANCELLED.name, time.time()
+            run.error = "was queued in an earlier kernel; never started"
         runs.append(run)
-    return Sweep(data["name"], data.get("function", ""), runs, int(data.get("max_concurrent", 1)), runner, session, path).start()
+    max_concurrent = int(data.get("max_concurrent", 1))
+    return Sweep(data["name"], data.get("function", ""), runs, max_concurrent, runner, session, path).start()

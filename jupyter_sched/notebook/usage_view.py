@@ -73,7 +73,8 @@ def _warn(sample: UsageSample) -> bool:
 
 
 def _gpu_cell(sample: UsageSample) -> str:
-    return ", ".join(f"{g.index}: {g.utilization_percent:.0f} % {format_bytes(g.memory_used_bytes)}" for g in sample.gpus) or "-"
+    cells = (f"{g.index}: {g.utilization_percent:.0f} % {format_bytes(g.memory_used_bytes)}" for g in sample.gpus)
+    return ", ".join(cells) or "-"
 
 
 def usage_rows(samples: Sequence[UsageSample]) -> List[Tuple[str, ...]]:
