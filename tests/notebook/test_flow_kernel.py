@@ -87,12 +87,15 @@ def test_cancel_click_is_handled_while_the_cell_waits(kernel: Tuple[Any, Any]) -
     io.until(lambda: any("waiting-job" in str(m["content"]) for m in io.of_type("comm_msg")), "the job's output")
 
     def click() -> None:
-        kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom",
-                                                                                      "content": {"event": "click"}}}))  # fmt: skip
+        content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
+        kc.shell_channel.send(kc.session.msg("comm_msg", content))
 
     def descriptions() -> List[str]:
-        return [m["content"]["data"]["state"]["description"] for m in io.of_type("comm_msg")
-                if m["content"]["comm_id"] == comm_id and "description" in m["content"]["data"].get("state", {})]  # fmt: skip
+        return [
+            m["content"]["data"]["state"]["description"]
+            for m in io.of_type("comm_msg")
+            if m["content"]["comm_id"] == comm_id and "description" in m["content"]["data"].get("state", {})
+        ]
 
     click()
     io.until(lambda: "Confirm cancel?" in descriptions(), "the Cancel button to ask for confirmation", 30)
@@ -134,7 +137,9 @@ def test_interrupt_binds_the_job_and_sched_job_gets_it_back(kernel: Tuple[Any, A
     io.until(io.idle, "the cell to end")
     text = "".join(m["content"]["text"] for m in io.of_type("stream"))
     assert "ends its replicas" in text and "`job` holds it" in text and "%sched_job" in text
-    out = run_ok(kc, "again = %sched_job {job.handle}\nprint(again is job, job.state, job.status.roles[0].replicas[0].pid)")
+    out = run_ok(
+        kc, "again = %sched_job {job.handle}\nprint(again is job, job.state, job.status.roles[0].replicas[0].pid)"
+    )
     same, state, pid = out.split()
     assert same == "True" and state == "RUNNING" and alive(int(pid))
     run_ok(kc, "job.cancel(); job.wait()")

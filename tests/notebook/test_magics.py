@@ -175,7 +175,9 @@ def test_wait_trait_blocks_unless_no_wait(ip: Any, magics: Any) -> None:
 
 
 def test_cell_magic_runs_the_cell_as_a_shell_script(ip: Any, magics: Any) -> None:
-    job = ip.run_cell_magic("sched_run", "--wait --num_replicas 2 --name cellsh", 'echo "a  b" | tr a A\necho $((1+2))\n')
+    job = ip.run_cell_magic(
+        "sched_run", "--wait --num_replicas 2 --name cellsh", 'echo "a  b" | tr a A\necho $((1+2))\n'
+    )
     assert job.name == "cellsh" and job.last_status.state == AppState.SUCCEEDED
     assert job.logs(role="sh", k=1, streams="stdout") == ["A  b", "3"]
 

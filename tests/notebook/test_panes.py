@@ -260,7 +260,10 @@ def test_docker_job_view(ip: Any, widgets: Any, recorder: Any, docker_engine: No
     image = "jupyter-sched/busybox:local"
     if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
         missing_engine(image, "the image is missing: run `bash scripts/setup/images.sh`")
-    job = launch(ip, f"-s local_docker utils.sh --image {image} --num_replicas 2 'echo out-$JUPYTER_SCHED_REPLICA_ID; echo err >&2'")
+    job = launch(
+        ip,
+        f"-s local_docker utils.sh --image {image} --num_replicas 2 'echo out-$JUPYTER_SCHED_REPLICA_ID; echo err >&2'",
+    )
     try:
         view = shown(job)
         status, log = view.status_pane.html.value, view.log_pane.html.value
