@@ -57,7 +57,7 @@ def _write(job_dir, rank, outcome, cloudpickle):
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         data = cloudpickle.dumps(outcome)
-    except Exception as e:  # the return value cannot be pickled: say so instead
+    except Exception as e:  # noqa: BLE001 - the return value cannot be pickled: say so instead
         text = _format_exc()
         message = f"the function returned a {type(outcome.get('value')).__name__} that cannot be pickled: {e}"
         sys.stderr.write(message + "\n")
