@@ -26,6 +26,7 @@ from jupyter_sched.cli import (
     cmd_run,
     cmd_runopts,
     cmd_status,
+    cmd_top,
 )
 from jupyter_sched.cli.errors import CliError, CliExit, CliUsageError
 from jupyter_sched.components import ComponentError, ComponentHelp
@@ -50,6 +51,7 @@ VERBS: Dict[str, ModuleType] = {
     "describe": cmd_describe,
     "runopts": cmd_runopts,
     "builtins": cmd_builtins,
+    "top": cmd_top,
 }
 USAGE_ERRORS = (
     CliUsageError, ComponentError, ConfigError, InvalidRunConfigException, MalformedAppHandleException,

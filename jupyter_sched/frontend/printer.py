@@ -3,7 +3,7 @@
 Log items (see ``Scheduler.log_iter``) are whole lines, ``\\r``-terminated progress frames, or a final
 partial line. A :class:`Prefixer` per replica remembers whether that replica's output is at the start of a
 line, so the prefix is written exactly once per line and once per ``\\r`` frame, however the text was cut
-into items (the peer re-prefixes per chunk and duplicates prefixes at chunk boundaries). A
+into items (TorchX re-prefixes per chunk and duplicates prefixes at chunk boundaries). A
 :class:`LogPrinter`, the text renderer of :func:`jupyter_sched.frontend.follow.follow`, interleaves whole
 items of several replicas and ends a replica's unfinished line before another replica writes, so lines
 never run into each other. :func:`gutter` is the one spelling of a replica's prefix in text (the notebook's

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.notebook.job_view import JobView
     from jupyter_sched.notebook.outcome import JobFailed
     from jupyter_sched.runner import Runner
+    from jupyter_sched.specs.usage import UsageSample
 
 
 class LogLines(List[str]):
@@ -74,7 +75,9 @@ class Job:
         """The handle, and the state only once it is final (a running state here would go stale in a
         saved notebook; ``job.state`` asks the scheduler)."""
         status = self.last_status
-        return f"<Job {self.handle} {status.state}>" if status is not None and status.is_terminal() else f"<Job {self.handle}>"
+        if status is not None and status.is_terminal():
+            return f"<Job {self.handle} {status.state}>"
+        return f"<Job {self.handle}>"
 
     # -- the API --------------------------------------------------------------------------------------
     def fetch_status(self) -> Optional[AppStatus]:
@@ -92,6 +95,10 @@ class Job:
     def state(self) -> AppState:
         status = self.fetch_status()
         return status.state if status is not None else AppState.UNKNOWN
+
+    def usage(self) -> List[UsageSample]:
+        """What each replica uses now (ended replicas: their kept totals); see ``Runner.usage``."""
+        return self.runner.usage(self.handle)
 
     def wait(self, timeout: Optional[float] = None, fail_fast: Optional[bool] = None) -> Optional[AppStatus]:
         """Blocks until the app ends (or ``timeout`` seconds) and returns its status, whatever the
@@ -198,7 +205,10 @@ class Job:
         return cell is not None and cell == _cell_number()
 
     def reattach_hint(self) -> str:
-        return f"re-attach: %sched_status {self.handle} | logs: %sched_logs {self.handle} | stop: %sched_cancel {self.handle}"
+        return (
+            f"re-attach: %sched_status {self.handle} | logs: %sched_logs {self.handle}"
+            f" | stop: %sched_cancel {self.handle}"
+        )
 
     def summary(self, final_only: bool = True) -> str:
         """One line: the final state if the app had ended when last asked, else that it was launched

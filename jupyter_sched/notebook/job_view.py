@@ -41,7 +41,7 @@ class JobRecord:
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
         from jupyter_sched.notebook import record
         from jupyter_sched.notebook.log_model import ALL
-        from jupyter_sched.notebook.log_pane import app_sources, follow_limit, frame_html, read_snapshot
+        from jupyter_sched.notebook.log_pane import STDERR_WINDOW, app_sources, follow_limit, frame_html, read_snapshot
         from jupyter_sched.notebook.status_pane import failures_text, status_html
 
         job, status = self.job, self.job.last_status
@@ -53,15 +53,16 @@ class JobRecord:
         state = "ended" if ended else f"as of {fmt_clock(as_of_ts)}"
         log_html = frame_html(mux, "logs", ALL, body, hidden, state)
         rows, hidden_text = mux.rows(ALL, record.TEXT_LOG_LINES)
-        lines = ([f"... {hidden_text:,} earlier lines not shown"] if hidden_text > 0 else []) + mux.plain(ALL, record.TEXT_LOG_LINES)
+        earlier = [f"... {hidden_text:,} earlier lines not shown"] if hidden_text > 0 else []
+        lines = earlier + mux.plain(ALL, record.TEXT_LOG_LINES)
 
         def stderr_tail(role: str, k: int) -> List[str]:
             view = f"{role}/{k}"
             if view not in mux.views():
                 return []
-            got, _ = mux.rows(view, 200)
-            streams = {mux.sources[i].stream for i, _ in got}
-            return [line.text for i, line in got if mux.sources[i].is_stderr or "stderr" not in streams][-20:]
+            separate = any(s.replica == view and s.is_stderr for s in mux.sources)
+            got, _ = mux.rows(view, STDERR_WINDOW if separate else 20)
+            return [line.text for i, line in got if mux.sources[i].is_stderr or not separate][-20:]
 
         html = status_html(job, status, None, stderr_tail, None if ended else as_of_ts)
         return record.job_bundle(job, status, html, failures_text(status, stderr_tail), log_html, lines, as_of_ts)
@@ -90,8 +91,10 @@ class JobView:
         self.log_pane = LogPane(mux, settings, title="logs", live=True)
         self.status_pane = StatusPane(job, settings, status, stderr_tail=self.log_pane.stderr_tail)
         self.log_pane.on_all_ended = self.status_pane.wake
-        self.save_button = w.Button(description="Save logs", icon="download", layout=w.Layout(width="auto"),
-                                    tooltip="write each replica's full log next to the notebook and link it")  # fmt: skip
+        self.save_button = w.Button(
+            description="Save logs", icon="download", layout=w.Layout(width="auto"),
+            tooltip="write each replica's full log next to the notebook and link it",
+        )
         self.saved_links = w.HTML()
         self.save_button.on_click(self._on_save)
         controls = w.HBox([*self.status_pane.controls, *self.log_pane.controls, self.save_button,

@@ -2,7 +2,8 @@
 
 Why not an ``Output`` widget: appending to one re-sends every earlier output on each append (quadratic
 traffic; 2,000 appends froze JupyterLab for two minutes in the reference measurements). Here followers
-only queue raw items in a :class:`~jupyter_sched.notebook.log_model.LogMux`; one ticker per pane drains
+only queue raw items, with the time each was written (``Runner.log_items(timed=True)``), in a
+:class:`~jupyter_sched.notebook.log_model.LogMux`, which merges stdout and stderr in write order; one ticker per pane drains
 them and, at most once per ``refresh_interval``, sets one trait (the HTML) under the pane's lock inside
 ``hold_sync``. What is sent is bounded (the last ``tail_lines`` lines of at most ``max_line_chars``), and
 every character of log text is escaped. Lines that scroll out are counted and the count is shown.
@@ -15,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from jupyter_sched.logs.interleave import interleave
+from jupyter_sched.logs.reorder import WINDOW_S
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Follower, Ticker
 from jupyter_sched.notebook.log_model import ALL, LogMux, Source
@@ -30,6 +32,8 @@ BACKLOG_CHARS = 16 << 20
 """Characters a follower may queue before it drains them itself (so does ``4 * keep_lines`` items): bounds
 kernel memory when the ticker lags, while letting a flood arrive in runs long enough to be skimmed."""
 MAX_FOLLOWERS = 32
+STDERR_WINDOW = 2000
+"""Rows of a replica searched for its last stderr lines (a flood on stdout pushes them back)."""
 _PRE_STYLE = f"flex:none;margin:0;padding:2px 4px;white-space:pre;{MONO};font-size:12px;line-height:1.35"
 _BOX_STYLE = (
     "display:flex;flex-direction:column-reverse;max-height:{height}px;overflow:auto;"
@@ -164,12 +168,13 @@ class LogPane:
     ) -> "LogPane":
         """Starts one follower per source and the refresh ticker."""
         self._live = True
+        self.mux.hold(WINDOW_S)
         for i, s in enumerate(self.mux.sources):
             self.followers.append(
                 Follower(
                     f"log-{s.replica}-{s.stream}",
                     _log_items(runner, handle, s, regex, since, until),
-                    lambda item, i=i: self._on_item(i, item),
+                    lambda timed, i=i: self._on_item(i, timed[1], timed[0]),
                     lambda error, i=i: self._on_end(i, error),
                 )
             )
@@ -187,8 +192,8 @@ class LogPane:
         if self.ticker is not None:
             self.ticker.stop()
 
-    def _on_item(self, index: int, item: str) -> None:
-        self.mux.push(index, item)
+    def _on_item(self, index: int, item: str, ts: Optional[float] = None) -> None:
+        self.mux.push(index, item, ts)
         items, chars = self.mux.backlog(index)
         if items > 4 * self.settings.keep_lines or chars > BACKLOG_CHARS:
             with self.lock:
@@ -264,9 +269,9 @@ class LogPane:
             view = f"{role}/{k}"
             if view not in self.mux.views():
                 return []
-            rows, _ = self.mux.rows(view, 200)
-            streams = {self.mux.sources[i].stream for i, _ in rows}
-            wanted = [line.text for i, line in rows if self.mux.sources[i].is_stderr or "stderr" not in streams]
+            separate = any(s.replica == view and s.is_stderr for s in self.mux.sources)
+            rows, _ = self.mux.rows(view, STDERR_WINDOW if separate else last_n)
+            wanted = [line.text for i, line in rows if self.mux.sources[i].is_stderr or not separate]
             return wanted[-last_n:]
 
     def _on_control(self, change: Dict[str, Any]) -> None:
@@ -349,13 +354,14 @@ def _log_items(
     regex: Optional[str],
     since: Optional[datetime],
     until: Optional[datetime],
-) -> Callable[[], Iterable[str]]:
-    """What a follower iterates: the source's log, followed until its replica ends."""
+) -> Callable[[], Iterable[Tuple[float, str]]]:
+    """What a follower iterates: the source's log as ``(time written, item)``, followed until its replica
+    ends (the pane merges its sources by that time)."""
 
-    def items() -> Iterable[str]:
-        return runner.log_lines(
+    def items() -> Iterable[Tuple[float, str]]:
+        return runner.log_items(
             handle, source.role, source.k, regex=regex, since=since, until=until, should_tail=True,
-            streams=Stream(source.stream),
+            streams=Stream(source.stream), timed=True,
         )  # fmt: skip
 
     return items

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import threading
 import time
 from datetime import datetime
@@ -94,7 +95,10 @@ from jupyter_sched.schedulers.docker_state import (
     replica_state,
     row_state,
 )
+from jupyter_sched.schedulers.docker_usage import TOTALS_DIR, DockerUsage
 from jupyter_sched.schedulers.docker_workspace import DockerWorkspaceMixin
+from jupyter_sched.schedulers.local_scheduler import default_log_dir
+from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import (
     NONE,
     AppDef,
@@ -105,8 +109,11 @@ from jupyter_sched.specs import (
     Role,
     RoleStatus,
     UnknownAppException,
+    make_unique,
     runopts,
 )
+from jupyter_sched.specs.names import safe_name
+from jupyter_sched.specs.usage import UsageSample, oom_message
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
@@ -147,7 +154,7 @@ def _engine_errors(method: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
+class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
     """Runs apps as containers on the local Docker engine; see the module docstring.
 
     ``docker_client`` injects a ``docker.DockerClient``; by default one is made from the environment
@@ -162,6 +169,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
         self._networks: Dict[str, str] = {}
         self._described: Dict[str, float] = {}
         self._stop_threads: List[threading.Thread] = []
+        self._usage = DockerUsage(lambda: self._docker().api, os.path.join(default_log_dir(), TOTALS_DIR))
 
     def _docker(self) -> "docker.DockerClient":
         client = self._client
@@ -203,7 +211,10 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[DockerJob]:
         app = checked_app(self, app)
-        return AppDryRunInfo(build_job(app, cfg, self.session_name), repr)
+        # make_unique is looked up here, in this module, so code written for TorchX can patch
+        # docker_scheduler.make_unique to get a fixed app id
+        app_id = make_unique(safe_name(app.name))
+        return AppDryRunInfo(build_job(app, cfg, self.session_name, app_id), repr)
 
     # -- schedule ----------------------------------------------------------------------------------------
     @_engine_errors
@@ -229,6 +240,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
             failed = [(c, err) for (c, _), (_, err) in zip(created, results, strict=True) if err]
             if failed:
                 raise self._rollback(job, len(created), "start", *failed[0])
+            threading.Thread(target=self._watch_usage, args=(job.app_id,), daemon=True).start()
         except DockerSubmitError:
             raise
         except BaseException:  # e.g. KeyboardInterrupt half-way: the app's labels find what was created
@@ -298,10 +310,16 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
         role_defs: Dict[str, Role] = {}
         failures: List[str] = []
         states: List[AppState] = []
+        limits = {(i.get("Name") or "").lstrip("/"): (i.get("HostConfig") or {}).get("Memory") for i, _ in infos if i}
         for v in views:
             state = replica_state(v.word, v.exit_code, cancelled=cancelled, finished=v.finished)
             states.append(state)
             why = v.failure()
+            totals = self._usage.totals(v.name, v.started, v.finished) if v.finished is not None else None
+            oom = ""
+            if v.oom_killed:
+                oom = oom_message(limits.get(v.name) or None, totals.peak_rss_bytes if totals else None)
+                why = "; ".join([oom, *([v.error] if v.error else [])])
             if state == AppState.FAILED:
                 failures.append(
                     f"{v.role}[{v.replica_id}] exited with code {v.exit_code}" + (f" ({why})" if why else "")
@@ -317,6 +335,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
                     started=v.started,
                     finished=v.finished,
                     num_restarts=v.restart_count,
+                    usage=totals,
+                    msg=oom,
                 )
             )
             if v.role not in role_defs:
@@ -375,6 +395,44 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
             name = (replicas[0].get("Labels") or {}).get(LABEL_APP_NAME, "")
             out.append(ListAppResponse(app_id=app_id, state=state, name=name))
         return sorted(out, key=lambda r: r.app_id)
+
+    # -- usage ------------------------------------------------------------------------------------------------
+    @_engine_errors
+    def usage(self, app_id: str) -> List[UsageSample]:
+        """Per replica: the latest record of its stats stream while it runs (the first call for a
+        container opens the stream), the totals a stream kept after it ended."""
+        rows = [r for r in self._rows(app_id) if not is_cancel_record(r)]
+        if not rows:
+            raise UnknownAppException(app_id)
+        api = self._docker().api
+        infos = [i for i, _ in parallel(lambda r: api.inspect_container(r["Id"]), rows) if i is not None]
+        views = sorted(((ReplicaView.from_inspect(i), i) for i in infos), key=lambda vi: (vi[0].role_index, vi[0].replica_id))
+        running = [i["Id"] for v, i in views if v.word in ("running", "restarting", "paused")]
+        for v, i in views:
+            if i["Id"] in running:
+                self._usage.watch(i, v.role, v.replica_id)
+        live = self._usage.latest(running)
+        out = []
+        for v, i in views:
+            if i["Id"] in live:
+                out.append(live[i["Id"]])
+            elif v.finished is not None:
+                totals = self._usage.totals(v.name, v.started, v.finished)
+                if totals is not None:
+                    out.append(UsageSample(
+                        v.role, v.replica_id, 0.0, totals.cpu_seconds, 0, totals.peak_rss_bytes,
+                        totals.mem_limit_bytes, wall_seconds=totals.wall_seconds, timestamp=v.finished,
+                        running=False,
+                    ))
+        return out
+
+    def _watch_usage(self, app_id: str) -> None:
+        """Submit: start the app's stats streams at once, so its peak and totals are kept even if nobody
+        looks at its usage while it runs."""
+        try:
+            self.usage(app_id)
+        except Exception:  # noqa: BLE001 - usage is a bonus: it must never disturb a submit
+            pass
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Returns at the first engine event of one of the app's containers (start, exit, restart, the
@@ -460,8 +518,11 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob]):
                 " call cleanup(app_id, force=True) to kill and remove it"
             )
         images = {r.get("ImageID") for r in replicas if r.get("ImageID")}
+        names = [str((r.get("Names") or [""])[0]).lstrip("/") for r in replicas]
         removed = self._remove_app(app_id)
         self._described.pop(app_id, None)
+        for name in names:
+            self._usage.forget(name)
         for image in images:
             self._remove_workspace_image(str(image))
         return removed

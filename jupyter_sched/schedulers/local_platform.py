@@ -52,7 +52,7 @@ def proc_stat(pid: int) -> Optional[Tuple[str, int, int]]:
 
 
 def _psutil_stat(pid: int) -> Optional[Tuple[str, int, int]]:
-    import psutil  # type: ignore[import-untyped]
+    import psutil
 
     try:
         proc = psutil.Process(pid)
@@ -67,7 +67,7 @@ def _psutil_stat(pid: int) -> Optional[Tuple[str, int, int]]:
 
 def all_pids() -> Iterable[int]:
     if PORTABLE:
-        import psutil  # type: ignore[import-untyped]
+        import psutil
 
         return psutil.pids()
     return (int(name) for name in os.listdir("/proc") if name.isdigit())

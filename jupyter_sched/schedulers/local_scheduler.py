@@ -15,49 +15,53 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import sys
 import shlex
+import sys
 import threading
 import time
 import weakref
-from functools import partial
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict
+from functools import partial
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, TypedDict
 
-from jupyter_sched.schedulers.api import checked_app
-from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
     Stream,
+    checked_app,
     role_from_summary,
     role_summary,
     stream_arg,
     unknown_replica,
 )
+from jupyter_sched.schedulers.local_build import ERROR_FILE_ENV, build_request
+from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
 from jupyter_sched.schedulers.local_images import (
     CWDImageProvider,
     ImageProvider,
     LocalDirectoryImageProvider,
 )
-from jupyter_sched.schedulers.local_logs import LogIterator
-from jupyter_sched.schedulers.log_files import read_error_file
+from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
+from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
+from jupyter_sched.schedulers.timed_logs import TimedLogs
+from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
-from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
 from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
 from jupyter_sched.schedulers.local_request import (
     PopenRequest,
     ReplicaParam,
-    assign_gpus,
     format_request,
 )
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs, rollback, spawn
+from jupyter_sched.schedulers.usage_api import UsageMixin
+from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_state import (
+    FILE_MODE,
     STATE_FILE,
     AppRecord,
     ReplicaRecord,
@@ -66,6 +70,7 @@ from jupyter_sched.schedulers.local_state import (
     owner_alive,
     process_start_time,
 )
+from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.specs import (
     NONE,
     AppDef,
@@ -74,10 +79,9 @@ from jupyter_sched.specs import (
     ReplicaStatus,
     RoleStatus,
     UnknownAppException,
-    macros,
-    make_unique,
     runopts,
 )
+from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs.handles import check_name
 
 __all__ = [
@@ -88,11 +92,6 @@ __all__ = [
 
 LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
 """The environment variable naming the default local log dir (the one place that spells it)."""
-RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
-ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
-PET_LOG_DIR_ENV = "PET_LOG_DIR"
-"""Set, as TorchX does, to the replica's log directory (beside ``TORCHELASTIC_ERROR_FILE``), where
-torchelastic-aware programs write their own logs."""
 CANCEL_MARKER = "cancelled"
 logger = logging.getLogger(__name__)
 
@@ -127,7 +126,7 @@ class _LocalApp:
     replicas: List[Replica] = field(default_factory=list)
 
 
-class LocalScheduler(Scheduler[PopenRequest]):
+class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
     """Schedules on this machine; see the module docstring for what is and is not enforced."""
 
     def __init__(
@@ -152,6 +151,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
         self._loop = ProcessLoop()
         self._lock = threading.Lock()
         self._closed = False
+        self._meter = LocalMeter()
         SignalCleanup.register(self.stop_owned_apps)
         _OPEN.add(self)
 
@@ -181,6 +181,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
             " they write their logs straight to files",
             default=False,
         )
+        add_memory_limit_opt(opts)
         return opts
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
@@ -192,64 +193,10 @@ class LocalScheduler(Scheduler[PopenRequest]):
         return AppDryRunInfo(request, format_request)
 
     def _to_popen_request(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> PopenRequest:
-        app_id = make_unique(safe_name(app.name))
-        provider = self._image_provider_class(cfg)
         base = os.path.abspath(os.path.expanduser(str(cfg.get("log_dir") or self._bases[0])))
-        app_dir = os.path.join(base, self.session_name, app_id)
-        role_params: Dict[str, List[ReplicaParam]] = {}
-        role_log_dirs: Dict[str, List[str]] = {}
-        for role in app.roles:
-            img_root = provider.fetch_role(role)
-            cwd = provider.get_cwd(role.image) or os.getcwd()
-            params, dirs = [], []
-            for k in range(role.num_replicas):
-                values = macros.Values(img_root=img_root, app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV)
-                replica_role = values.apply(role)
-                replica_dir = os.path.join(app_dir, safe_name(role.name, "role"), str(k))
-                param = provider.get_replica_param(
-                    img_root,
-                    replica_role,
-                    stdout=os.path.join(replica_dir, "stdout.log"),
-                    stderr=os.path.join(replica_dir, "stderr.log"),
-                    combined=os.path.join(replica_dir, "combined.log"),
-                )
-                param.cwd = param.cwd or cwd
-                env = param.env
-                env.setdefault("PYTHONUNBUFFERED", "x")
-                env.setdefault(ERROR_FILE_ENV, os.path.join(replica_dir, "error.json"))
-                env.setdefault(PET_LOG_DIR_ENV, replica_dir)
-                env[RANK0_ENV] = "localhost"
-                env["JUPYTER_SCHED_APP_ID"] = app_id
-                env["JUPYTER_SCHED_ROLE_NAME"] = role.name
-                env["JUPYTER_SCHED_REPLICA_ID"] = str(k)
-                env["PATH"] = self._compose_path(role.env.get("PATH"), cwd, bool(cfg.get("prepend_cwd")))
-                params.append(param)
-                dirs.append(replica_dir)
-            role_params[role.name] = params
-            role_log_dirs[role.name] = dirs
-        if cfg.get("auto_set_cuda_visible_devices"):
-            assign_gpus(app, role_params)
-        return PopenRequest(
-            app_id=app_id,
-            log_dir=app_dir,
-            role_params=role_params,
-            role_log_dirs=role_log_dirs,
-            cancel_grace=float(cfg.get("cancel_grace") or 0.0),  # type: ignore[arg-type]
-            outlive_owner=bool(cfg.get("outlive_owner")),
-        )
-
-    def _compose_path(self, role_path: Optional[str], cwd: str, prepend_cwd: bool) -> str:
-        """``extra_paths`` and the role's PATH come first, then the owner's PATH; the working directory is
-        prepended with ``prepend_cwd`` and appended otherwise (as the option's help says)."""
-        parts = [*self._extra_paths]
-        if role_path:
-            parts.append(role_path)
-        if prepend_cwd:
-            parts.insert(0, cwd)
-        parts.append(os.environ.get("PATH", os.defpath))
-        if not prepend_cwd:
-            parts.append(cwd)
-        return os.pathsep.join(p for p in parts if p)
+        request = build_request(app, cfg, self._image_provider_class(cfg), base, self.session_name, self._extra_paths)
+        limit_request(request, cfg)
+        return request
 
     # -- schedule ------------------------------------------------------------------------------------------
     def schedule(self, dryrun_info: AppDryRunInfo[PopenRequest]) -> str:
@@ -304,6 +251,9 @@ class LocalScheduler(Scheduler[PopenRequest]):
                 ) from e
             raise
         local_app.replicas = started
+        params = [p for ps in request.role_params.values() for p in ps]
+        for rep_record, param in zip(record.replicas, params):
+            self._meter.started(record, rep_record, param.env)
         try:
             record.create()
         except OSError as e:
@@ -340,9 +290,16 @@ class LocalScheduler(Scheduler[PopenRequest]):
         """Loop thread: the replica exited and its output is fully written."""
         record = local_app.record
         rep_record.exit_code = rep.exit_code
-        rep_record.finished = time.time()
+        finished = time.time()
+        self._meter.ended(record, rep_record, finished)  # before the end is visible: totals come with it
         if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
             record.cancelled = True
+        if all(r.done for r in record.replicas if r is not rep_record):
+            # the app ends with this replica: its SUCCESS file exists before describe can say it ended
+            final = record.snapshot()
+            final.replicas[next(i for i, r in enumerate(record.replicas) if r is rep_record)].finished = finished
+            write_done_marker(final, FILE_MODE)
+        rep_record.finished = finished
         _save(record)
         if not record.outlive_owner:
             ReaperClient.forget([rep.pid])
@@ -422,6 +379,7 @@ class LocalScheduler(Scheduler[PopenRequest]):
                     pid=rep.pid,
                     started=rep.started,
                     finished=rep.finished,
+                    usage=totals_of(rep),
                     msg=rep.msg,
                 )
             )
@@ -551,6 +509,37 @@ class LocalScheduler(Scheduler[PopenRequest]):
         should_tail: bool = False,
         streams: Optional[Stream] = None,
     ) -> Iterable[str]:
+        return self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams)
+
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+    ) -> Iterable[Tuple[float, str]]:
+        """``log_iter`` with the time each item was written, from the log's time index. Replicas started
+        with ``outlive_owner`` write their files without an index: their items carry the time they are read."""
+        reader = self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams)
+        if self._record(app_id).outlive_owner:  # type: ignore[union-attr] - _log_reader checked it exists
+            return ((time.time(), item) for item in reader)
+        return reader.timed()
+
+    def _log_reader(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int,
+        regex: Optional[str],
+        since: Optional[datetime],
+        until: Optional[datetime],
+        should_tail: bool,
+        streams: Optional[Stream],
+    ) -> LogIterator:
         stream = stream_arg(streams)
         record = self._record(app_id)
         if record is None:
@@ -571,18 +560,24 @@ class LocalScheduler(Scheduler[PopenRequest]):
                 "since/until are not available for apps started with outlive_owner=true (their output"
                 " is not timestamped); read the whole log and filter it instead"
             )
-        owned = app_id in self._apps
         return LogIterator(
             app_id,
             regex,
             path,
             self,
             should_tail,
-            finished=lambda: self._replica_finished(app_id, role_name, k),
-            changes=self._loop if owned else None,
+            finished=partial(self.replica_finished, app_id, role_name, k),
+            changes=self.log_changes(app_id),
             since=since,
             until=until,
         )
+
+    def usage(self, app_id: str) -> List[UsageSample]:
+        """Per replica: a live psutil sample of its process tree while it runs, its kept totals after."""
+        record = self._record(app_id)
+        if record is None:
+            raise UnknownAppException(app_id)
+        return self._meter.usage(record.snapshot(), owned=app_id in self._apps)
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Wakes as soon as a replica of this process ends (or prints); polls the state file briefly for
@@ -592,10 +587,21 @@ class LocalScheduler(Scheduler[PopenRequest]):
         else:
             time.sleep(min(timeout, 0.02))
 
-    def _replica_finished(self, app_id: str, role_name: str, k: int) -> bool:
+    def replica_finished(self, app_id: str, role_name: str, k: int) -> bool:
+        """True once the replica can write nothing more (every byte it printed is in its logs); with
+        ``role_name=""``, once the whole app has."""
         record = self._record(app_id)
-        rep = record.replica(role_name, k) if record else None
+        if record is None:
+            return True
+        if not role_name:
+            return record.done
+        rep = record.replica(role_name, k)
         return rep is None or rep.done
+
+    def log_changes(self, app_id: str) -> Optional[ChangeFeed]:
+        """What wakes a follower of the app's logs the moment it prints (its IO loop), if this process
+        owns the app; None otherwise (followers then poll the files)."""
+        return self._loop if app_id in self._apps else None
 
 
 def _save(record: AppRecord) -> None:

@@ -40,7 +40,7 @@ class SignalCleanup:
     def register(cls, stop: Callable[[float], None]) -> None:
         """``stop(grace)`` is called on the signal; ``stop`` must be a bound method (held weakly)."""
         cls._callbacks = [ref for ref in cls._callbacks if ref() is not None]
-        cls._callbacks.append(weakref.WeakMethod(stop))  # type: ignore[arg-type]
+        cls._callbacks.append(weakref.WeakMethod(stop))
         if cls._installed or threading.current_thread() is not threading.main_thread():
             return
         cls._installed = True

@@ -13,8 +13,8 @@ from typing import BinaryIO, Callable, Dict, List, Optional
 from jupyter_sched.schedulers.local_groups import Group, process_start_time
 from jupyter_sched.schedulers.local_platform import FirstWrites
 from jupyter_sched.schedulers.local_procs import Replica
-from jupyter_sched.schedulers.local_sinks import FILE_MODE, LogSink
 from jupyter_sched.schedulers.local_request import PopenRequest, ReplicaParam
+from jupyter_sched.schedulers.local_sinks import FILE_MODE, LogSink
 from jupyter_sched.schedulers.local_state import ReplicaRecord
 from jupyter_sched.specs import InvalidAppError
 

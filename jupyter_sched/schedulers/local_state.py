@@ -8,8 +8,9 @@ app's state in memory and reports it.
 
 What it holds (created 0600 in the app's 0700 directory): the app's name and id, its roles' image,
 entrypoint, argv, replica count and retry count (argv with secrets masked, ``specs.masking``: only
-``describe`` reads them and nothing re-runs from the file), each replica's pid, process start time, times, exit code, log file paths and log fault. It does
-not hold the environment: env values reach the replicas only through ``Popen`` and are never written here.
+``describe`` reads them and nothing re-runs from the file), each replica's pid, process start time, times,
+exit code, log file paths and log fault. It does not hold the environment: env values reach the replicas
+only through ``Popen`` and are never written here.
 
 A record is read back only from where it is expected (see :func:`load_record`): its ``app_dir`` is the
 directory it was found in, and log paths it names outside that directory are refused.
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional
 
 from jupyter_sched.schedulers.local_groups import Group, process_start_time
+from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.specs import AppState
 
 STATE_FILE = "state.json"
@@ -56,6 +58,7 @@ class ReplicaRecord:
     def group(self) -> Group:
         """Its process group, checked against the recorded start time before any signal."""
         return Group(self.pid or 0, self.pid_started)
+    usage: Optional[Dict[str, Any]] = None  # memory limit, then totals when it ends (see local_meter)
 
     @property
     def done(self) -> bool:
@@ -168,6 +171,8 @@ class AppRecord:
         """Replaces ``state.json`` atomically; on failure the previous file stays and no temporary file is
         left, and the OSError is raised (and remembered in :attr:`save_error`)."""
         path = os.path.join(self.app_dir, STATE_FILE)
+        if self.done:  # TorchX's "logs complete" file, before the record that says the app ended
+            write_done_marker(self, FILE_MODE)
         try:
             self._replace(path)
         except OSError as e:

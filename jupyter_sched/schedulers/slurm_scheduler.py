@@ -53,6 +53,10 @@ from jupyter_sched.schedulers.slurm_batch import (
 from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, parse_exit_code, parse_time, split_job_id
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
+from jupyter_sched.schedulers.timed_logs import TimedLogs
+from jupyter_sched.schedulers.slurm_usage import SlurmUsage, oom_text
+from jupyter_sched.schedulers.usage_api import UsageMixin
+from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs import (
     NONE,
     AppDef,
@@ -238,7 +242,7 @@ _SINFO_TTL_S = 10.0
 # -- the scheduler -------------------------------------------------------------------------------------------------
 
 
-class SlurmScheduler(Scheduler[SlurmBatchRequest]):
+class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
     """Runs apps as Slurm batch jobs; see the module docstring and docs/slurm.md."""
 
     def __init__(self, session_name: str, job_root: Optional[str] = None) -> None:
@@ -246,6 +250,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         self._root = os.path.abspath(os.path.expanduser(job_root or default_job_root()))
         self._finished: Dict[Tuple[str, str, int], Tuple[bool, float]] = {}
         self._ended: Dict[str, _Job] = {}  # jobs that ended, as Slurm finally recorded them
+        self._usage = SlurmUsage()
         self._sinfo: Optional[Tuple[float, Dict[str, slurm_cli.Partition]]] = None
 
     # -- options and dry run ---------------------------------------------------------------------------------------
@@ -467,6 +472,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
                     started=started,
                     finished=finished,
                     num_restarts=job.restarts,
+                    msg=self._oom_text(job, comp),
                 )
             )
         errors = [
@@ -572,6 +578,27 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         if proc.returncode != 0 and "already completing or completed" not in proc.stderr:
             slurm_cli.check_result(proc, f"scancel {app_id}")
 
+    # -- usage -----------------------------------------------------------------------------------------------------
+    def usage(self, app_id: str) -> List[UsageSample]:
+        """Per replica: ``sstat`` of its running step, ``sacct`` MaxRSS/TotalCPU once it ended (see
+        ``slurm_usage``; a cluster that gathers nothing is refused with the setting to change)."""
+        job = self._job(app_id)
+        if job is None:
+            raise UnknownAppException(app_id)
+        reps = []
+        for comp, (role, k) in zip(job.components, job.replicas):
+            state, _, started, finished = self._replica_state(job, comp, job.state)
+            if state == AppState.RUNNING or state.is_terminal:
+                reps.append((role, k, comp.offset, state == AppState.RUNNING, started, finished))
+        return self._usage.samples(app_id, reps, het=len(job.components) > 1)
+
+    @staticmethod
+    def _oom_text(job: _Job, comp: _Component) -> str:
+        step = job.steps.get(comp.offset) or {}
+        if not (step.get("State") or comp.state).startswith("OUT_OF_MEMORY"):
+            return ""
+        return oom_text(job.job_id, comp.offset, len(job.components) > 1)
+
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Slurm has no change feed for one job: poll, but not more than ten times a second."""
         time.sleep(max(timeout, 0.1))
@@ -588,6 +615,33 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         should_tail: bool = False,
         streams: Optional[Stream] = None,
     ) -> Iterable[str]:
+        return self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams)
+
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+    ) -> Iterable[Tuple[float, str]]:
+        """``log_iter`` with the time each item was written (the node's clock, from the log's time index)."""
+        return self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams).timed()
+
+    def _log_reader(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int,
+        regex: Optional[str],
+        since: Optional[datetime],
+        until: Optional[datetime],
+        should_tail: bool,
+        streams: Optional[Stream],
+    ) -> SlurmLogIterator:
         stream = stream_arg(streams)
         job = self._job(app_id)
         if job is None:

@@ -12,6 +12,7 @@ from typing import Any, List, Optional
 
 from jupyter_sched.specs.app import NONE
 from jupyter_sched.specs.errors import AppStatusError
+from jupyter_sched.specs.usage import UsageTotals
 
 
 class AppState(int, Enum):
@@ -55,7 +56,8 @@ def is_started(state: AppState) -> bool:
 class ReplicaStatus:
     """One replica's state. The fields after ``structured_error_msg`` are extras the panes show.
 
-    ``started``/``finished`` are UNIX timestamps; ``num_restarts`` counts retries of this replica.
+    ``started``/``finished`` are UNIX timestamps; ``num_restarts`` counts retries of this replica;
+    ``usage`` is what an ended replica used (peak memory, CPU and wall seconds) where the backend knows it.
     """
 
     id: int
@@ -70,6 +72,7 @@ class ReplicaStatus:
     num_restarts: int = 0
     msg: str = ""
     """What the backend has to say about this replica beyond its state (e.g. its logs were truncated)."""
+    usage: Optional[UsageTotals] = None
 
 
 @dataclass
@@ -141,6 +144,7 @@ class AppStatus:
                             "finished": rep.finished,
                             "num_restarts": rep.num_restarts,
                             "msg": rep.msg or None,
+                            "usage": rep.usage.to_json() if rep.usage is not None else None,
                         }
                         for rep in r.replicas
                     ],
@@ -160,6 +164,10 @@ class AppStatus:
         def replica(rep: ReplicaStatus) -> dict[str, Any]:
             data = dict(rep.__dict__)
             data["state"] = repr(rep.state)
+            if rep.usage is None:
+                del data["usage"]  # shown only where a backend measured it, so the rest reads as TorchX's
+            else:
+                data["usage"] = rep.usage.to_json()
             return data
 
         data = {
@@ -225,6 +233,8 @@ def _format_replica(rep: ReplicaStatus) -> str:
         data += " (no reply file)"
     if rep.num_restarts:
         data += f" (restarts: {rep.num_restarts})"
+    if rep.usage is not None:
+        data += f" ({rep.usage.format()})"
     return f"\n {mark}{rep.role}[{rep.id}]:{data}"
 
 

@@ -150,10 +150,25 @@ def test_cancel_button_cancels_a_running_job(quickstart: Lab) -> None:
     out.locator("pre.jsched-log-text", has_text="train:").wait_for(timeout=30_000)
     # One row of controls: Cancel (only while it can cancel), Follow, Save logs.
     row = out.locator(".jsched-controls")
-    assert row.locator("button", has_text="Cancel").count() == 1 and row.locator("button", has_text="Save logs").count() == 1
+    assert row.locator("button", has_text="Cancel").count() == 1
+    assert row.locator("button", has_text="Save logs").count() == 1
     tops = row.locator("button").evaluate_all("els => els.map(e => Math.round(e.getBoundingClientRect().top))")
     assert len(set(tops)) == 1, f"the buttons are not in one row: {tops}"
     quickstart.screenshot(out.locator(".jsched-job").first, "quickstart-running")
+    # "Save logs" writes each replica's whole log next to the notebook and links it; the link opens the
+    # file in JupyterLab.
+    row.locator("button", has_text="Save logs").click()
+    link = row.locator("a", has_text="python/0")
+    link.wait_for(timeout=30_000)
+    href = link.get_attribute("href") or ""
+    assert re.fullmatch(r"jsched-logs/button-\w+/python-0\.log", href), href
+    assert "replica 0: 2000 steps" in (quickstart.server.root_dir / href).read_text()
+    with quickstart.page.context.expect_page() as opened:
+        link.click()
+    tab = opened.value
+    tab.wait_for_load_state()
+    assert f"lab/tree/{href}" in tab.url, tab.url
+    tab.close()
     # Cancel cannot be undone, so the button asks for a second click to confirm.
     status.locator("button", has_text="Cancel").click()
     confirm = status.locator("button", has_text="Confirm cancel?")
@@ -166,7 +181,7 @@ def test_cancel_button_cancels_a_running_job(quickstart: Lab) -> None:
 
 
 def test_flood_of_200000_lines_keeps_the_page_responsive(quickstart: Lab) -> None:
-    index = quickstart.append_and_run(f"flood = %sched_run utils.python --name flood --script {FLOOD} {FLOOD_LINES}\nflood")
+    index = quickstart.append_and_run(f"flood = %sched_run utils.python --name flood --script {FLOOD} {FLOOD_LINES}")
     out = quickstart.cell(index).locator(".jp-Cell-outputArea")
     out.locator(".jsched-status .jsched-pill", has_text="RUNNING").first.wait_for(timeout=30_000)
 

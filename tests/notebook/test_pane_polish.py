@@ -9,10 +9,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from nbhelpers import py, wait_for
+
 from jupyter_sched.notebook.job import Job
 from jupyter_sched.specs import AppState
-
-from nbhelpers import py, wait_for
 
 FAIL_ONE = (
     "import os, sys, time\n"
@@ -67,7 +67,9 @@ def test_buttons_in_one_row_and_elapsed_ticks(widgets: Any, recorder: Any, ip: A
 def test_save_logs_writes_every_line_and_links_the_files(widgets: Any, recorder: Any, ip: Any, tmp_path: Path,
                                                          monkeypatch: Any) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
-    job = launch(ip, "--wait " + py("import sys\nfor i in range(20000): print('line', i)\nprint('err', file=sys.stderr)"))
+    job = launch(
+        ip, "--wait " + py("import sys\nfor i in range(20000): print('line', i)\nprint('err', file=sys.stderr)")
+    )
     view = job.view()
     wait_for(view.log_pane.done.is_set, 60, "the log pane")
     assert "earlier lines not shown" in view.log_pane.html.value  # the pane keeps a tail
@@ -79,3 +81,26 @@ def test_save_logs_writes_every_line_and_links_the_files(widgets: Any, recorder:
     assert "20,001 lines" in view.saved_links.value
     assert f"jsched-logs/{job.app_id}/python-0.log" in view.record_bundle()["text/html"]  # kept in the record
     assert os.path.getsize(path) > 0
+
+
+def test_a_quiet_stream_keeps_following_through_a_flood_on_the_other(widgets: Any, recorder: Any, ip: Any) -> None:
+    """The stderr follower of a replica flooding stdout wakes at every write; it must not die (the pane
+    showed "stderr: OverflowError" after 200,000 lines, and later stderr output would have been lost)."""
+    job = launch(ip, py("import sys\nfor i in range(200000): print('line', i)\nprint('late', file=sys.stderr)"))
+    view = job.view()
+    wait_for(view.log_pane.done.is_set, 120, "the log pane")
+    assert view.log_pane.mux.notices == []
+    assert view.log_pane.stderr_tail("python", 0) == ["late"]
+
+
+def test_following_a_quiet_stream_survives_a_flood_on_the_other(ip: Any, magics: Any) -> None:
+    """What the pane's stderr follower does, without the pane: it waits for output while stdout floods,
+    waking at each write; its back-off once grew without bound (OverflowError after ~1,750 wakes), which
+    ended the follower and lost whatever the replica wrote on stderr afterwards."""
+    from jupyter_sched.schedulers.api import Stream
+
+    job = launch(
+        ip, "--quiet " + py("import sys\nfor i in range(200000): print('line', i)\nprint('late', file=sys.stderr)")
+    )
+    items = list(job.runner.log_lines(job.handle, "python", 0, should_tail=True, streams=Stream("stderr")))
+    assert items == ["late\n"]

@@ -44,3 +44,12 @@ def test_live_items_concatenate_to_exactly_what_was_written(sched: LocalSchedule
     assert items[0] == "a" and "b\n" in items  # the quiet "a" came alone; the rest of its line later
     assert "c\r" in items and "d" in items
     assert list(sched.log_iter(app_id, "main", 0)) == ["ab\n", "c\r", "dé\n", "e"]  # snapshots never cut a line
+
+
+def test_torchx_style_log_iterator_follows_until_the_app_ends(sched: LocalScheduler, log_dir: str) -> None:
+    from jupyter_sched.schedulers.local_scheduler import LogIterator
+
+    app_id = sched.submit(sh_app("echo a; sleep 0.3; echo b"), {"log_dir": log_dir})
+    path = f"{log_dir}/test/{app_id}/main/0/stdout.log"
+    assert list(LogIterator(app_id, None, path, sched, should_tail=True)) == ["a\n", "b\n"]
+    assert sched.describe(app_id).state == AppState.SUCCEEDED

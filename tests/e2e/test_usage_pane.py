@@ -1,0 +1,57 @@
+"""The status pane's usage columns and chart, as a person sees them in JupyterLab.
+
+A job of two replicas that each hold 200 MB and spin runs from a notebook; the pane shows per-replica
+CPU % and memory now/peak columns and the inline SVG chart; after the job ends the totals stay. A
+screenshot of the live pane goes to artifacts/screenshots/usage-pane.png.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from jupyter_sched.specs import random_id
+from tests.e2e.conftest import Lab, LabServer
+
+PANE_TIMEOUT = 120_000  # ms: upper bounds for what must become visible on a shared machine
+
+
+def test_usage_columns_and_chart_render(lab: Lab, lab_server: LabServer, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    tag = random_id()[:6]
+    stop = tmp_path / f"stop-{tag}"
+    script = tmp_path / "hog.py"
+    script.write_text(
+        "import os\nb = bytearray(200 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\n"
+        f"while not os.path.exists({str(stop)!r}): pass\n"
+    )
+    notebook = lab_server.write_notebook(
+        f"usage-{tag}.ipynb",
+        [
+            "%load_ext jupyter_sched",
+            f"job = %sched_run utils.python --name usage-{tag} --num_replicas 2 --script {script}\njob",
+        ],
+    )
+    lab.open(notebook)
+    try:
+        lab.run_all()
+        pane = lab.cell(1).locator(".jsched-status")
+        expect(pane).to_be_visible(timeout=PANE_TIMEOUT)
+        chart = pane.locator("svg.jsched-usage-chart")
+        expect(chart).to_be_visible(timeout=PANE_TIMEOUT)
+        usage = pane.locator(".jsched-usage table")
+        expect(usage.locator("thead th")).to_have_text(["replica", "CPU %", "memory", "peak", "limit"])
+        expect(usage.locator("tbody tr")).to_have_count(2)
+        expect(usage.locator("tbody tr").first).to_contain_text("MiB", timeout=PANE_TIMEOUT)
+        expect(chart.locator("polyline")).to_have_count(2)
+        box = chart.bounding_box()
+        assert box is not None and box["width"] > 100 and box["height"] > 20
+        shot = lab.screenshot(pane, "usage-pane")
+        assert shot.stat().st_size > 0
+        assert not lab.page_problems()
+    finally:
+        stop.write_text("")
+    expect(pane.locator(".jsched-usage tbody tr").first).to_contain_text("ended", timeout=PANE_TIMEOUT)
+    lab.screenshot(pane, "usage-pane-ended")
+    assert os.path.exists(stop)

@@ -1,0 +1,98 @@
+"""Usage of docker replicas on the real engine: live stats, one stream per running container closed
+when it ends, totals kept after the end, and an out-of-memory kill named with limit and peak."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+import sys
+import threading
+
+import pytest
+
+from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
+from jupyter_sched.specs import AppDef, AppState, Role, resource
+
+from .docker_fixtures import (  # noqa: F401 - fixtures
+    PYTHON,
+    docker_images_fixture,
+    docker_network_cleanup_fixture,
+    docker_sched_fixture,
+    session_name_fixture,
+)
+from .helpers import wait_until
+from .usage_programs import MB, hog_code
+
+pytestmark = pytest.mark.timeout(180)
+
+GROW = (  # 4 MB more every 50 ms, touched, so the stats see it growing towards the limit
+    "import time\nchunks = []\nfor i in range(100):\n"
+    "    chunks.append(bytearray(4 << 20))\n    for j in range(0, 4 << 20, 4096):\n        chunks[-1][j] = 1\n"
+    "    time.sleep(0.05)\n"
+)
+
+
+def py(code: str, name: str, mem_mb: int = 1024, num_replicas: int = 1) -> AppDef:
+    return AppDef(name, [Role("main", PYTHON, entrypoint="python3", args=["-c", code], num_replicas=num_replicas,
+                              resource=resource(cpu=1, gpu=0, memMB=mem_mb))])
+
+
+def _stats_threads() -> list:
+    return [t for t in threading.enumerate() if t.name.startswith("jsched-stats-")]
+
+
+def test_live_stats_of_a_container_using_200mb_and_a_core(docker_sched: DockerScheduler) -> None:
+    app_id = docker_sched.submit(py(hog_code(200), "hog"), {})
+    seen = []
+
+    def busy_and_big() -> bool:  # each at some sample: a loaded 2-core machine lends a spinner less now and then
+        time.sleep(0.5)  # poll interval: each call asks the backend
+        seen.extend(docker_sched.usage(app_id))
+        return any(s.rss_bytes >= 180 * MB for s in seen) and any(s.cpu_percent >= 50 for s in seen)
+    wait_until(busy_and_big, 170, "a stats sample with >= 180 MB and >= 50% CPU")
+    live = seen[-1]
+    assert (live.role, live.replica, live.running, live.mem_limit_bytes) == ("main", 0, True, 1024 * MB)
+    assert docker_sched._usage.streams() == 1  # noqa: SLF001 - one connection per running container
+    docker_sched.usage(app_id)
+    assert docker_sched._usage.streams() == 1  # noqa: SLF001 - asking again opens no second one
+
+    docker_sched.cancel(app_id)
+    wait_until(lambda: docker_sched.describe(app_id).state.is_terminal, 60, "the cancel")
+    rep = docker_sched.describe(app_id).roles_statuses[0].replicas[0]
+    assert rep.usage is not None and rep.usage.peak_rss_bytes >= 180 * MB and rep.usage.cpu_seconds > 0
+    # The stream is closed once the engine reports the container ended.
+    wait_until(lambda: docker_sched._usage.streams() == 0, 30, "the stats stream to close")  # noqa: SLF001
+    wait_until(lambda: not _stats_threads(), 30, "the stream's thread (which closes its response) to end")
+
+    # Another process sees the kept totals.
+    script = (
+        "from jupyter_sched.schedulers.docker_scheduler import DockerScheduler\n"
+        f"s = DockerScheduler({docker_sched.session_name!r})\n"
+        f"print(s.describe({app_id!r}).roles_statuses[0].replicas[0].usage.peak_rss_bytes)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) == rep.usage.peak_rss_bytes
+
+
+def test_a_container_over_its_memory_limit_is_named_out_of_memory(docker_sched: DockerScheduler) -> None:
+    app_id = docker_sched.submit(py(GROW, "oom", mem_mb=64), {})
+    wait_until(lambda: docker_sched.describe(app_id).state.is_terminal, 90, "the OOM kill")
+    desc = docker_sched.describe(app_id)
+    rep = desc.roles_statuses[0].replicas[0]
+    assert desc.state == AppState.FAILED and rep.state == AppState.FAILED and rep.exit_code == 137
+    assert re.fullmatch(r"killed: out of memory \(limit 64 MiB, peak \d+(\.\d)? MiB\)", rep.structured_error_msg), rep.structured_error_msg
+    assert rep.msg == rep.structured_error_msg
+    assert "killed: out of memory (limit 64 MiB" in desc.msg
+    [final] = docker_sched.usage(app_id)
+    assert not final.running and final.mem_limit_bytes == 64 * MB and 0 < final.peak_rss_bytes <= 64 * MB
+
+
+def test_usage_of_many_containers_keeps_one_stream_each(docker_sched: DockerScheduler) -> None:
+    app_id = docker_sched.submit(py("import time; time.sleep(600)", "many", num_replicas=3), {})
+    wait_until(lambda: len(docker_sched.usage(app_id)) == 3, 60, "three samples")
+    assert [(s.role, s.replica) for s in docker_sched.usage(app_id)] == [("main", 0), ("main", 1), ("main", 2)]
+    assert docker_sched._usage.streams() == 3  # noqa: SLF001
+    docker_sched.cancel(app_id)
+    wait_until(lambda: docker_sched._usage.streams() == 0, 60, "every stream to close")  # noqa: SLF001
