@@ -29,7 +29,8 @@ ALLOWED: Dict[str, Set[str]] = {
     "runner": {"specs", "schedulers", "logs", "components"},
     "frontend": {"specs", "schedulers", "logs", "components", "runner"},
     "cli": {"specs", "schedulers", "logs", "components", "runner", "frontend"},
-    "notebook": {"specs", "schedulers", "logs", "components", "runner", "frontend"},
+    "functions": {"specs", "schedulers", "components", "runner"},  # function jobs: pickling, bootstrap, results
+    "notebook": {"specs", "schedulers", "logs", "components", "runner", "frontend", "functions"},
     "workspace": {"schedulers"},  # TorchX's module path for WorkspaceMixin: a re-export
 }
 #: Modules kept at a path TorchX documents that sits below what they wrap (a facade, imported lazily):

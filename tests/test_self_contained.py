@@ -1,6 +1,5 @@
 """Nothing in the code, README, docs, tests or scripts points outside the repository, and comparisons name
-TorchX rather than a vague "peer". (The tutorial notebooks' stored outputs are not checked here yet: they
-still carry the paths of the machine that ran them.)"""
+TorchX rather than a vague "peer". The tutorial notebooks' stored outputs are checked too (no machine paths)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ VAGUE = ("the " + "peer", "peer " + "interface")
 def texts() -> Iterator[Path]:
     yield ROOT / "README.md"
     for folder, pattern in (("docs", "*.md"), ("jupyter_sched", "*.py"), ("tests", "*.py"), ("scripts", "*"),
-                            ("examples", "*")):  # fmt: skip
+                            ("examples", "*"), ("notebooks", "*.ipynb")):  # fmt: skip
         yield from (p for p in (ROOT / folder).rglob(pattern) if p.is_file() and "__pycache__" not in p.parts)
 
 

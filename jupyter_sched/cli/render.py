@@ -19,7 +19,7 @@ from jupyter_sched.specs import BindMount, DeviceMount, Role, VolumeMount
 from jupyter_sched.specs.masking import mask_tree
 
 _MOUNT_KINDS = {BindMount: "bind", VolumeMount: "volume", DeviceMount: "device"}
-_PLAIN = re.compile(r"^(?:[A-Za-z_/.]|-[A-Za-z-])[A-Za-z0-9_./@%+=, -]*$")
+_PLAIN = re.compile(r"^(?:[A-Za-z_/.]|-[A-Za-z-])[A-Za-z0-9_./@%+=, -]*\Z")  # \Z: not before a final newline
 _SPECIAL = {"null", "true", "false", "yes", "no", "on", "off", "y", "n", "~", ".inf", ".nan", "-.inf", "+.inf"}
 _UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 """What YAML may not show raw in a double-quoted scalar (or would read as a line break): escaped."""

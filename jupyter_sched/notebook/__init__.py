@@ -12,6 +12,9 @@ first imported when a widget is shown. Modules:
   the subshell that handles pane clicks while a cell blocks; :mod:`.status_pane`, :mod:`.log_pane`,
   :mod:`.list_pane` the widgets; :mod:`.log_model` the multiplexed log model; :mod:`.live` the threads.
 * :mod:`.reprs`, :mod:`.dryrun_repr` -- HTML/text/JSON displays of the data model; :mod:`.theme` helpers.
+* :mod:`.fn_job` -- ``jupyter_sched.submit``: a notebook function as a Job (``FunctionJob``);
+  :mod:`.fn_magic` ``%sched_run FUNCTION --flag value``; :mod:`.sweep`, :mod:`.sweep_view` sweeps and
+  their table.
 * :mod:`.autoload` -- ``python -m jupyter_sched.notebook.autoload enable|disable|status``.
 """
 

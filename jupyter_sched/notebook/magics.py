@@ -147,6 +147,15 @@ class SchedMagics(Magics, SchedConfig):
         """
         from jupyter_sched.notebook.run_plan import plan_run
 
+        if cell is None:  # a notebook function named on the line (issue 17): see fn_magic
+            from jupyter_sched.notebook.fn_magic import NOT_A_FUNCTION, run_function_line
+
+            try:
+                launched = run_function_line(self, line, local_ns)
+            except ArgsError as e:
+                raise _usage(e) from None
+            if launched is not NOT_A_FUNCTION:
+                return launched
         try:
             allowed = ("quiet", "detach", "no_wait", "python") if cell is not None else ("quiet", "detach", "no_wait")
             run_line = split_run_line(split_line(line), allowed)
@@ -209,8 +218,10 @@ class SchedMagics(Magics, SchedConfig):
 
     # -- %sched_logs ------------------------------------------------------------------------------------
     @magic_arguments()
-    @argument("target", nargs="?", default="",
-              help="app handle (optionally HANDLE/ROLE/K,K), app id, app name or Job variable; default: the last job")  # fmt: skip
+    @argument(
+        "target", nargs="?", default="",
+        help="app handle (optionally HANDLE/ROLE/K,K), app id, app name or Job variable; default: the last job",
+    )
     @argument("role", nargs="?", default=None, help="only this role")
     @argument("-r", "--replicas", help="only these replicas of the role, e.g. 0,1 or 0-3")
     @argument("--regex", help="only lines matching this regular expression")

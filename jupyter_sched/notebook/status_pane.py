@@ -65,7 +65,9 @@ def error_file_message(text: Optional[str]) -> str:
     return str(message or "").strip()
 
 
-def failures(status: Optional[AppStatus], stderr_tail: Optional[StderrTail] = None) -> List[Tuple[ReplicaStatus, str, List[str]]]:
+def failures(
+    status: Optional[AppStatus], stderr_tail: Optional[StderrTail] = None
+) -> List[Tuple[ReplicaStatus, str, List[str]]]:
     """Failed replicas, first to fail first: (replica, one-line reason, detail lines)."""
     if status is None:
         return []
@@ -120,7 +122,8 @@ def failures_html(status: Optional[AppStatus], stderr_tail: Optional[StderrTail]
             if body
             else ""
         )
-        out.append(f'<div style="font-size:12px"><b style="color:#e75c58">{esc(rep.role)}/{rep.id} FAILED</b>{code_text}</div>{pre}')
+        failed = f'<b style="color:#e75c58">{esc(rep.role)}/{rep.id} FAILED</b>'
+        out.append(f'<div style="font-size:12px">{failed}{code_text}</div>{pre}')
     return "".join(out)
 
 
@@ -249,7 +252,10 @@ class StatusPane:
         hint = self.job.reattach_hint()
         text.append(hint)
         html += f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div>'
-        return {"text/plain": "\n".join(text), "text/html": f'<div class="jsched-record jsched-status {NO_MATH}">{html}</div>'}
+        return {
+            "text/plain": "\n".join(text),
+            "text/html": f'<div class="jsched-record jsched-status {NO_MATH}">{html}</div>',
+        }
 
     def poll(self) -> None:
         """Nothing to do: the ticker polls."""

@@ -51,7 +51,6 @@ from jupyter_sched.specs import (
     Role,
     VolumeMount,
     macros,
-    make_unique,
 )
 
 RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"  # the same variable as the local backend
@@ -62,8 +61,9 @@ class DockerSubmitError(RuntimeError):
     """A replica could not be created or started; nothing of the app was left behind."""
 
 
-def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str) -> DockerJob:
-    """The containers of ``app`` under the resolved run options ``cfg`` (pure: nothing is started)."""
+def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id: str) -> DockerJob:
+    """The containers of app ``app_id`` (the scheduler makes it unique) under the resolved run options
+    ``cfg`` (pure: nothing is started)."""
     pull = str(cfg.get("pull") or "missing")
     if pull not in PULL_POLICIES:
         raise InvalidRunConfigException(f"pull={pull!r} must be one of {', '.join(PULL_POLICIES)}", "pull", cfg)
@@ -71,7 +71,6 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str) -> Dock
     if grace < 0:
         raise InvalidRunConfigException(f"cancel_grace={grace} must be 0 or more seconds", "cancel_grace", cfg)
     network = str(cfg.get("network") or DEFAULT_NETWORK)
-    app_id = make_unique(safe_name(app.name))
     base_env = {"PYTHONUNBUFFERED": "1"}
     for pattern in cfg.get("copy_env") or []:  # type: ignore[union-attr]
         base_env.update({k: v for k, v in os.environ.items() if fnmatch.fnmatchcase(k, pattern)})

@@ -109,8 +109,10 @@ from jupyter_sched.specs import (
     Role,
     RoleStatus,
     UnknownAppException,
+    make_unique,
     runopts,
 )
+from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.usage import UsageSample, oom_message
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -209,7 +211,10 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[DockerJob]:
         app = checked_app(self, app)
-        return AppDryRunInfo(build_job(app, cfg, self.session_name), repr)
+        # make_unique is looked up here, in this module, so code written for TorchX can patch
+        # docker_scheduler.make_unique to get a fixed app id
+        app_id = make_unique(safe_name(app.name))
+        return AppDryRunInfo(build_job(app, cfg, self.session_name, app_id), repr)
 
     # -- schedule ----------------------------------------------------------------------------------------
     @_engine_errors

@@ -14,8 +14,8 @@ from jupyter_sched.specs.names import safe_name
 RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
 ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
 PET_LOG_DIR_ENV = "PET_LOG_DIR"
-"""Set, as TorchX does, to the replica's log directory (beside ``TORCHELASTIC_ERROR_FILE``), where
-torchelastic-aware programs write their own logs."""
+"""Set, as TorchX does, to ``<app log dir>/torchelastic/<role>``: torchelastic (``torchrun``) writes its
+agents' logs there, each run in its own subdirectory, so the replicas of a role share it."""
 
 
 def build_request(
@@ -50,7 +50,7 @@ def build_request(
             env = param.env
             env.setdefault("PYTHONUNBUFFERED", "x")
             env.setdefault(ERROR_FILE_ENV, os.path.join(replica_dir, "error.json"))
-            env.setdefault(PET_LOG_DIR_ENV, replica_dir)
+            env.setdefault(PET_LOG_DIR_ENV, os.path.join(app_dir, "torchelastic", safe_name(role.name, "role")))
             env[RANK0_ENV] = "localhost"
             env["JUPYTER_SCHED_APP_ID"] = app_id
             env["JUPYTER_SCHED_ROLE_NAME"] = role.name

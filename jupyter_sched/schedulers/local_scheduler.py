@@ -24,7 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, TypedDict
 
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -46,6 +46,7 @@ from jupyter_sched.schedulers.local_images import (
 )
 from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
 from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
+from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
@@ -58,7 +59,9 @@ from jupyter_sched.schedulers.local_request import (
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs, rollback, spawn
 from jupyter_sched.schedulers.usage_api import UsageMixin
+from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_state import (
+    FILE_MODE,
     STATE_FILE,
     AppRecord,
     ReplicaRecord,
@@ -123,7 +126,7 @@ class _LocalApp:
     replicas: List[Replica] = field(default_factory=list)
 
 
-class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
+class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
     """Schedules on this machine; see the module docstring for what is and is not enforced."""
 
     def __init__(
@@ -289,9 +292,14 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         rep_record.exit_code = rep.exit_code
         finished = time.time()
         self._meter.ended(record, rep_record, finished)  # before the end is visible: totals come with it
-        rep_record.finished = finished
         if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
             record.cancelled = True
+        if all(r.done for r in record.replicas if r is not rep_record):
+            # the app ends with this replica: its SUCCESS file exists before describe can say it ended
+            final = record.snapshot()
+            final.replicas[next(i for i, r in enumerate(record.replicas) if r is rep_record)].finished = finished
+            write_done_marker(final, FILE_MODE)
+        rep_record.finished = finished
         _save(record)
         if not record.outlive_owner:
             ReaperClient.forget([rep.pid])
@@ -501,6 +509,37 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         should_tail: bool = False,
         streams: Optional[Stream] = None,
     ) -> Iterable[str]:
+        return self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams)
+
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+    ) -> Iterable[Tuple[float, str]]:
+        """``log_iter`` with the time each item was written, from the log's time index. Replicas started
+        with ``outlive_owner`` write their files without an index: their items carry the time they are read."""
+        reader = self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams)
+        if self._record(app_id).outlive_owner:  # type: ignore[union-attr] - _log_reader checked it exists
+            return ((time.time(), item) for item in reader)
+        return reader.timed()
+
+    def _log_reader(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int,
+        regex: Optional[str],
+        since: Optional[datetime],
+        until: Optional[datetime],
+        should_tail: bool,
+        streams: Optional[Stream],
+    ) -> LogIterator:
         stream = stream_arg(streams)
         record = self._record(app_id)
         if record is None:

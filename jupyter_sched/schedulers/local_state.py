@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional
 
 from jupyter_sched.schedulers.local_groups import Group, process_start_time
+from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.specs import AppState
 
 STATE_FILE = "state.json"
@@ -170,6 +171,8 @@ class AppRecord:
         """Replaces ``state.json`` atomically; on failure the previous file stays and no temporary file is
         left, and the OSError is raised (and remembered in :attr:`save_error`)."""
         path = os.path.join(self.app_dir, STATE_FILE)
+        if self.done:  # TorchX's "logs complete" file, before the record that says the app ended
+            write_done_marker(self, FILE_MODE)
         try:
             self._replace(path)
         except OSError as e:

@@ -9,6 +9,7 @@ documents. It is imported lazily, so the data model keeps no dependency on the c
 
 from __future__ import annotations
 
+import abc
 import ast
 import inspect
 from dataclasses import dataclass, field
@@ -16,8 +17,8 @@ from types import ModuleType
 from typing import Any, Callable, Dict, List
 
 __all__ = [
-    "ComponentNotFoundException", "ComponentValidationException", "FoundComponent", "get_component",
-    "get_builtin_source", "get_components", "module_relname",
+    "ComponentNotFoundException", "ComponentValidationException", "ComponentsFinder", "CustomComponentsFinder",
+    "FoundComponent", "get_component", "get_builtin_source", "get_components", "module_relname",
 ]  # fmt: skip
 
 
@@ -54,6 +55,27 @@ def get_component(name: str) -> FoundComponent:
     from jupyter_sched.components.finder import get_component as find
 
     return _found(find(name))
+
+
+class ComponentsFinder(abc.ABC):
+    """Something that finds components (TorchX's base class for its finders)."""
+
+    @abc.abstractmethod
+    def find(self) -> List[FoundComponent]:
+        """The components found."""
+
+
+class CustomComponentsFinder(ComponentsFinder):
+    """Finds the component ``function_name`` in the Python file ``filepath`` (``path/file.py:fn``)."""
+
+    def __init__(self, filepath: str, function_name: str) -> None:
+        self._filepath = filepath
+        self._function_name = function_name
+
+    def find(self) -> List[FoundComponent]:
+        """A one-element list; raises :class:`ComponentNotFoundException` when the file or function is
+        missing and :class:`ComponentValidationException` when the function is not a valid component."""
+        return [get_component(f"{self._filepath}:{self._function_name}")]
 
 
 def get_components() -> Dict[str, FoundComponent]:

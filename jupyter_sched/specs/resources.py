@@ -38,16 +38,17 @@ NULL_RESOURCE: Resource = Resource(cpu=-1, gpu=-1, memMB=-1)
 class NamedResources(Mapping[str, Resource]):
     """Read-only table of named resources; an unknown name suggests the closest known one.
 
-    Entries come from the built-in generic table plus the entry-point group
+    Entries come from the built-in tables (generic sizes, AWS instance types) plus the entry-point group
     ``jupyter_sched.named_resources`` (each entry point is a zero-argument callable returning a Resource);
     plugins add to the built-ins, they never replace the whole table.
     """
 
     def __init__(self, table: Optional[Mapping[str, Resource]] = None) -> None:
         if table is None:
-            from jupyter_sched.specs.named_resources_generic import NAMED_RESOURCES
+            from jupyter_sched.specs import named_resources_aws, named_resources_generic
 
-            table = {name: make() for name, make in NAMED_RESOURCES.items()}
+            builtin = {**named_resources_generic.NAMED_RESOURCES, **named_resources_aws.NAMED_RESOURCES}
+            table = {name: make() for name, make in builtin.items()}
             self._plugins_loaded = False
         else:
             self._plugins_loaded = True

@@ -2,7 +2,9 @@
 # Build the local test images, FROM scratch (nothing can be pulled here):
 #
 #   jupyter-sched/busybox:local  static busybox (/bin/sh + applets), ~2 MB
-#   jupyter-sched/python:local   Debian minbase rootfs + python3 (debootstrap)
+#   jupyter-sched/python:local   Debian minbase rootfs + python3 (debootstrap),
+#                                plus cloudpickle from the venv (a layer, labelled
+#                                with the Python and cloudpickle versions)
 #
 # Each image is built only if it is missing or its recipe changed (a hash of
 # the Dockerfile + recipe is stored in the image label "jupyter-sched.recipe"),
@@ -26,6 +28,9 @@ IMAGES_DIR="$JSCHED_REPO_ROOT/images"
 BUSYBOX_IMAGE=jupyter-sched/busybox:local
 PYTHON_IMAGE=jupyter-sched/python:local
 RECIPE_LABEL=jupyter-sched.recipe
+FUNCTIONS_LABEL=jupyter-sched.functions-recipe
+# The interpreter whose cloudpickle goes into the python image (function jobs need the same major).
+VENV_PYTHON="${JSCHED_VENV_PYTHON:-$JSCHED_REPO_ROOT/.venv/bin/python}"
 
 # Packages added on top of debootstrap's minbase. python3 (not just
 # python3-minimal) so jobs get the full stdlib (json, asyncio, sqlite3, ...).
@@ -194,6 +199,39 @@ build_python() {
     log "built $PYTHON_IMAGE ($(docker image inspect -f '{{.Size}}' "$PYTHON_IMAGE") bytes) in $(elapsed "$t0")"
 }
 
+# Function jobs (jupyter_sched.submit) unpickle with cloudpickle in the image: copy the venv's
+# pure-Python package in as a layer over the python image and label the versions they must match.
+# Rebuilt only when the Dockerfile or the cloudpickle version changes (or the base was rebuilt).
+add_cloudpickle() {
+    local hash have ctx src cp_version py_version
+    [[ -x "$VENV_PYTHON" ]] || die "no venv python at $VENV_PYTHON (run scripts/setup/python.sh, or set JSCHED_VENV_PYTHON)"
+    src="$("$VENV_PYTHON" -c 'import cloudpickle, os; print(os.path.dirname(cloudpickle.__file__))')" ||
+        die "cloudpickle is not installed in $VENV_PYTHON (pip install -e .)"
+    cp_version="$("$VENV_PYTHON" -c 'import cloudpickle; print(cloudpickle.__version__)')"
+    hash="$(recipe_hash "$IMAGES_DIR/python/Dockerfile.functions" <(echo "$cp_version") \
+        <(docker image inspect -f "{{ index .Config.Labels \"$RECIPE_LABEL\" }}" "$PYTHON_IMAGE"))"
+    have="$(docker image inspect -f "{{ index .Config.Labels \"$FUNCTIONS_LABEL\" }}" "$PYTHON_IMAGE" 2>/dev/null || true)"
+    if ((!force)) && [[ "$have" == "$hash" ]]; then
+        log "$PYTHON_IMAGE has cloudpickle $cp_version (recipe $hash); skipping"
+        return 0
+    fi
+    py_version="$(docker run --rm "$PYTHON_IMAGE" python3 -c 'import platform; print(platform.python_version())')"
+    ctx="$WORK/functions"
+    mkdir -p "$ctx"
+    cp "$IMAGES_DIR/python/Dockerfile.functions" "$ctx/Dockerfile"
+    cp -r "$src" "$ctx/cloudpickle"
+    find "$ctx/cloudpickle" -name __pycache__ -prune -exec rm -rf {} +
+    if ! DOCKER_BUILDKIT=0 docker build --label "$FUNCTIONS_LABEL=$hash" \
+        --label "jupyter-sched.python=$py_version" --label "jupyter-sched.cloudpickle=$cp_version" \
+        -t "$PYTHON_IMAGE" "$ctx" >"$WORK/functions.log" 2>&1; then
+        tail -n 40 "$WORK/functions.log" >&2
+        die "adding cloudpickle to $PYTHON_IMAGE failed"
+    fi
+    docker run --rm "$PYTHON_IMAGE" python3 -c 'import cloudpickle; print("ok")' | grep -qx ok ||
+        die "$PYTHON_IMAGE: cloudpickle does not import"
+    log "$PYTHON_IMAGE: added cloudpickle $cp_version (Python $py_version)"
+}
+
 main() {
     require_root
     docker_ready || die "no Docker engine answers; run scripts/setup/docker.sh first"
@@ -208,6 +246,7 @@ main() {
     WORK="$(mktemp -d /var/tmp/jupyter-sched-images.XXXXXX)"
     for name in "${wanted[@]}"; do
         "build_$name"
+        if [[ "$name" == python ]]; then add_cloudpickle; fi
     done
     log "images ready in $(elapsed "$t0"): ${wanted[*]}"
 }

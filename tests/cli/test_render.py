@@ -60,5 +60,6 @@ def test_the_strings_yaml_would_misread_are_quoted() -> None:
     assert text.splitlines() == [
         'a: "@x"', 'b: "%p"', 'c: "- y"', 'd: "yes"', 'e: "2026-01-01"', "f: 1.0e+20", "g: .inf",
     ]  # fmt: skip
+    assert yaml.safe_load(render({"a": "A\n", "b": ["x\n"]})) == {"a": "A\n", "b": ["x\n"]}  # found by the property
     app = AppDef("train", [Role("t", "img:1", entrypoint="python", args=["-c", "x"], env={"A": "1"})])
     assert yaml.safe_load(render(app)) == json.loads(to_json(app))

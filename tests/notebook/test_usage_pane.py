@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from jupyter_sched.notebook.job import Job
-
 from nbhelpers import py, wait_for
+
+from jupyter_sched.notebook.job import Job
 
 REPLICAS = 24
 

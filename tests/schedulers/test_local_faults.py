@@ -386,7 +386,7 @@ def test_the_reaper_is_restarted_in_this_process_too(sched: LocalScheduler, log_
 # -- TorchX compatibility details ----------------------------------------------------------------------------
 
 
-def test_replicas_get_pet_log_dir_beside_the_error_file(sched: LocalScheduler, log_dir: str) -> None:
+def test_replicas_get_the_roles_torchelastic_log_dir_and_their_error_file(sched: LocalScheduler, log_dir: str) -> None:
     app_id = sched.submit(
         py_app("import os; print(os.environ['PET_LOG_DIR']); print(os.environ['TORCHELASTIC_ERROR_FILE'])"),
         {"log_dir": log_dir},
@@ -394,7 +394,8 @@ def test_replicas_get_pet_log_dir_beside_the_error_file(sched: LocalScheduler, l
     wait_done(sched, app_id)
     pet, error_file = [line.strip() for line in sched.log_iter(app_id, "main", 0)]
     replica_dir = os.path.join(log_dir, "test", app_id, "main", "0")
-    assert pet == replica_dir and os.path.dirname(error_file) == replica_dir and os.path.isdir(pet)
+    assert pet == os.path.join(log_dir, "test", app_id, "torchelastic", "main")  # where TorchX points torchrun
+    assert os.path.dirname(error_file) == replica_dir
 
 
 def test_describe_keeps_max_retries(sched: LocalScheduler, log_dir: str) -> None:

@@ -8,12 +8,14 @@ log and list questions for any handle, including handles of apps started by anot
 from __future__ import annotations
 
 import copy
+import json
 import time
 from datetime import datetime
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers import SchedulerFactory, get_scheduler_factories
 from jupyter_sched.schedulers.api import ListAppResponse, Scheduler, Stream
+from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs.limits import check_replica_limit
 from jupyter_sched.specs import (
@@ -33,13 +35,17 @@ from jupyter_sched.specs import (
 )
 from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs.handles import check_name, parse_safe_handle
+from jupyter_sched.runner.events import log_event
 
 DEFAULT_SESSION = "default"
 JOB_ID_ENV = "JUPYTER_SCHED_JOB_ID"
 
 
 class Runner:
-    """Submits and tracks apps for one session. Use as a context manager to close its schedulers."""
+    """Submits and tracks apps for one session. Use as a context manager to close its schedulers.
+
+    Each public call is recorded as one event (``jupyter_sched.runner.events``).
+    """
 
     def __init__(
         self,
@@ -110,6 +116,30 @@ class Runner:
         Validates as TorchX's runner does (the app's fields, then the scheduler's ``_validate``), plus the
         scheduler's replica limit, before the scheduler builds any request.
         """
+        with self._event("dryrun", scheduler, app=app, cfg=cfg, workspace=workspace):
+            return self._dryrun(app, scheduler, cfg, workspace, parent_run_id)
+
+    def _event(
+        self,
+        api: str,
+        scheduler: str,
+        app_id: Optional[str] = None,
+        app: Optional[AppDef] = None,
+        cfg: Optional[Mapping[str, CfgVal]] = None,
+        workspace: Optional[str] = None,
+    ) -> log_event:
+        image = app.roles[0].image if app is not None and app.roles else None
+        runcfg = json.dumps(dict(cfg), default=str) if cfg else None
+        return log_event(api, scheduler, app_id, image, runcfg, workspace, session=self._name)
+
+    def _dryrun(
+        self,
+        app: AppDef,
+        scheduler: str,
+        cfg: Optional[Mapping[str, CfgVal]],
+        workspace: Optional[str],
+        parent_run_id: Optional[str],
+    ) -> AppDryRunInfo:
         validate_app(app)
         sched = self._scheduler(scheduler)
         check_replica_limit(app, sched.max_replicas() if isinstance(sched, Scheduler) else None, scheduler)
@@ -136,10 +166,14 @@ class Runner:
 
     def schedule(self, dryrun_info: AppDryRunInfo) -> AppHandle:
         """Runs a request made by :meth:`dryrun` and returns the app's handle."""
-        scheduler = dryrun_info.scheduler
+        # the slot dryrun() wrote (TorchX's runner reads the same one), not a property of the info's class:
+        # whatever object a scheduler returned from submit_dryrun, the runner finds its own note on it
+        scheduler = dryrun_info._scheduler
         if scheduler is None:
             raise ValueError("this AppDryRunInfo was not made by Runner.dryrun (it names no scheduler)")
-        app_id = self._scheduler(scheduler).schedule(dryrun_info)
+        with self._event("schedule", scheduler, app=dryrun_info.app) as ev:
+            app_id = self._scheduler(scheduler).schedule(dryrun_info)
+            ev.event.app_id = app_id
         handle = make_app_handle(scheduler, self._name, app_id)
         if dryrun_info.app is not None:
             self._apps[handle] = dryrun_info.app
@@ -153,7 +187,10 @@ class Runner:
         workspace: Optional[str] = None,
         parent_run_id: Optional[str] = None,
     ) -> AppHandle:
-        return self.schedule(self.dryrun(app, scheduler, cfg, workspace, parent_run_id))
+        with self._event("run", scheduler, app=app, cfg=cfg, workspace=workspace) as ev:
+            handle = self.schedule(self.dryrun(app, scheduler, cfg, workspace, parent_run_id))
+            ev.event.app_id = parse_safe_handle(handle)[2]
+            return handle
 
     def dryrun_component(
         self,
@@ -179,17 +216,31 @@ class Runner:
         workspace: Optional[str] = None,
         parent_run_id: Optional[str] = None,
     ) -> AppHandle:
-        return self.schedule(
-            self.dryrun_component(component, component_args, scheduler, cfg, workspace, parent_run_id)
-        )
+        with self._event("run_component", scheduler, cfg=cfg, workspace=workspace) as ev:
+            handle = self.schedule(
+                self.dryrun_component(component, component_args, scheduler, cfg, workspace, parent_run_id)
+            )
+            ev.event.app_id = parse_safe_handle(handle)[2]
+            return handle
 
     # -- observe ---------------------------------------------------------------------------------------------
     def _resolve(self, app_handle: AppHandle) -> Tuple[Scheduler, str]:
         scheduler, session, app_id = parse_safe_handle(app_handle)
         return self._scheduler(scheduler, session), app_id
 
+    def _handle_event(self, api: str, app_handle: AppHandle) -> log_event:
+        try:
+            scheduler, _, app_id = parse_safe_handle(app_handle)
+        except ValueError:
+            scheduler, app_id = "", str(app_handle)
+        return self._event(api, scheduler, app_id)
+
     def status(self, app_handle: AppHandle) -> Optional[AppStatus]:
         """The app's status, or None if its scheduler does not know it."""
+        with self._handle_event("status", app_handle):
+            return self._status(app_handle)
+
+    def _status(self, app_handle: AppHandle) -> Optional[AppStatus]:
         sched, app_id = self._resolve(app_handle)
         desc = sched.describe(app_id)
         if desc is None:
@@ -226,12 +277,18 @@ class Runner:
         replica has FAILED while others still run (they end CANCELLED, or FAILED where the backend reports
         a stopped container so), which is what a distributed job whose peers wait for each other wants.
         """
+        with self._handle_event("wait", app_handle):
+            return self._wait(app_handle, wait_interval, timeout, fail_fast)
+
+    def _wait(
+        self, app_handle: AppHandle, wait_interval: float, timeout: Optional[float], fail_fast: bool
+    ) -> Optional[AppStatus]:
         sched, app_id = self._resolve(app_handle)
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.005
         stopping = False
         while True:
-            status = self.status(app_handle)
+            status = self._status(app_handle)
             if status is None or status.is_terminal():
                 return status
             failed = failed_replica(status) if fail_fast and not stopping else None
@@ -249,10 +306,11 @@ class Runner:
 
     def cancel(self, app_handle: AppHandle) -> None:
         """Asks the app to stop; returns at once. Unknown or finished apps are left alone."""
-        sched, app_id = self._resolve(app_handle)
-        status = self.status(app_handle)
-        if status is not None and not status.is_terminal():
-            sched.cancel(app_id)
+        with self._handle_event("cancel", app_handle):
+            sched, app_id = self._resolve(app_handle)
+            status = self._status(app_handle)
+            if status is not None and not status.is_terminal():
+                sched.cancel(app_id)
 
     def stop(self, app_handle: AppHandle) -> None:
         """Deprecated alias of :meth:`cancel`."""
@@ -261,14 +319,16 @@ class Runner:
     def describe(self, app_handle: AppHandle) -> Optional[AppDef]:
         """The AppDef of the app: the one submitted (if this runner submitted it) or what the scheduler
         can reconstruct; None if unknown."""
-        sched, app_id = self._resolve(app_handle)
-        desc = sched.describe(app_id)
-        if desc is None:
-            return None
-        cached = self._apps.get(app_handle)
-        if cached is not None:
-            return cached
-        return AppDef(name=app_id, roles=list(desc.roles) or [Role(r.role, "") for r in desc.roles_statuses])
+        with self._handle_event("describe", app_handle):
+            sched, app_id = self._resolve(app_handle)
+            desc = sched.describe(app_id)
+            if desc is None:
+                return None
+            cached = self._apps.get(app_handle)
+            if cached is not None:
+                return cached
+            roles = list(desc.roles) or [Role(r.role, "") for r in desc.roles_statuses]
+            return AppDef(name=app_id, roles=roles)
 
     def log_lines(
         self,
@@ -282,28 +342,59 @@ class Runner:
         streams: Optional[Stream] = None,
     ) -> Iterable[str]:
         """Log items of replica ``k`` of ``role_name`` (see ``Scheduler.log_iter``)."""
-        sched, app_id = self._resolve(app_handle)
-        if sched.describe(app_id) is None:
-            raise UnknownAppException(app_handle)
-        return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
+        with self._handle_event("log_lines", app_handle):
+            sched, app_id = self._resolve(app_handle)
+            if sched.describe(app_id) is None:
+                raise UnknownAppException(app_handle)
+            return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
 
     def usage(self, app_handle: AppHandle) -> List[UsageSample]:
         """What each replica of the app uses now (ended replicas: their kept totals); see
         ``schedulers.usage_api``. Raises UnknownAppException for an unknown app and ValueError for a
         scheduler that cannot measure usage."""
-        sched, app_id = self._resolve(app_handle)
-        if not isinstance(sched, UsageMixin):
-            raise ValueError(f"the {parse_app_handle(app_handle).scheduler_backend} scheduler does not report resource usage")
-        if sched.describe(app_id) is None:
-            raise UnknownAppException(app_handle)
-        return sched.usage(app_id)
+        with self._handle_event("usage", app_handle):
+            sched, app_id = self._resolve(app_handle)
+            if not isinstance(sched, UsageMixin):
+                backend = parse_safe_handle(app_handle)[0]
+                raise ValueError(f"the {backend} scheduler does not report resource usage")
+            if sched.describe(app_id) is None:
+                raise UnknownAppException(app_handle)
+            return sched.usage(app_id)
+
+    def log_items(
+        self,
+        app_handle: AppHandle,
+        role_name: str,
+        k: int = 0,
+        *,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+        timed: bool = False,
+    ) -> Iterable[Any]:
+        """``log_lines``, and with ``timed=True`` each item as ``(time, item)``: when it was written, from
+        a backend that records it (``schedulers.timed_logs.TimedLogs``), else when it was read here (so a
+        merge by time falls back to arrival order)."""
+        if not timed:
+            return self.log_lines(app_handle, role_name, k, regex, since, until, should_tail, streams)
+        with self._handle_event("log_lines", app_handle):
+            sched, app_id = self._resolve(app_handle)
+            if sched.describe(app_id) is None:
+                raise UnknownAppException(app_handle)
+            if isinstance(sched, TimedLogs):
+                return sched.log_iter_timed(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
+            items = sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
+            return ((time.time(), item) for item in items)
 
     def list(self, scheduler: str) -> List[ListAppResponse]:
         """The apps of this session on ``scheduler``, each with its handle."""
-        apps = self._scheduler(scheduler).list()
-        for app in apps:
-            app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
-        return apps
+        with self._event("list", scheduler):
+            apps = self._scheduler(scheduler).list()
+            for app in apps:
+                app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
+            return apps
 
 
 def failed_replica(status: AppStatus) -> Optional[Tuple[str, Any]]:

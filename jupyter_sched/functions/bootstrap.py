@@ -1,0 +1,106 @@
+"""The replica side of a function job: unpickle the call, run it, write what it returned or raised.
+
+This file is copied into the job directory at launch and run as ``python bootstrap.py JOB_DIR`` in each
+replica, so it may import only the standard library and cloudpickle: a container image or a cluster node
+has neither jupyter_sched nor the notebook's packages beyond what the function itself imports.
+
+The replica's identity is what ``dist.spmd`` gives (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
+``MASTER_PORT`` from the app's env); ``MASTER_ADDR`` is read here from the variable the scheduler names as
+holding rank 0's host (``JUPYTER_SCHED_RANK0_ENV``). The outcome is written to ``result-<rank>.pkl``
+atomically (a temporary file renamed), so a reader never sees half a result. The exit code is 0 when the
+function returned and 1 when it raised; the traceback also goes to stderr, so the logs show it.
+"""
+
+import os
+import sys
+
+OUTCOME_FORMAT = 1
+
+
+def _rank():
+    for name in ("RANK", "JUPYTER_SCHED_REPLICA_ID"):
+        value = os.environ.get(name, "")
+        if value.isdigit():
+            return int(value)
+    return 0
+
+
+def _identity():
+    rank0_var = os.environ.get("JUPYTER_SCHED_RANK0_ENV", "")
+    if "MASTER_ADDR" not in os.environ:
+        os.environ["MASTER_ADDR"] = os.environ.get(rank0_var, "") or "localhost"
+
+
+def _type_name(exc):
+    cls = type(exc)
+    module = cls.__module__
+    return cls.__qualname__ if module in ("builtins", "__main__") else f"{module}.{cls.__qualname__}"
+
+
+def _format_exc():
+    import traceback  # only on the error path: the common path imports nothing it does not use
+
+    return traceback.format_exc()
+
+
+def _error(exc, text, cloudpickle):
+    try:
+        pickled = cloudpickle.dumps(exc)
+    except Exception:  # noqa: BLE001 - the text is enough
+        pickled = None
+    return {"format": OUTCOME_FORMAT, "ok": False, "type": _type_name(exc), "message": str(exc),
+            "traceback": text, "exception": pickled}
+
+
+def _write(job_dir, rank, outcome, cloudpickle):
+    path = os.path.join(job_dir, f"result-{rank}.pkl")
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        data = cloudpickle.dumps(outcome)
+    except Exception as e:  # noqa: BLE001 - the return value cannot be pickled: say so instead
+        text = _format_exc()
+        message = f"the function returned a {type(outcome.get('value')).__name__} that cannot be pickled: {e}"
+        sys.stderr.write(message + "\n")
+        data = cloudpickle.dumps({"format": OUTCOME_FORMAT, "ok": False, "type": "TypeError",
+                                  "message": message, "traceback": text, "exception": None})
+        outcome = {"ok": False}
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+    return outcome["ok"]
+
+
+def main(argv):
+    job_dir = argv[1]
+    rank = _rank()
+    _identity()
+    if os.getcwd() not in sys.path:  # as in the kernel: modules next to the notebook import
+        sys.path.insert(1, os.getcwd())
+    import cloudpickle
+
+    try:
+        with open(os.path.join(job_dir, "call.pkl"), "rb") as f:
+            fn, args, kwargs = cloudpickle.load(f)
+    except BaseException as e:  # noqa: BLE001 - e.g. a module the function needs is missing here
+        text = _format_exc()
+        sys.stderr.write(text)
+        _write(job_dir, rank, _error(e, text, cloudpickle), cloudpickle)
+        return 1
+    try:
+        value = fn(*args, **kwargs)
+    except BaseException as e:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes too
+        import traceback
+
+        tb = e.__traceback__.tb_next if e.__traceback__ is not None else None  # from the function's frame on
+        text = "".join(traceback.format_exception(type(e), e, tb))
+        sys.stderr.write(text)
+        sys.stderr.flush()
+        _write(job_dir, rank, _error(e, text, cloudpickle), cloudpickle)
+        return 1
+    sys.stdout.flush()
+    ok = _write(job_dir, rank, {"format": OUTCOME_FORMAT, "ok": True, "value": value}, cloudpickle)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

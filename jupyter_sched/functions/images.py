@@ -1,0 +1,123 @@
+"""Can a container image run what this interpreter pickles? Python's minor version and cloudpickle's major.
+
+Code pickled by value (functions defined in a notebook) carries bytecode, which only the same Python
+minor version reads; cloudpickle's own format changes between major versions. Both are checked before
+launch. An image built for this (``jupyter-sched/python:local``, by ``scripts/setup/images.sh``) records
+the versions as labels, so the check is one ``image inspect``; any other image is asked once by running
+``python3`` in it (the answer is kept per image id for the life of the process). An image that is not
+on the engine yet is not checked here: the replica then reports an unreadable call as the function's
+error.
+"""
+
+from __future__ import annotations
+
+import platform
+import threading
+from typing import Any, Dict, Optional, Tuple
+
+import cloudpickle
+
+from jupyter_sched.functions.errors import IncompatibleImageError
+
+PYTHON_LABEL = "jupyter-sched.python"
+CLOUDPICKLE_LABEL = "jupyter-sched.cloudpickle"
+PROBE = (
+    "import sys\ntry:\n import cloudpickle; v = cloudpickle.__version__\nexcept Exception:\n v = '-'\n"
+    "print('%d.%d.%d' % sys.version_info[:3], v)"
+)
+_CACHE: Dict[str, Tuple[str, str]] = {}
+_LOCK = threading.Lock()
+
+
+def local_versions() -> Tuple[str, str]:
+    return platform.python_version(), cloudpickle.__version__
+
+
+def image_versions(image: str) -> Optional[Tuple[str, str]]:
+    """``(python, cloudpickle)`` of ``image`` (``"-"`` for no cloudpickle), or None if it is not on the
+    engine. Labels first; else one run of ``python3`` in the image."""
+    from jupyter_sched.schedulers.docker_engine import connect, is_not_found
+
+    client = connect(timeout=30)
+    try:
+        try:
+            img = client.images.get(image)
+        except Exception as e:  # noqa: BLE001
+            if is_not_found(e):
+                return None
+            raise
+        labels = img.labels or {}
+        if labels.get(PYTHON_LABEL):
+            return labels[PYTHON_LABEL], labels.get(CLOUDPICKLE_LABEL) or "-"
+        with _LOCK:
+            cached = _CACHE.get(img.id)
+        if cached is not None:
+            return cached
+        out = probe(client, image)
+        words = out.decode(errors="replace").split()
+        versions = (words[0], words[1]) if len(words) >= 2 else ("?", "-")
+        with _LOCK:
+            _CACHE[img.id] = versions
+        return versions
+    finally:
+        client.close()
+
+
+def probe(client: Any, image: str) -> bytes:
+    """Runs ``python3`` in ``image`` once (no network, removed afterwards) and returns what it printed."""
+    from jupyter_sched.schedulers.docker_engine import explain
+
+    container = None
+    try:
+        container = client.containers.create(image, ["python3", "-c", PROBE], network_disabled=True,
+                                              labels={"jupyter-sched.probe": "functions"})  # fmt: skip
+        container.start()
+        container.wait(timeout=120)
+        return bytes(container.logs(stdout=True, stderr=False))
+    except Exception as e:  # noqa: BLE001 - no python3 in the image, or it failed to start
+        raise IncompatibleImageError(
+            f"image={image!r}: could not run python3 in it to check its version ({explain(e)}); a function"
+            f" job needs Python {minor(local_versions()[0])} with cloudpickle {major(local_versions()[1])}.x"
+            " in the image"
+        ) from None
+    finally:
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+
+
+def check_compatible(image: str, versions: Tuple[str, str], local: Optional[Tuple[str, str]] = None) -> None:
+    """Raises IncompatibleImageError naming both versions and the fix, unless ``versions`` (the image's)
+    can read what ``local`` (default: this interpreter's) pickles."""
+    here_py, here_cp = local or local_versions()
+    there_py, there_cp = versions
+    fix = (
+        f"use an image with Python {minor(here_py)} and cloudpickle {major(here_cp)}.x (such as"
+        " jupyter-sched/python:local, built by scripts/setup/images.sh), or run the kernel on that image's"
+        " Python"
+    )
+    if minor(there_py) != minor(here_py):
+        raise IncompatibleImageError(
+            f"image={image!r} has Python {there_py} but this kernel runs Python {here_py}: functions pickled"
+            f" here carry Python {minor(here_py)} bytecode. Fix: {fix}"
+        )
+    if there_cp == "-":
+        raise IncompatibleImageError(
+            f"image={image!r} (Python {there_py}) has no cloudpickle; this kernel uses cloudpickle {here_cp}."
+            f" Fix: {fix} (or pip install 'cloudpickle=={major(here_cp)}.*' in the image)"
+        )
+    if major(there_cp) != major(here_cp):
+        raise IncompatibleImageError(
+            f"image={image!r} has cloudpickle {there_cp} but this kernel uses cloudpickle {here_cp}. Fix: {fix}"
+            f" (or pip install 'cloudpickle=={major(here_cp)}.*' in the image)"
+        )
+
+
+def minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def major(version: str) -> str:
+    return version.split(".")[0]

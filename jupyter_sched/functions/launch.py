@@ -1,0 +1,226 @@
+"""A function call as an app: the AppDef, its job directory, the dry run, and the launch.
+
+Each replica runs ``PYTHON bootstrap.py JOB_DIR`` (see :mod:`.bootstrap`), with ``dist.spmd``'s replica
+identity in its env. Where the replicas run is read from the scheduler's own dry run (its neutral view),
+not from its name: replicas in a container image run the image's ``python3`` with the job directory
+bind-mounted at the same path (and the image is checked, :mod:`.images`); replicas without an image (this
+machine, or cluster nodes sharing its filesystem) run this interpreter, ``sys.executable``. The job
+directory is under the local log directory of the session, or, for a scheduler with a ``job_dir`` run
+option (Slurm), under that shared directory. Nothing is written before :func:`launch`: a dry run only
+pickles in memory.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
+
+from jupyter_sched.components.dist import free_port
+from jupyter_sched.functions import images
+from jupyter_sched.functions.pack import pack
+from jupyter_sched.functions.results import BOOTSTRAP_FILE, CALL_FILE, META_FILE
+from jupyter_sched.specs import AppDef, AppDryRunInfo, BindMount, Resource, Role, get_named_resources, macros, random_id
+
+FN_DIR_ENV = "JUPYTER_SCHED_FN_DIR"
+CONTAINER_PYTHON = "python3"
+
+
+@dataclass
+class FunctionRequest:
+    """What :func:`launch` would run: the scheduler's dry run plus the function's facts."""
+
+    info: AppDryRunInfo
+    job_dir: str
+    payload: bytes
+    fn_name: str
+    source: str
+    python: str
+    image: Optional[str]
+    scheduler: str
+    num_replicas: int
+    meta: Dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> Dict[str, str]:
+        """The facts a dry run shows, in order."""
+        return {
+            "function": self.fn_name,
+            "defined at": self.source,
+            "pickled size": f"{len(self.payload):,} bytes",
+            "interpreter": self.python,
+            "image": self.image or "(none: runs on the host's filesystem)",
+            "replicas": str(self.num_replicas),
+            "job directory": self.job_dir,
+        }
+
+    def __repr__(self) -> str:
+        facts = "\n".join(f"  {k}: {v}" for k, v in self.summary().items())
+        return f"function job on {self.scheduler}:\n{facts}\n{self.info!r}"
+
+
+def prepare(
+    runner: Any,
+    fn: Any,
+    args: Tuple[Any, ...] = (),
+    kwargs: Optional[Mapping[str, Any]] = None,
+    *,
+    scheduler: str = "local_cwd",
+    num_replicas: int = 1,
+    cfg: Optional[Mapping[str, Any]] = None,
+    resource: Union[Resource, str, None] = None,
+    image: Optional[str] = None,
+    name: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    meta: Optional[Mapping[str, Any]] = None,
+) -> FunctionRequest:
+    """Pickles the call and dry-runs its app; raises before anything runs if the call cannot be sent,
+    the image cannot read it, or the scheduler refuses the app."""
+    if not isinstance(num_replicas, int) or num_replicas < 1:
+        raise ValueError(f"num_replicas must be an integer of 1 or more (got {num_replicas!r})")
+    payload = pack(fn, tuple(args), dict(kwargs or {}))
+    app_name = clean_name(name or getattr(fn, "__name__", "") or type(fn).__name__)
+    job_dir = os.path.join(job_root(runner, scheduler, cfg), f"{app_name}-{random_id()}")
+    res = get_named_resources(resource) if isinstance(resource, str) else resource
+    spec = dict(app_name=app_name, job_dir=job_dir, num_replicas=num_replicas, image=image or "", resource=res, env=env)
+    info = runner.dryrun(function_app(python=sys.executable, **spec), scheduler, cfg)
+    view = info.view()
+    plans = view.replicas if view is not None else []
+    python, container_image = sys.executable, None
+    if any(p.image is not None for p in plans):  # a container backend: the image's python, the job dir mounted
+        if not image:
+            here = images.local_versions()
+            raise ValueError(
+                f"image: {scheduler} runs each replica in a container image; pass image=... with Python"
+                f" {images.minor(here[0])} and cloudpickle {images.major(here[1])}.x (jupyter-sched/python:local,"
+                " built by scripts/setup/images.sh, has both)"
+            )
+        python = CONTAINER_PYTHON
+        info = runner.dryrun(function_app(python=python, mount=True, **spec), scheduler, cfg)
+        view = info.view()
+        container_image = next((p.image for p in (view.replicas if view else []) if p.image), None)
+        if container_image:
+            versions = images.image_versions(container_image)
+            if versions is not None:
+                images.check_compatible(container_image, versions)
+    return FunctionRequest(
+        info=info, job_dir=job_dir, payload=payload, fn_name=qualified_name(fn), source=source_of(fn),
+        python=python, image=container_image, scheduler=scheduler, num_replicas=num_replicas,
+        meta={"function": qualified_name(fn), "source": source_of(fn), **dict(meta or {})},
+    )  # fmt: skip
+
+
+def function_app(
+    *,
+    app_name: str,
+    job_dir: str,
+    python: str,
+    num_replicas: int,
+    image: str,
+    resource: Optional[Resource],
+    env: Optional[Mapping[str, str]],
+    mount: bool = False,
+) -> AppDef:
+    role_env = {
+        "RANK": macros.replica_id,
+        "GROUP_RANK": macros.replica_id,
+        "WORLD_SIZE": str(num_replicas),
+        "LOCAL_RANK": "0",
+        "LOCAL_WORLD_SIZE": "1",
+        "MASTER_PORT": str(free_port()),
+        "PYTHONUNBUFFERED": "1",
+        "JUPYTER_SCHED_RANK0_ENV": macros.rank0_env,
+        FN_DIR_ENV: job_dir,
+        **dict(env or {}),
+    }
+    role = Role(
+        name=app_name, image=image, entrypoint=python, args=[os.path.join(job_dir, BOOTSTRAP_FILE), job_dir],
+        env=role_env, num_replicas=num_replicas, mounts=[BindMount(job_dir, job_dir)] if mount else [],
+    )  # fmt: skip
+    if resource is not None:
+        role.resource = resource
+    return AppDef(name=app_name, roles=[role])
+
+
+def launch(runner: Any, request: FunctionRequest) -> str:
+    """Writes the job directory (the pickled call, the bootstrap, a meta file) and schedules the app;
+    returns its handle. If scheduling fails, the directory is removed again."""
+    os.makedirs(os.path.dirname(request.job_dir), mode=0o700, exist_ok=True)
+    os.makedirs(request.job_dir, mode=0o700)
+    try:
+        with open(os.path.join(request.job_dir, CALL_FILE), "wb") as f:
+            f.write(request.payload)
+        shutil.copyfile(bootstrap_source(), os.path.join(request.job_dir, BOOTSTRAP_FILE))
+        handle = runner.schedule(request.info)
+    except BaseException:
+        shutil.rmtree(request.job_dir, ignore_errors=True)
+        raise
+    write_meta(request.job_dir, {**request.meta, "handle": handle, "submitted": time.time(),
+                                 "num_replicas": request.num_replicas, "role": role_name(request)})  # fmt: skip
+    return handle
+
+
+def write_meta(job_dir: str, meta: Mapping[str, Any]) -> None:
+    tmp = os.path.join(job_dir, META_FILE + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(dict(meta), f, default=repr)
+    os.replace(tmp, os.path.join(job_dir, META_FILE))
+
+
+def read_meta(job_dir: str) -> Dict[str, Any]:
+    try:
+        with open(os.path.join(job_dir, META_FILE)) as f:
+            return dict(json.load(f))
+    except (OSError, ValueError):
+        return {}
+
+
+def role_name(request: FunctionRequest) -> str:
+    app = request.info.app
+    return app.roles[0].name if app is not None and app.roles else ""
+
+
+def bootstrap_source() -> str:
+    from jupyter_sched.functions import bootstrap
+
+    return str(bootstrap.__file__)
+
+
+def job_root(runner: Any, scheduler: str, cfg: Optional[Mapping[str, Any]]) -> str:
+    """Where the session's function jobs keep their directories on ``scheduler``."""
+    session = runner.session_name or "default"
+    if runner.scheduler_run_opts(scheduler).get("job_dir") is not None:  # a cluster: its shared directory
+        from jupyter_sched.schedulers.slurm_scheduler import default_job_root
+
+        base = str((cfg or {}).get("job_dir") or default_job_root())
+    else:
+        from jupyter_sched.schedulers.local_scheduler import default_log_dir
+
+        base = default_log_dir()
+    return os.path.join(os.path.abspath(os.path.expanduser(base)), session, "functions")
+
+
+def clean_name(text: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in text.replace("<lambda>", "lambda"))
+    cleaned = cleaned.strip("_-").lower()
+    return cleaned[:40] or "fn"
+
+
+def qualified_name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__qualname__
+
+
+def source_of(fn: Any) -> str:
+    """``file:line`` where ``fn`` is defined (a notebook cell's file in a kernel), or ``unknown``."""
+    target = fn if inspect.isfunction(fn) or inspect.isclass(fn) else getattr(fn, "__func__", type(fn))
+    try:
+        path = inspect.getsourcefile(target) or inspect.getfile(target)
+        _, line = inspect.getsourcelines(target)
+        return f"{path}:{line}"
+    except (TypeError, OSError):
+        code = getattr(target, "__code__", None)
+        return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else "unknown"

@@ -1,0 +1,140 @@
+"""``%sched_run [RUN OPTIONS] FUNCTION [ITS FLAGS]``: a notebook function launched from the magic.
+
+Why this syntax rather than ``--fn NAME``: ``%sched_run`` already runs whatever the line names, a
+component or an AppDef variable, and a component's signature already becomes its flags. A function
+variable is one more thing a line can name, and its signature becomes its flags the same way
+(``%sched_run -s local_docker train --lr 0.1``); the job's own options keep the built-ins' spellings
+(``--num_replicas``, ``--image``, ``--h``, ``--name``; see :mod:`jupyter_sched.functions.fn_args`). Run
+options (``-s``, ``--cfg``, ``--dryrun``, ``--wait``) and the notebook switches (``--quiet``,
+``--no-wait``) work as for any app. ``--dryrun`` shows the function's name and where it is defined, the
+pickled size, the interpreter and the image above the scheduler's request.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections import ChainMap
+from typing import Any, Dict, Mapping, Optional
+
+from jupyter_sched.notebook.theme import NO_MATH, esc, table
+
+NOT_A_FUNCTION = object()
+
+
+def function_target(component: Optional[str], namespace: Mapping[str, Any]) -> Any:
+    """The notebook callable the line names, or None (a component, an AppDef, anything else)."""
+    from jupyter_sched.specs import AppDef
+
+    if not component or not component.isidentifier():
+        return None
+    value = namespace.get(component)
+    if value is None or isinstance(value, AppDef) or not callable(value):
+        return None
+    try:
+        if typing.get_type_hints(value).get("return") is AppDef:  # a component defined in the notebook
+            return None
+    except Exception:  # noqa: BLE001 - unresolvable annotations: still a function
+        pass
+    return value
+
+
+def cell_label(source: str) -> str:
+    """``file:line`` as IPython names a cell (``cell In[3], line 4``) when the file is one of this
+    kernel's cells; else as given."""
+    path, _, line = source.rpartition(":")
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        named = shell.compile.format_code_name(path) if shell is not None and path else None
+    except Exception:  # noqa: BLE001 - an IPython without cell names: the path is still true
+        named = None
+    return f"cell {named[1]}, line {line}" if named else source
+
+
+class FunctionDryRun:
+    """What ``%sched_run --dryrun FUNCTION`` shows: the function's facts over the scheduler's request."""
+
+    def __init__(self, request: Any) -> None:
+        self.request = request
+
+    @property
+    def info(self) -> Any:
+        return self.request.info
+
+    def facts(self) -> Dict[str, str]:
+        facts = self.request.summary()
+        facts["defined at"] = cell_label(facts["defined at"])
+        return facts
+
+    def __repr__(self) -> str:
+        from jupyter_sched.notebook.dryrun_repr import dryrun_text
+
+        facts = "\n".join(f"  {k}: {v}" for k, v in self.facts().items())
+        return f"function job on {self.request.scheduler} (dry run, nothing runs):\n{facts}\n{dryrun_text(self.info)}"
+
+    def _repr_html_(self) -> str:
+        from jupyter_sched.notebook.dryrun_repr import dryrun_html
+
+        facts = table(["", ""], list(self.facts().items()))
+        heading = f"<b>function job on {esc(self.request.scheduler)}</b> (dry run)"
+        return f'<div class="{NO_MATH}">{heading}{facts}</div>{dryrun_html(self.info)}'
+
+
+def run_function_line(magics: Any, line: str, local_ns: Optional[Dict[str, Any]]) -> Any:
+    """Launches (or dry-runs) the function a ``%sched_run`` line names; NOT_A_FUNCTION if it names none.
+    Bad input raises ArgsError before anything runs."""
+    from jupyter_sched.frontend.run_args import parse_run_line
+    from jupyter_sched.functions import prepare
+    from jupyter_sched.functions.fn_args import parse_call
+    from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
+    from jupyter_sched.notebook.callsite import magic_call_site
+    from jupyter_sched.notebook.fn_job import start
+
+    namespace = ChainMap(local_ns or {}, magics.shell.user_ns if magics.shell is not None else {})
+    run_line = split_run_line(split_line(line), ("quiet", "detach", "no_wait"))
+    try:
+        component, _ = run_line.component()
+    except Exception:  # noqa: BLE001 - the component path reports it
+        return NOT_A_FUNCTION
+    fn = function_target(component, namespace)
+    if fn is None:
+        return NOT_A_FUNCTION
+    session = magics.session
+    try:
+        run_args = parse_run_line(
+            run_line, runner=session.runner, default_scheduler=magics.default_scheduler or None,
+            layers=[("SchedMagics.scheduler_cfg", magics.scheduler_cfg or {})],
+        )  # fmt: skip
+        args, kwargs, options = parse_call(fn, run_args.component_args, component or "")
+        resource = options.pop("h", None)
+        if run_line.flag("detach"):
+            run_args.cfg["outlive_owner"] = True
+        request = prepare(session.runner, fn, tuple(args), kwargs, scheduler=run_args.scheduler, cfg=run_args.cfg,
+                          resource=resource, **options)  # fmt: skip
+    except (ValueError, TypeError) as e:
+        raise ArgsError(f"%sched_run {component}: {e}") from None
+    if run_args.dryrun:
+        return FunctionDryRun(request)
+    site = magic_call_site()
+    job = start(request, session.runner, session)
+    wait = run_args.wait or run_args.log or (magics.wait and not run_line.flag("no_wait"))
+    if wait:
+        from IPython.display import display
+
+        with magics.detach_on_interrupt(job, site):
+            if magics.interactive and not run_line.flag("quiet"):
+                display(job)
+            status = job.wait()
+        failure = job.failure(status)
+        if failure is not None:
+            raise failure
+        job.compact_in_this_cell()
+        return job
+    if run_line.flag("quiet"):
+        job.compact_in_this_cell()
+    elif site is not None and site.assigned:
+        from IPython.display import display
+
+        display(job)
+    return job

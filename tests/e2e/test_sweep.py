@@ -1,0 +1,49 @@
+"""A sweep's table in JupyterLab: live rows, sorting by a result column, Cancel all, then the final
+record in place of the widget."""
+
+from __future__ import annotations
+
+from tests.e2e.conftest import Lab
+
+CELLS = [
+    "%load_ext jupyter_sched\nimport jupyter_sched, time",
+    "def train(lr: float, slow: bool = False):\n"
+    "    time.sleep(120 if slow else 0.2)\n"
+    "    return {'loss': round(1 / lr, 3), 'lr_seen': lr}\n"
+    "grid = [{'lr': 0.5}, {'lr': 2.0}, {'lr': 1.0}, {'lr': 4.0, 'slow': True}]\n"
+    "sw = jupyter_sched.sweep(train, grid, max_concurrent=3)\nsw",
+]
+
+
+def test_a_sweep_table_sorts_cancels_and_ends_as_a_record(lab: Lab) -> None:
+    lab.open(lab.server.write_notebook("sweep.ipynb", CELLS))
+    lab.run_all()
+    lab.wait_all_done(timeout=120_000)
+    out = lab.cell(1).locator(".jp-OutputArea")
+    view = out.locator(".jsched-sweep").first
+    view.wait_for(timeout=60_000)
+    table = view.locator("table")
+    # three fast runs end, the slow one keeps running; sorted by loss, the run without one comes last
+    table.filter(has_text="RUNNING").wait_for(timeout=60_000)
+    lab.page.wait_for_function(
+        "(el) => (el.innerText.match(/SUCCEEDED/g) || []).length === 3",
+        arg=table.element_handle(), timeout=60_000,
+    )  # fmt: skip
+    view.locator(".widget-dropdown", has_text="sort by").locator("select").select_option(label="loss")
+    lab.page.wait_for_function(
+        """(el) => { const rows = [...el.querySelectorAll('tbody tr')].map(r => r.cells[0].innerText);
+                     return rows.join(',') === '1,2,0,3'; }""",
+        arg=table.element_handle(), timeout=30_000,
+    )  # fmt: skip
+    view.locator(".widget-dropdown", has_text="run").locator("select").select_option(index=1)
+    view.locator("button", has_text="Show panes").click()
+    view.locator(".jsched-job").filter(has_text="SUCCEEDED").first.wait_for(timeout=30_000)  # run 1's own panes
+    lab.screenshot(view, "sweep-live")
+    view.locator("button", has_text="Cancel all").click()
+    record = out.locator(".jsched-record.jsched-sweep")
+    record.wait_for(timeout=60_000)
+    text = record.inner_text()
+    assert "3 SUCCEEDED" in text and "1 CANCELLED" in text
+    assert out.locator(".jsched-sweep .widget-dropdown").count() == 0, "the final record replaced the widget"
+    lab.screenshot(record, "sweep-final")
+    assert lab.page_problems() == []

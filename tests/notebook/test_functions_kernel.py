@@ -1,0 +1,94 @@
+"""Function jobs and sweeps in a real kernel (nbclient, as nbconvert --execute and papermill run it):
+the magic launches a notebook function with flags, --dryrun shows its facts, a raising function shows
+its remote traceback, the kernel itself is refused, and a sweep's saved output is its final table."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import nbformat
+import pytest
+from nbhelpers import run_headless
+
+CELLS = [
+    "%load_ext jupyter_sched\nimport jupyter_sched, os",
+    # 1: a function with typed flags, launched by the magic, waited for
+    "scale = 10\n"
+    "def train(lr: float = 0.1, epochs: int = 1, tag='x'):\n"
+    "    print('training', lr, epochs, tag)\n"
+    "    return {'score': lr * epochs * scale, 'tag': tag, 'rank': int(os.environ['RANK'])}\n"
+    "job = %sched_run --wait train --lr 0.5 --epochs 4 --tag best\n"
+    "print('RESULT', job.result())",
+    # 2: dry run of the same, two replicas
+    "%sched_run --dryrun train --lr 0.2 --num_replicas 2",
+    # 3: an unknown flag is a usage error naming the parameters
+    "%sched_run train --lrr 1",
+    # 4: a raising function: the remote traceback is the cell's error
+    "def explode(n: int):\n    return [1, 2][n]\n%sched_run --wait explode --n 5",
+    # 5: the kernel itself cannot be sent
+    "shell = get_ipython()\njupyter_sched.submit(lambda: shell.user_ns)",
+    # 6: a sweep's table, final in the saved notebook
+    "sw = jupyter_sched.sweep(train, {'lr': [0.1, 0.2], 'epochs': [1, 2]}, max_concurrent=2)\nsw",
+    "print('SWEEP', sw.results(timeout=120))",
+    "import time; time.sleep(0.5)",
+]
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    base = tmp_path_factory.mktemp("fn_kernel")
+    return nbformat.read(str(run_headless(CELLS, base)), as_version=4)
+
+
+def _text(cell: Any) -> str:
+    parts: List[str] = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            parts.append(out.get("text", ""))
+        elif out.get("output_type") == "error":
+            parts += [out.get("ename", ""), out.get("evalue", ""), *out.get("traceback", [])]
+        else:
+            data: Dict[str, Any] = out.get("data", {})
+            parts.append(str(data.get("text/plain", "")))
+            parts.append(str(data.get("text/html", "")))
+    return "\n".join(parts)
+
+
+def test_the_magic_launches_a_notebook_function_with_typed_flags(saved) -> None:  # type: ignore[no-untyped-def]
+    text = _text(saved.cells[1])
+    assert "RESULT {'score': 20.0, 'tag': 'best', 'rank': 0}" in text
+    assert "training 0.5 4 best" in text, "the job's prints are in its panes' record"
+
+
+def test_dryrun_shows_the_function_source_size_interpreter_and_image(saved) -> None:  # type: ignore[no-untyped-def]
+    text = _text(saved.cells[2])
+    assert "function: train" in text and "defined at:" in text and "pickled size:" in text
+    assert "interpreter:" in text and "image:" in text and "replicas: 2" in text
+
+
+def test_an_unknown_flag_names_the_functions_parameters(saved) -> None:  # type: ignore[no-untyped-def]
+    text = _text(saved.cells[3])
+    assert "no parameter 'lrr'" in text and "--lr, --epochs, --tag" in text
+
+
+def test_a_raising_function_shows_its_remote_traceback(saved) -> None:  # type: ignore[no-untyped-def]
+    (error,) = [o for o in saved.cells[4].outputs if o.output_type == "error"]
+    assert error.ename == "FunctionError"
+    tb = "\n".join(error.traceback)
+    assert "IndexError: list index out of range" in tb and "in explode" in tb and "/0" in tb
+
+
+def test_the_kernel_is_refused_before_launch_naming_it(saved) -> None:  # type: ignore[no-untyped-def]
+    (error,) = [o for o in saved.cells[5].outputs if o.output_type == "error"]
+    assert error.ename == "UnpicklableError"
+    assert "global 'shell'" in error.evalue and "ZMQInteractiveShell" in error.evalue
+
+
+def test_a_saved_sweep_shows_its_final_table_without_a_widget_manager(saved) -> None:  # type: ignore[no-untyped-def]
+    outputs = saved.cells[6].outputs
+    html = "".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
+    plain = "".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
+    assert "4 SUCCEEDED" in plain and "as of" not in plain, "the record was replaced by the final table"
+    assert "score" in html and "SUCCEEDED" in html
+    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    assert "SWEEP [{'score': 1.0" in _text(saved.cells[7])
