@@ -25,9 +25,11 @@ def build_request(
     base: str,
     session_name: str,
     extra_paths: Sequence[str] = (),
+    app_id: Optional[str] = None,
 ) -> PopenRequest:
-    """The request for ``app`` under ``<base>/<session_name>/<app_id>``; names become safe directory names."""
-    app_id = make_unique(safe_name(app.name))
+    """The request for ``app`` under ``<base>/<session_name>/<app_id>``; names become safe directory names.
+    ``app_id`` is the scheduler's unique id for the app (made from the app's name when not given)."""
+    app_id = app_id or make_unique(safe_name(app.name))
     app_dir = os.path.join(base, session_name, app_id)
     role_params: Dict[str, List[ReplicaParam]] = {}
     role_log_dirs: Dict[str, List[str]] = {}

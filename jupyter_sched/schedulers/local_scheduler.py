@@ -79,10 +79,12 @@ from jupyter_sched.specs import (
     ReplicaStatus,
     RoleStatus,
     UnknownAppException,
+    make_unique,
     runopts,
 )
 from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs.handles import check_name
+from jupyter_sched.specs.names import safe_name
 
 __all__ = [
     "CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "LocalOpts", "LocalScheduler",
@@ -194,7 +196,11 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
 
     def _to_popen_request(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> PopenRequest:
         base = os.path.abspath(os.path.expanduser(str(cfg.get("log_dir") or self._bases[0])))
-        request = build_request(app, cfg, self._image_provider_class(cfg), base, self.session_name, self._extra_paths)
+        # make_unique is looked up here, in this module, so code written for TorchX can patch
+        # local_scheduler.make_unique to get a fixed app id
+        app_id = make_unique(safe_name(app.name))
+        provider = self._image_provider_class(cfg)
+        request = build_request(app, cfg, provider, base, self.session_name, self._extra_paths, app_id=app_id)
         limit_request(request, cfg)
         return request
 
