@@ -10,6 +10,7 @@ every character of log text is escaped. Lines that scroll out are counted and th
 
 from __future__ import annotations
 
+import functools
 import threading
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -171,8 +172,8 @@ class LogPane:
                 Follower(
                     f"log-{s.replica}-{s.stream}",
                     _log_items(runner, handle, s, regex, since, until),
-                    lambda item, i=i: self._on_item(i, item),
-                    lambda error, i=i: self._on_end(i, error),
+                    functools.partial(self._on_item, i),
+                    functools.partial(self._on_end, i),
                 )
             )
         self.ticker = Ticker("log-pane", self.settings.refresh_interval, self._tick, self._final)
