@@ -19,7 +19,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Tuple, TypeVar
+from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Tuple, TypeVar, cast
 
 from jupyter_sched.logs.reorder import WINDOW_S, Reorder
 from jupyter_sched.schedulers.api import Stream
@@ -119,7 +119,7 @@ def follow(
                 errors.append(message)
                 renderer.on_error(replica, message)
             else:
-                ts, item = got  # type: ignore[misc]
+                ts, item = cast("Tuple[float, str]", got)  # read() puts timed items, errors and _DONE
                 merge.push(index, ts, str(item), arrived)
         release()
     release(everything=True)

@@ -58,7 +58,7 @@ class FunctionJob(Job):
             values.append(got.value)
         return values
 
-    def result(self, timeout: Optional[float] = None) -> Any:  # type: ignore[override]
+    def result(self, timeout: Optional[float] = None) -> Any:
         """Waits for the app and returns rank 0's return value. Raises FunctionError if a replica's
         function raised, JobFailed if the app failed otherwise (killed, cancelled elsewhere), and
         TimeoutError if it is still running after ``timeout`` seconds."""

@@ -3,14 +3,16 @@
 Why not an ``Output`` widget: appending to one re-sends every earlier output on each append (quadratic
 traffic; 2,000 appends froze JupyterLab for two minutes in the reference measurements). Here followers
 only queue raw items, with the time each was written (``Runner.log_items(timed=True)``), in a
-:class:`~jupyter_sched.notebook.log_model.LogMux`, which merges stdout and stderr in write order; one ticker per pane drains
-them and, at most once per ``refresh_interval``, sets one trait (the HTML) under the pane's lock inside
-``hold_sync``. What is sent is bounded (the last ``tail_lines`` lines of at most ``max_line_chars``), and
-every character of log text is escaped. Lines that scroll out are counted and the count is shown.
+:class:`~jupyter_sched.notebook.log_model.LogMux`, which merges stdout and stderr in write order; one
+ticker per pane drains them and, at most once per ``refresh_interval``, sets one trait (the HTML) under
+the pane's lock inside ``hold_sync``. What is sent is bounded (the last ``tail_lines`` lines of at most
+``max_line_chars``), and every character of log text is escaped. Lines that scroll out are counted and the
+count is shown.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -174,8 +176,8 @@ class LogPane:
                 Follower(
                     f"log-{s.replica}-{s.stream}",
                     _log_items(runner, handle, s, regex, since, until),
-                    lambda timed, i=i: self._on_item(i, timed[1], timed[0]),
-                    lambda error, i=i: self._on_end(i, error),
+                    functools.partial(self._on_timed, i),
+                    functools.partial(self._on_end, i),
                 )
             )
         self.ticker = Ticker("log-pane", self.settings.refresh_interval, self._tick, self._final)
@@ -191,6 +193,9 @@ class LogPane:
             f.stop()
         if self.ticker is not None:
             self.ticker.stop()
+
+    def _on_timed(self, index: int, timed: Tuple[float, str]) -> None:
+        self._on_item(index, timed[1], timed[0])
 
     def _on_item(self, index: int, item: str, ts: Optional[float] = None) -> None:
         self.mux.push(index, item, ts)

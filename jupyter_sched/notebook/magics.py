@@ -174,6 +174,7 @@ class SchedMagics(Magics, SchedConfig):
                 print(plan.help)
             return None
         run_args, info = plan.run_args, plan.info
+        assert run_args is not None and info is not None  # plan_run sets both unless it returned help
         if run_args.dryrun:
             return info
         try:

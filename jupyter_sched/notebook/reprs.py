@@ -83,7 +83,7 @@ def app_status_text(status: AppStatus) -> str:
 
 
 def appdef_rows(app: AppDef) -> List[Tuple[str, ...]]:
-    rows = []
+    rows: List[Tuple[str, ...]] = []
     for role in app.roles:
         argv = shlex.join([role.entrypoint, *mask_argv(role.args)])
         env = mask_env(role.env)

@@ -11,13 +11,13 @@ import sys
 import time
 from typing import Any, List
 
+from nbhelpers import wait_for
+
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.log_model import ALL, LogMux
 from jupyter_sched.notebook.log_pane import LogPane, app_sources, read_snapshot
 from jupyter_sched.runner import get_runner
 from jupyter_sched.specs import AppDef, Role, resource
-
-from nbhelpers import wait_for
 
 EPOCHS = 3
 WRITER = (
