@@ -16,8 +16,8 @@ interpreter's ``python3`` kernel, headless and without widget state, as papermil
 would: each job cell keeps its record (final state and log tail) in ``text/html`` and ``text/plain``. The
 stored outputs then name no path of the machine that ran them: the checkout, the interpreter's prefix, the
 home directory and the PATH are replaced by neutral stand-ins (``scrub``), which notebooks/sanitize.cfg
-maps to the same tokens as the real paths of a fresh run. Edit the source, never the .ipynb by hand: --check (run by the tests)
-fails when they drift apart.
+maps to the same tokens as the real paths of a fresh run. Edit the source, never the .ipynb by hand:
+--check (run by the tests) fails when they drift apart.
 """
 
 from __future__ import annotations

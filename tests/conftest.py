@@ -60,7 +60,8 @@ def docker_engine() -> None:
         missing_engine("Docker", "no docker client on PATH")
     probe = subprocess.run(["docker", "info"], capture_output=True, text=True)
     if probe.returncode != 0:
-        missing_engine("Docker", probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else "docker info failed")
+        why = probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else "docker info failed"
+        missing_engine("Docker", why)
 
 
 @dataclass(frozen=True)

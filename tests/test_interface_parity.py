@@ -699,10 +699,13 @@ def test_e2e_local_docker_submit_describe_list_log_iter_cancel(tmp_path: Any, do
     scheduler = create_scheduler(session_name=session)
     try:
         (tmp_path / "msg").write_text("from the host\n")
-        app = AppDef("hello", [Role("greet", BUSYBOX, entrypoint="sh",
-                                    args=["-c", f"echo hello {macros.replica_id} $GREETING$OTHER; cat /data/msg"],
-                                    num_replicas=2,
-                                    mounts=parse_mounts([f"type=bind,src={tmp_path},dst=/data,readonly"]))])  # fmt: skip
+        greet = Role(
+            "greet", BUSYBOX, entrypoint="sh",
+            args=["-c", f"echo hello {macros.replica_id} $GREETING$OTHER; cat /data/msg"],
+            num_replicas=2,
+            mounts=parse_mounts([f"type=bind,src={tmp_path},dst=/data,readonly"]),
+        )
+        app = AppDef("hello", [greet])
         # S000: env=ENV1:v1,ENV2:v2 or ENV1:V1;ENV2:V2
         cfg = scheduler.run_opts().cfg_from_str("env=GREETING:hi;OTHER:!")
         assert cfg == {"env": {"GREETING": "hi", "OTHER": "!"}}

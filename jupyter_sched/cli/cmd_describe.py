@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 
 from jupyter_sched.cli import common
-from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.cli.errors import CliError
 from jupyter_sched.cli.render import render, to_json
 from jupyter_sched.frontend import targets
+from jupyter_sched.frontend.config import ProjectConfig
 
 HELP = "show the definition (roles, commands, replicas) of an app"
 

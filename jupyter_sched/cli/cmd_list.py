@@ -10,8 +10,8 @@ import argparse
 import json
 
 from jupyter_sched.cli import common
-from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.frontend import targets
+from jupyter_sched.frontend.config import ProjectConfig
 
 HELP = "list the apps a scheduler knows (including those started by other processes)"
 

@@ -53,8 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help='JSON lines: {"role", "replica", "line"} per line, no prefixes'
     )
-    parser.add_argument("--raw", action="store_true",
-                        help="print the output as written, terminal control strings (titles, links) included")  # fmt: skip
+    parser.add_argument(
+        "--raw", action="store_true",
+        help="print the output as written, terminal control strings (titles, links) included",
+    )
 
 
 def wait_for_replicas(runner: Runner, handle: str, status: AppStatus) -> AppStatus:

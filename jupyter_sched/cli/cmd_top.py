@@ -28,7 +28,9 @@ HEADER = ("REPLICA", "CPU%", "CPU TIME", "MEM", "PEAK", "LIMIT", "GPU")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("app_handle", help="e.g. local_cwd://default/train-b3k2x9q0d1")
     parser.add_argument("--json", action="store_true", help="print one snapshot as JSON, one object per replica")
-    parser.add_argument("--interval", type=float, default=1.0, help="seconds between refreshes in a terminal (default 1)")
+    parser.add_argument(
+        "--interval", type=float, default=1.0, help="seconds between refreshes in a terminal (default 1)"
+    )
 
 
 def _gpu_cell(sample: UsageSample) -> str:

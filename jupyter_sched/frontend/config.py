@@ -13,8 +13,9 @@ Found by walking up from the current directory to the first ``pyproject.toml`` t
     env = { LOGLEVEL = "INFO" }
 
 Command-line flags (and a magic line's) override all of it. It sits in the front-end layer, below both
-the command line and the notebook, as TorchX keeps its config below its CLI (``torchx/runner/config.py``). Reading TOML needs Python 3.11 (``tomllib``) or the ``tomli``
-package; on 3.10 without ``tomli`` a config table is ignored with a warning.
+the command line and the notebook, as TorchX keeps its config below its CLI (``torchx/runner/config.py``).
+Reading TOML needs Python 3.11 (``tomllib``) or the ``tomli`` package; on 3.10 without ``tomli`` a config
+table is ignored with a warning.
 """
 
 from __future__ import annotations

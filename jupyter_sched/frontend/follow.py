@@ -1,7 +1,10 @@
 """Following the logs of several replicas: one model that reads them, and renderers that show them.
 
 :func:`follow` runs one reader thread per replica and hands whole items, in batches, to a renderer's hook
-methods (:class:`FollowRenderer`: ``on_items``, ``on_error``, ``on_end``), as dask's
+methods (:class:`FollowRenderer`: ``on_items``, ``on_error``, ``on_end``). Items of several replicas are
+merged in the order they were written (``Runner.log_items(timed=True)`` through a
+:class:`~jupyter_sched.logs.reorder.Reorder`, held at most ``WINDOW_S``), not the order their readers
+happened to deliver them; one replica's items go out as they come. This is as dask's
 ``diagnostics/progressbar.py`` keeps one model with hooks per display. The text renderer is
 :class:`jupyter_sched.frontend.printer.LogPrinter` (the command line, and the notebook when it prints);
 the notebook's live pane has its own reader (``notebook.log_pane``).
@@ -12,11 +15,13 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Tuple, TypeVar, cast
 
+from jupyter_sched.logs.reorder import WINDOW_S, Reorder
 from jupyter_sched.schedulers.api import Stream
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,7 +32,7 @@ class FollowRenderer:
     """The hooks :func:`follow` calls; a renderer overrides those it needs (all run on the caller's thread)."""
 
     def on_items(self, items: List[Tuple[Tuple[str, int], str]]) -> None:
-        """Items (lines or ``\r`` frames) of replicas, in the order they were read."""
+        """Items (lines or ``\r`` frames) of replicas, in the order they were written."""
 
     def on_error(self, replica: Tuple[str, int], message: str) -> None:
         """The log of ``replica`` could not be read; the others go on."""
@@ -49,6 +54,7 @@ class TailOptions:
     """Start each replica at its last ``last`` items (lines or ``\r`` frames) instead of its first."""
 
 
+T = TypeVar("T")
 _DONE = object()
 _BATCH = 512
 
@@ -59,66 +65,76 @@ def follow(
     """Reads the logs of ``replicas`` (one reader thread each) and hands whole items to ``renderer`` until
     every log has ended: with ``opts.follow`` that is when every replica has ended. Returns the errors met
     (also passed to ``renderer.on_error`` as they happen), one per replica whose log could not be read."""
-    items: "queue.Queue[Tuple[Tuple[str, int], object]]" = queue.Queue(maxsize=4096)
-
-    def lines_of(role: str, k: int, should_tail: bool) -> Iterable[str]:
-        return runner.log_lines(
+    def timed_items(role: str, k: int, should_tail: bool) -> Iterable[Tuple[float, str]]:
+        return runner.log_items(
             app_handle, role, k, regex=opts.regex, since=opts.since, until=opts.until,
-            should_tail=should_tail, streams=Stream(opts.streams) if opts.streams else None,
+            should_tail=should_tail, streams=Stream(opts.streams) if opts.streams else None, timed=True,
         )  # fmt: skip
 
-    def read(replica: Tuple[str, int]) -> None:
-        role, k = replica
+    def read(index: int) -> None:
+        role, k = replicas[index]
         try:
-            lines: Iterable[str] = lines_of(role, k, opts.follow)
+            timed: Iterable[Tuple[float, str]] = timed_items(role, k, opts.follow)
             if opts.last is not None:
-                lines = _from_last(lines_of(role, k, False), opts.last, lines if opts.follow else None)
-            for line in lines:
-                items.put((replica, line))
+                timed = _from_last(timed_items(role, k, False), opts.last, timed if opts.follow else None)
+            for item in timed:
+                items.put((index, item))
         except Exception as e:  # noqa: BLE001 - reported to the user, the other replicas go on
-            items.put((replica, e))
+            items.put((index, e))
         finally:
-            items.put((replica, _DONE))
+            items.put((index, _DONE))
 
-    for replica in replicas:
-        threading.Thread(target=read, args=(replica,), name=f"log-{replica[0]}-{replica[1]}", daemon=True).start()
+    items: "queue.Queue[Tuple[int, object]]" = queue.Queue(maxsize=4096)
+    for index, replica in enumerate(replicas):
+        threading.Thread(target=read, args=(index,), name=f"log-{replica[0]}-{replica[1]}", daemon=True).start()
+    merge: Reorder[str] = Reorder(len(replicas), WINDOW_S, max_held=4096)
     errors: List[str] = []
     remaining = len(replicas)
+
+    def release(everything: bool = False) -> None:
+        ready = merge.release(time.monotonic(), everything)
+        if ready:
+            renderer.on_items([(replicas[index], item) for _, index, item in ready])
+
     while remaining:
-        try:
-            batch = [items.get(timeout=0.5)]
+        try:  # wake up now and then so Ctrl-C is handled promptly, and held items go out in time
+            batch = [items.get(timeout=WINDOW_S / 2 if merge.held() else 0.5)]
         except queue.Empty:
-            continue  # wake up now and then so Ctrl-C is handled promptly
+            release()
+            continue
         while len(batch) < _BATCH:  # whatever else is ready goes out in the same write
             try:
                 batch.append(items.get_nowait())
             except queue.Empty:
                 break
-        lines: List[Tuple[Tuple[str, int], str]] = []
-        for replica, item in batch:
-            if item is _DONE:
+        arrived = time.monotonic()
+        for index, got in batch:
+            if got is _DONE:
                 remaining -= 1
-            elif isinstance(item, Exception):
-                renderer.on_items(lines)
-                lines = []
-                message = f"cannot read the log of {replica[0]}/{replica[1]}: {item}"
+                merge.end(index)
+            elif isinstance(got, Exception):
+                release(everything=True)
+                replica = replicas[index]
+                message = f"cannot read the log of {replica[0]}/{replica[1]}: {got}"
                 errors.append(message)
                 renderer.on_error(replica, message)
             else:
-                lines.append((replica, str(item)))
-        renderer.on_items(lines)
+                ts, item = cast("Tuple[float, str]", got)  # read() puts timed items, errors and _DONE
+                merge.push(index, ts, str(item), arrived)
+        release()
+    release(everything=True)
     renderer.on_end()
     return errors
 
 
-def _from_last(snapshot: Iterable[str], last: int, follow: Optional[Iterable[str]]) -> Iterator[str]:
+def _from_last(snapshot: Iterable[T], last: int, follow: Optional[Iterable[T]]) -> Iterator[T]:
     """The last ``last`` items of ``snapshot``, then what ``follow`` yields after the snapshot's items.
 
     ``follow`` reads the same log from its start and yields the same items in the same order (a running
     replica's unfinished line is in neither until it ends), so skipping as many items as the snapshot had
     continues exactly where it stopped: nothing lost, nothing printed twice. Memory is ``last`` items.
     """
-    window: "deque[str]" = deque(maxlen=last)
+    window: "deque[T]" = deque(maxlen=last)
     seen = 0
     for item in snapshot:
         window.append(item)

@@ -36,8 +36,10 @@ class RunOption:
 
 RUN_OPTIONS: Tuple[RunOption, ...] = (
     RunOption(("-h", "--help"), "help", "show this help message and exit"),
-    RunOption(("-s", "--scheduler"), "scheduler", "scheduler to run on (default: the config's default_scheduler, else local_cwd)",
-              takes_value=True),  # fmt: skip
+    RunOption(
+        ("-s", "--scheduler"), "scheduler",
+        "scheduler to run on (default: the config's default_scheduler, else local_cwd)", takes_value=True,
+    ),
     RunOption(("--cfg", "-cfg", "--scheduler_args"), "cfg",
               "run options of the scheduler, e.g. log_dir=/tmp/logs,prepend_cwd=true (repeatable; later wins)",
               takes_value=True, repeat=True, metavar="K=V,..."),  # fmt: skip
@@ -70,7 +72,9 @@ def build_run_parser(prog: str = "jupyter-sched run") -> argparse.ArgumentParser
         if opt.dest == "help":
             parser.add_argument(*opt.flags, action="help", help=opt.help)
         elif opt.repeat:
-            parser.add_argument(*opt.flags, dest=opt.dest, action="append", default=[], metavar=opt.metavar, help=opt.help)
+            parser.add_argument(
+                *opt.flags, dest=opt.dest, action="append", default=[], metavar=opt.metavar, help=opt.help
+            )
         elif opt.takes_value:
             parser.add_argument(*opt.flags, dest=opt.dest, metavar=opt.metavar, help=opt.help)
         else:

@@ -13,11 +13,12 @@ function returned and 1 when it raised; the traceback also goes to stderr, so th
 
 import os
 import sys
+from typing import Any, Dict, List, Optional
 
 OUTCOME_FORMAT = 1
 
 
-def _rank():
+def _rank() -> int:
     for name in ("RANK", "JUPYTER_SCHED_REPLICA_ID"):
         value = os.environ.get(name, "")
         if value.isdigit():
@@ -25,25 +26,26 @@ def _rank():
     return 0
 
 
-def _identity():
+def _identity() -> None:
     rank0_var = os.environ.get("JUPYTER_SCHED_RANK0_ENV", "")
     if "MASTER_ADDR" not in os.environ:
         os.environ["MASTER_ADDR"] = os.environ.get(rank0_var, "") or "localhost"
 
 
-def _type_name(exc):
+def _type_name(exc: BaseException) -> str:
     cls = type(exc)
     module = cls.__module__
     return cls.__qualname__ if module in ("builtins", "__main__") else f"{module}.{cls.__qualname__}"
 
 
-def _format_exc():
+def _format_exc() -> str:
     import traceback  # only on the error path: the common path imports nothing it does not use
 
     return traceback.format_exc()
 
 
-def _error(exc, text, cloudpickle):
+def _error(exc: BaseException, text: str, cloudpickle: Any) -> Dict[str, Any]:
+    pickled: Optional[bytes]
     try:
         pickled = cloudpickle.dumps(exc)
     except Exception:  # noqa: BLE001 - the text is enough
@@ -52,12 +54,12 @@ def _error(exc, text, cloudpickle):
             "traceback": text, "exception": pickled}
 
 
-def _write(job_dir, rank, outcome, cloudpickle):
+def _write(job_dir: str, rank: int, outcome: Dict[str, Any], cloudpickle: Any) -> bool:
     path = os.path.join(job_dir, f"result-{rank}.pkl")
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         data = cloudpickle.dumps(outcome)
-    except Exception as e:  # the return value cannot be pickled: say so instead
+    except Exception as e:  # noqa: BLE001 - the return value cannot be pickled: say so instead
         text = _format_exc()
         message = f"the function returned a {type(outcome.get('value')).__name__} that cannot be pickled: {e}"
         sys.stderr.write(message + "\n")
@@ -70,7 +72,7 @@ def _write(job_dir, rank, outcome, cloudpickle):
     return outcome["ok"]
 
 
-def main(argv):
+def main(argv: List[str]) -> int:
     job_dir = argv[1]
     rank = _rank()
     _identity()

@@ -21,7 +21,9 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
 
-def parse_call(fn: Callable[..., Any], tokens: List[str], label: str = "") -> Tuple[List[Any], Dict[str, Any], Dict[str, Any]]:
+def parse_call(
+    fn: Callable[..., Any], tokens: List[str], label: str = ""
+) -> Tuple[List[Any], Dict[str, Any], Dict[str, Any]]:
     """``(args, kwargs, job options)``; ValueError naming the flag and the fix."""
     label = label or getattr(fn, "__name__", "function")
     try:
@@ -54,7 +56,9 @@ def parse_call(fn: Callable[..., Any], tokens: List[str], label: str = "") -> Tu
         if param is None and not is_option and not takes_kwargs:
             known = ", ".join(f"--{p}" for p, v in params.items() if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD))
             extra = ", ".join(f"--{o}" for o in JOB_OPTIONS if o not in params)
-            raise ValueError(f"{label} has no parameter {key!r}; its flags are: {known or '(none)'}; job options: {extra}")
+            raise ValueError(
+                f"{label} has no parameter {key!r}; its flags are: {known or '(none)'}; job options: {extra}"
+            )
         is_bool = not is_option and _kind(param, hints, name) is bool
         if not eq:
             nxt = tokens[i + 1] if i + 1 < len(tokens) else None

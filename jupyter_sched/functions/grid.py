@@ -21,7 +21,9 @@ def expand(grid: Grid) -> List[Dict[str, Any]]:
             if not isinstance(key, str) or not key.isidentifier():
                 raise ValueError(f"grid key {key!r}: keys are the function's keyword names (identifiers)")
             values = grid[key]
-            if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) and not isinstance(values, (set, range)):
+            if isinstance(values, (str, bytes)) or (
+                not isinstance(values, Sequence) and not isinstance(values, (set, range))
+            ):
                 raise ValueError(
                     f"grid[{key!r}] = {values!r}: give a list of values (e.g. {{{key!r}: [{values!r}]}} for one value)"
                 )

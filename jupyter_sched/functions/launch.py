@@ -86,8 +86,14 @@ def prepare(
     app_name = clean_name(name or getattr(fn, "__name__", "") or type(fn).__name__)
     job_dir = os.path.join(job_root(runner, scheduler, cfg), f"{app_name}-{random_id()}")
     res = get_named_resources(resource) if isinstance(resource, str) else resource
-    spec = dict(app_name=app_name, job_dir=job_dir, num_replicas=num_replicas, image=image or "", resource=res, env=env)
-    info = runner.dryrun(function_app(python=sys.executable, **spec), scheduler, cfg)
+
+    def app(python: str, mount: bool = False) -> AppDef:
+        return function_app(
+            app_name=app_name, job_dir=job_dir, python=python, num_replicas=num_replicas, image=image or "",
+            resource=res, env=env, mount=mount,
+        )  # fmt: skip
+
+    info = runner.dryrun(app(sys.executable), scheduler, cfg)
     view = info.view()
     plans = view.replicas if view is not None else []
     python, container_image = sys.executable, None
@@ -100,7 +106,7 @@ def prepare(
                 " built by scripts/setup/images.sh, has both)"
             )
         python = CONTAINER_PYTHON
-        info = runner.dryrun(function_app(python=python, mount=True, **spec), scheduler, cfg)
+        info = runner.dryrun(app(python, mount=True), scheduler, cfg)
         view = info.view()
         container_image = next((p.image for p in (view.replicas if view else []) if p.image), None)
         if container_image:

@@ -34,7 +34,9 @@ class _Pickler(cloudpickle.Pickler):
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, io.IOBase):
-            raise _Refuse(f"an open file ({type(obj).__name__} {getattr(obj, 'name', '')!r}) cannot be sent to a replica")
+            raise _Refuse(
+                f"an open file ({type(obj).__name__} {getattr(obj, 'name', '')!r}) cannot be sent to a replica"
+            )
         if _is_kernel(obj):
             raise _Refuse(f"the kernel's own {type(obj).__name__} cannot be sent to a replica")
         return super().reducer_override(obj)
@@ -54,7 +56,9 @@ def dumps(obj: Any) -> bytes:
 def pack(fn: Any, args: Tuple[Any, ...], kwargs: dict) -> bytes:
     """``(fn, args, kwargs)`` pickled; :class:`UnpicklableError` naming the culprit if that fails."""
     if not callable(fn):
-        raise TypeError(f"submit: fn must be callable (a function, lambda, class or callable object), got {type(fn).__name__}")
+        raise TypeError(
+            f"submit: fn must be callable (a function, lambda, class or callable object), got {type(fn).__name__}"
+        )
     try:
         return dumps((fn, tuple(args), dict(kwargs)))
     except Exception as e:  # noqa: BLE001 - any pickling failure is reported the same way

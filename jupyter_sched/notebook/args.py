@@ -16,7 +16,8 @@ from typing import List, Optional, Sequence, Tuple
 
 from jupyter_sched.frontend import targets, times
 from jupyter_sched.frontend.errors import UsageError
-from jupyter_sched.frontend.run_options import RunLine, RunOption, split_run_line as split_options
+from jupyter_sched.frontend.run_options import RunLine, RunOption
+from jupyter_sched.frontend.run_options import split_run_line as split_options
 
 ArgsError = UsageError
 """Bad arguments; the message includes the usage. The magics turn it into IPython's ``UsageError``."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, List as TList, Mapping, Tuple
+from typing import Any, Mapping, Tuple
+from typing import List as TList
 
 from traitlets import Bool, Dict, Float, HasTraits, Int, List, TraitError, Unicode, default, validate
 

@@ -58,7 +58,7 @@ class FunctionJob(Job):
             values.append(got.value)
         return values
 
-    def result(self, timeout: Optional[float] = None) -> Any:  # type: ignore[override]
+    def result(self, timeout: Optional[float] = None) -> Any:
         """Waits for the app and returns rank 0's return value. Raises FunctionError if a replica's
         function raised, JobFailed if the app failed otherwise (killed, cancelled elsewhere), and
         TimeoutError if it is still running after ``timeout`` seconds."""
@@ -103,7 +103,11 @@ def start(request: FunctionRequest, runner: Any, session: Any) -> FunctionJob:
     handle = launch(runner, request)
     app = request.info.app
     role = app.roles[0].name if app is not None and app.roles else ""
-    extra = {"settings": session.settings, "interactive": session.interactive} if session is not None else {"interactive": lambda: False}
+    extra = (
+        {"settings": session.settings, "interactive": session.interactive}
+        if session is not None
+        else {"interactive": lambda: False}
+    )
     job = FunctionJob(handle, runner, request.job_dir, request.num_replicas, role, name=role or None, **extra)
     job.bound_to_kernel = getattr(request.info.request, "outlive_owner", None) is False
     if session is not None:
@@ -140,9 +144,11 @@ def submit(
     return start(request, runner, session)
 
 
-def dryrun(fn: Any, *args: Any, scheduler: str = "local_cwd", num_replicas: int = 1, cfg: Optional[Mapping[str, Any]] = None,
-           resource: Union[Resource, str, None] = None, image: Optional[str] = None, name: Optional[str] = None,
-           **kwargs: Any) -> FunctionRequest:  # fmt: skip
+def dryrun(
+    fn: Any, *args: Any, scheduler: str = "local_cwd", num_replicas: int = 1, cfg: Optional[Mapping[str, Any]] = None,
+    resource: Union[Resource, str, None] = None, image: Optional[str] = None, name: Optional[str] = None,
+    **kwargs: Any,
+) -> FunctionRequest:
     """What :func:`submit` would run (function, source, pickled size, interpreter, image, the
     scheduler's request); nothing runs and nothing is written."""
     runner, _ = runner_and_session()
@@ -170,4 +176,6 @@ def attach(handle: str, cfg: Optional[Mapping[str, Any]] = None) -> FunctionJob:
             if session is not None:
                 session.jobs[handle] = job
             return job
-    raise LookupError(f"no function job directory under {root} records {handle}; was it launched with jupyter_sched.submit?")
+    raise LookupError(
+        f"no function job directory under {root} records {handle}; was it launched with jupyter_sched.submit?"
+    )

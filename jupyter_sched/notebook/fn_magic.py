@@ -77,7 +77,8 @@ class FunctionDryRun:
         from jupyter_sched.notebook.dryrun_repr import dryrun_html
 
         facts = table(["", ""], list(self.facts().items()))
-        return f'<div class="{NO_MATH}"><b>function job on {esc(self.request.scheduler)}</b> (dry run){facts}</div>{dryrun_html(self.info)}'
+        heading = f"<b>function job on {esc(self.request.scheduler)}</b> (dry run)"
+        return f'<div class="{NO_MATH}">{heading}{facts}</div>{dryrun_html(self.info)}'
 
 
 def run_function_line(magics: Any, line: str, local_ns: Optional[Dict[str, Any]]) -> Any:
@@ -85,10 +86,10 @@ def run_function_line(magics: Any, line: str, local_ns: Optional[Dict[str, Any]]
     Bad input raises ArgsError before anything runs."""
     from jupyter_sched.frontend.run_args import parse_run_line
     from jupyter_sched.functions import prepare
+    from jupyter_sched.functions.fn_args import parse_call
     from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
     from jupyter_sched.notebook.callsite import magic_call_site
     from jupyter_sched.notebook.fn_job import start
-    from jupyter_sched.functions.fn_args import parse_call
 
     namespace = ChainMap(local_ns or {}, magics.shell.user_ns if magics.shell is not None else {})
     run_line = split_run_line(split_line(line), ("quiet", "detach", "no_wait"))

@@ -75,7 +75,9 @@ class Job:
         """The handle, and the state only once it is final (a running state here would go stale in a
         saved notebook; ``job.state`` asks the scheduler)."""
         status = self.last_status
-        return f"<Job {self.handle} {status.state}>" if status is not None and status.is_terminal() else f"<Job {self.handle}>"
+        if status is not None and status.is_terminal():
+            return f"<Job {self.handle} {status.state}>"
+        return f"<Job {self.handle}>"
 
     # -- the API --------------------------------------------------------------------------------------
     def fetch_status(self) -> Optional[AppStatus]:
@@ -203,7 +205,10 @@ class Job:
         return cell is not None and cell == _cell_number()
 
     def reattach_hint(self) -> str:
-        return f"re-attach: %sched_status {self.handle} | logs: %sched_logs {self.handle} | stop: %sched_cancel {self.handle}"
+        return (
+            f"re-attach: %sched_status {self.handle} | logs: %sched_logs {self.handle}"
+            f" | stop: %sched_cancel {self.handle}"
+        )
 
     def summary(self, final_only: bool = True) -> str:
         """One line: the final state if the app had ended when last asked, else that it was launched

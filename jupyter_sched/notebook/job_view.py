@@ -53,7 +53,8 @@ class JobRecord:
         state = "ended" if ended else f"as of {fmt_clock(as_of_ts)}"
         log_html = frame_html(mux, "logs", ALL, body, hidden, state)
         rows, hidden_text = mux.rows(ALL, record.TEXT_LOG_LINES)
-        lines = ([f"... {hidden_text:,} earlier lines not shown"] if hidden_text > 0 else []) + mux.plain(ALL, record.TEXT_LOG_LINES)
+        earlier = [f"... {hidden_text:,} earlier lines not shown"] if hidden_text > 0 else []
+        lines = earlier + mux.plain(ALL, record.TEXT_LOG_LINES)
 
         def stderr_tail(role: str, k: int) -> List[str]:
             view = f"{role}/{k}"
@@ -90,8 +91,10 @@ class JobView:
         self.log_pane = LogPane(mux, settings, title="logs", live=True)
         self.status_pane = StatusPane(job, settings, status, stderr_tail=self.log_pane.stderr_tail)
         self.log_pane.on_all_ended = self.status_pane.wake
-        self.save_button = w.Button(description="Save logs", icon="download", layout=w.Layout(width="auto"),
-                                    tooltip="write each replica's full log next to the notebook and link it")  # fmt: skip
+        self.save_button = w.Button(
+            description="Save logs", icon="download", layout=w.Layout(width="auto"),
+            tooltip="write each replica's full log next to the notebook and link it",
+        )
         self.saved_links = w.HTML()
         self.save_button.on_click(self._on_save)
         controls = w.HBox([*self.status_pane.controls, *self.log_pane.controls, self.save_button,

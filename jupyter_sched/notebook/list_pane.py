@@ -233,7 +233,9 @@ class ListPane:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_() or {})
         rows = [r.row for r in self.rows.values()]
-        text = rows_text(rows, self.notices, self.book, ages=False) + "\n(states as listed; re-run %sched_list to refresh)"
+        text = (
+            rows_text(rows, self.notices, self.book, ages=False) + "\n(states as listed; re-run %sched_list to refresh)"
+        )
         bundle["text/plain"] = text
         bundle["text/html"] = f"<pre>{esc(text)}</pre>"
         return bundle

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 _LIVE: "weakref.WeakSet[Ticker | Follower]" = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
@@ -119,8 +119,8 @@ class Follower:
     def __init__(
         self,
         name: str,
-        items: Callable[[], Iterable[str]],
-        on_item: Callable[[str], None],
+        items: Callable[[], Iterable[Any]],
+        on_item: Callable[[Any], None],
         on_end: Callable[[Optional[BaseException]], None],
     ) -> None:
         self._items = items

@@ -55,7 +55,8 @@ def save_logs(runner: "Runner", handle: str, app_id: str, replicas: Sequence[Tup
 def links_html(saved: Sequence[Tuple[str, int, str, int]]) -> str:
     """Relative links to the saved files (they open in JupyterLab)."""
     items = [
-        f'<a href="{html.escape(path, quote=True)}" target="_blank" style="text-decoration:underline">{esc(role)}/{k}</a>'
+        f'<a href="{html.escape(path, quote=True)}" target="_blank" style="text-decoration:underline">'
+        f"{esc(role)}/{k}</a>"
         f' <span style="opacity:0.7">({plural(lines, "line")})</span>'
         for role, k, path, lines in saved
     ]

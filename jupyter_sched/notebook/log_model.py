@@ -2,11 +2,13 @@
 
 One :class:`~jupyter_sched.logs.TerminalBuffer` per source (a replica's stdout, stderr, or combined log),
 so partial lines and ``\\r`` frames of two replicas never mix (ipyparallel#591). Followers hand over raw
-log items with :meth:`LogMux.push` (lock-free: a ``deque.append`` and a global sequence number); the owner
-calls :meth:`LogMux.drain` under its lock, which feeds the items to the terminals in arrival order, in runs
+log items with :meth:`LogMux.push`, each with the time it was written (lock-free: a ``deque.append``); the
+owner calls :meth:`LogMux.drain` under its lock, which passes them through a
+:class:`~jupyter_sched.logs.reorder.Reorder` (held at most ``reorder_s``, released in the order they were
+written, not the order two followers happened to deliver them) and feeds them to the terminals in runs
 per source, so a flood costs one ``feed`` per run rather than per line. Each committed line remembers the
 sequence number of the run that committed it, which is how views of several sources interleave lines in
-the order they arrived. Memory is bounded by ``keep_lines`` lines of ``max_line_chars`` per source; the
+the order they were written. Memory is bounded by ``keep_lines`` lines of ``max_line_chars`` per source; the
 counts of everything else are kept so a pane can say how much it does not show. A run far longer than
 ``keep_lines`` has its oldest lines counted without being rendered (they could never be shown), which is
 what keeps a flood cheap.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import re
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Deque, Iterator, List, Optional, Sequence, Tuple
@@ -24,6 +27,7 @@ from typing import Deque, Iterator, List, Optional, Sequence, Tuple
 from jupyter_sched.frontend.printer import gutter as text_gutter
 from jupyter_sched.logs import Line, TerminalBuffer
 from jupyter_sched.logs.ansi import PALETTE_16
+from jupyter_sched.logs.reorder import WINDOW_S, Reorder
 from jupyter_sched.notebook.theme import esc
 
 ALL = "all"
@@ -56,11 +60,21 @@ class LogMux:
     Not thread-safe except :meth:`push` and :meth:`backlog`: the owner serialises everything else.
     """
 
-    def __init__(self, sources: Sequence[Source], keep_lines: int = 5000, max_line_chars: int = 4000) -> None:
+    def __init__(
+        self,
+        sources: Sequence[Source],
+        keep_lines: int = 5000,
+        max_line_chars: int = 4000,
+        reorder_s: float = 0.0,
+    ) -> None:
+        """``reorder_s``: how long :meth:`drain` may hold pushed items to merge them in write order (a live
+        pane sets :data:`~jupyter_sched.logs.reorder.WINDOW_S` with :meth:`hold`); 0: arrival order."""
         self.sources: List[Source] = list(sources)
         self._terms = [TerminalBuffer(keep_lines, max_line_chars) for _ in self.sources]
         self._seqs: List[Deque[int]] = [deque(maxlen=keep_lines) for _ in self.sources]
-        self._inbox: List[Deque[Tuple[int, str]]] = [deque() for _ in self.sources]
+        self._inbox: List[Deque[Tuple[float, float, str]]] = [deque() for _ in self.sources]
+        self._reorder: Reorder[str] = Reorder(len(self.sources), reorder_s, max_held=4 * keep_lines)
+        self._ending: List[int] = []
         self._pending_chars = [0] * len(self.sources)
         #: Lines per source that arrived in a batch so large they could never be shown: counted, not kept.
         self.skipped = [0] * len(self.sources)
@@ -73,10 +87,15 @@ class LogMux:
         self._width = max((len(r) for r in replicas), default=0)
 
     # -- input (followers) ------------------------------------------------------------------------------
-    def push(self, index: int, item: str) -> None:
-        """Queue one raw log item of source ``index``; safe from one follower thread per source without a
-        lock (``deque.append`` is atomic; the character count is only read by that follower)."""
-        self._inbox[index].append((next(_SEQ), item))
+    def hold(self, reorder_s: float = WINDOW_S) -> None:
+        """Hold pushed items up to ``reorder_s`` seconds to release them in the order they were written."""
+        self._reorder.window = reorder_s
+
+    def push(self, index: int, item: str, ts: Optional[float] = None) -> None:
+        """Queue one raw log item of source ``index``, written at ``ts`` (``time.time()`` seconds; default:
+        now, which is arrival order); safe from one follower thread per source without a lock
+        (``deque.append`` is atomic; the character count is only read by that follower)."""
+        self._inbox[index].append((time.time() if ts is None else ts, time.monotonic(), item))
         self._pending_chars[index] += len(item)
 
     def backlog(self, index: int) -> Tuple[int, int]:
@@ -84,20 +103,27 @@ class LogMux:
         return len(self._inbox[index]), self._pending_chars[index]
 
     # -- owner side -------------------------------------------------------------------------------------
-    def drain(self) -> bool:
-        """Feed every queued item to its terminal, in arrival order; True if anything changed."""
-        batches = []
+    def drain(self, now: Optional[float] = None) -> bool:
+        """Feed the queued items that are due (see the module docstring) to their terminals, in the order
+        they were written; ``now`` is ``time.monotonic()`` by default. True if anything changed."""
+        reorder = self._reorder
         for index, inbox in enumerate(self._inbox):
             n = len(inbox)
             if n:
-                batches.append([(*inbox.popleft(), index) for _ in range(n)])
                 self._pending_chars[index] = 0
-        if not batches:
+                reorder.push_many(index, [inbox.popleft() for _ in range(n)])
+        if not reorder.held() and not self._ending:
             return False
-        merged = batches[0] if len(batches) == 1 else heapq.merge(*batches)
-        for index, run in itertools.groupby(merged, key=lambda entry: entry[2]):
-            entries = list(run)
-            self._feed_items(index, [entry[1] for entry in entries], entries[-1][0])
+        released = reorder.release(time.monotonic() if now is None else now)
+        for index, run in itertools.groupby(released, key=lambda entry: entry[1]):
+            self._feed_items(index, [entry[2] for entry in run], next(_SEQ))
+        finished = [i for i in self._ending if not reorder.held(i)]
+        for index in finished:
+            self._ending.remove(index)
+            self._terms[index].flush()
+            self.ended[index] = True
+        if not released and not finished:
+            return False
         self.version += 1
         return True
 
@@ -141,9 +167,11 @@ class LogMux:
             self._seqs[index].extend(itertools.repeat(seq, min(new, self._seqs[index].maxlen or new)))
 
     def end(self, index: int, notice: Optional[str] = None) -> None:
-        """The source has no more output (its follower finished); ``notice`` is shown in the pane."""
-        self._terms[index].flush()
-        self.ended[index] = True
+        """The source has no more output (its follower finished); ``notice`` is shown in the pane. Its last
+        items may still be held to be merged in time order: it counts as ended once they are fed."""
+        self._reorder.end(index)
+        self._ending.append(index)
+        self.drain()
         if notice:
             self.notices.append(f"{self.sources[index].replica} {self.sources[index].stream}: {notice}")
         self.version += 1

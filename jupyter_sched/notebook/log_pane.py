@@ -2,19 +2,23 @@
 
 Why not an ``Output`` widget: appending to one re-sends every earlier output on each append (quadratic
 traffic; 2,000 appends froze JupyterLab for two minutes in the reference measurements). Here followers
-only queue raw items in a :class:`~jupyter_sched.notebook.log_model.LogMux`; one ticker per pane drains
-them and, at most once per ``refresh_interval``, sets one trait (the HTML) under the pane's lock inside
-``hold_sync``. What is sent is bounded (the last ``tail_lines`` lines of at most ``max_line_chars``), and
-every character of log text is escaped. Lines that scroll out are counted and the count is shown.
+only queue raw items, with the time each was written (``Runner.log_items(timed=True)``), in a
+:class:`~jupyter_sched.notebook.log_model.LogMux`, which merges stdout and stderr in write order; one
+ticker per pane drains them and, at most once per ``refresh_interval``, sets one trait (the HTML) under
+the pane's lock inside ``hold_sync``. What is sent is bounded (the last ``tail_lines`` lines of at most
+``max_line_chars``), and every character of log text is escaped. Lines that scroll out are counted and the
+count is shown.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from jupyter_sched.logs.interleave import interleave
+from jupyter_sched.logs.reorder import WINDOW_S
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Follower, Ticker
 from jupyter_sched.notebook.log_model import ALL, LogMux, Source
@@ -166,13 +170,14 @@ class LogPane:
     ) -> "LogPane":
         """Starts one follower per source and the refresh ticker."""
         self._live = True
+        self.mux.hold(WINDOW_S)
         for i, s in enumerate(self.mux.sources):
             self.followers.append(
                 Follower(
                     f"log-{s.replica}-{s.stream}",
                     _log_items(runner, handle, s, regex, since, until),
-                    lambda item, i=i: self._on_item(i, item),
-                    lambda error, i=i: self._on_end(i, error),
+                    functools.partial(self._on_timed, i),
+                    functools.partial(self._on_end, i),
                 )
             )
         self.ticker = Ticker("log-pane", self.settings.refresh_interval, self._tick, self._final)
@@ -189,8 +194,11 @@ class LogPane:
         if self.ticker is not None:
             self.ticker.stop()
 
-    def _on_item(self, index: int, item: str) -> None:
-        self.mux.push(index, item)
+    def _on_timed(self, index: int, timed: Tuple[float, str]) -> None:
+        self._on_item(index, timed[1], timed[0])
+
+    def _on_item(self, index: int, item: str, ts: Optional[float] = None) -> None:
+        self.mux.push(index, item, ts)
         items, chars = self.mux.backlog(index)
         if items > 4 * self.settings.keep_lines or chars > BACKLOG_CHARS:
             with self.lock:
@@ -351,13 +359,14 @@ def _log_items(
     regex: Optional[str],
     since: Optional[datetime],
     until: Optional[datetime],
-) -> Callable[[], Iterable[str]]:
-    """What a follower iterates: the source's log, followed until its replica ends."""
+) -> Callable[[], Iterable[Tuple[float, str]]]:
+    """What a follower iterates: the source's log as ``(time written, item)``, followed until its replica
+    ends (the pane merges its sources by that time)."""
 
-    def items() -> Iterable[str]:
-        return runner.log_lines(
+    def items() -> Iterable[Tuple[float, str]]:
+        return runner.log_items(
             handle, source.role, source.k, regex=regex, since=since, until=until, should_tail=True,
-            streams=Stream(source.stream),
+            streams=Stream(source.stream), timed=True,
         )  # fmt: skip
 
     return items

@@ -174,6 +174,7 @@ class SchedMagics(Magics, SchedConfig):
                 print(plan.help)
             return None
         run_args, info = plan.run_args, plan.info
+        assert run_args is not None and info is not None  # plan_run sets both unless it returned help
         if run_args.dryrun:
             return info
         try:
@@ -218,8 +219,10 @@ class SchedMagics(Magics, SchedConfig):
 
     # -- %sched_logs ------------------------------------------------------------------------------------
     @magic_arguments()
-    @argument("target", nargs="?", default="",
-              help="app handle (optionally HANDLE/ROLE/K,K), app id, app name or Job variable; default: the last job")  # fmt: skip
+    @argument(
+        "target", nargs="?", default="",
+        help="app handle (optionally HANDLE/ROLE/K,K), app id, app name or Job variable; default: the last job",
+    )
     @argument("role", nargs="?", default=None, help="only this role")
     @argument("-r", "--replicas", help="only these replicas of the role, e.g. 0,1 or 0-3")
     @argument("--regex", help="only lines matching this regular expression")

@@ -12,6 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any, List, Optional
 
 from jupyter_sched.runner import failed_replica
+from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.specs import AppState, AppStatus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,7 +50,7 @@ def replica_error(job: "Job", role: str, replica: Any) -> str:
         except ValueError:
             return " ".join(structured.split())[:300]
     try:
-        lines = list(job.runner.log_lines(job.handle, role, replica.id, streams="stderr"))
+        lines = list(job.runner.log_lines(job.handle, role, replica.id, streams=Stream.STDERR))
     except Exception:  # noqa: BLE001 - no stderr to read: say what we know
         lines = []
     last = next((line.strip() for line in reversed("".join(lines).splitlines()) if line.strip()), "")

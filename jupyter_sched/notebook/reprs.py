@@ -2,9 +2,9 @@
 
 The specs and scheduler layers never import IPython; instead :func:`register` adds per-type printers
 (``formatters['text/html'].for_type_by_name(...)``) for AppDryRunInfo, AppStatus, DescribeAppResponse and
-AppDef (and a mime-bundle printer adding the dry run's JSON), and :func:`unregister` removes exactly those. ``by_name`` registration also means nothing is
-imported until such an object is displayed. Static reprs show times, never "elapsed until now", so an
-exported notebook does not pretend a number is live.
+AppDef (and a mime-bundle printer adding the dry run's JSON), and :func:`unregister` removes exactly those.
+``by_name`` registration also means nothing is imported until such an object is displayed. Static reprs
+show times, never "elapsed until now", so an exported notebook does not pretend a number is live.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import shlex
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.notebook import dryrun_repr
-from jupyter_sched.notebook.usage_view import totals_html
 from jupyter_sched.notebook.theme import (
     MONO,
     code,
@@ -26,6 +25,7 @@ from jupyter_sched.notebook.theme import (
     table,
     text_table,
 )
+from jupyter_sched.notebook.usage_view import totals_html
 from jupyter_sched.specs import NONE, AppDef, AppStatus
 from jupyter_sched.specs.masking import mask_argv, mask_env
 
@@ -64,7 +64,8 @@ def messages_html(status: AppStatus) -> str:
     if status.structured_error_msg and status.structured_error_msg != NONE:
         out.append(
             f'<details><summary style="font-size:12px;color:#e75c58">error</summary>'
-            f'<pre style="{MONO};font-size:12px;white-space:pre-wrap">{esc(status.structured_error_msg)}</pre></details>'
+            f'<pre style="{MONO};font-size:12px;white-space:pre-wrap">{esc(status.structured_error_msg)}</pre>'
+            "</details>"
         )
     return "".join(out)
 
@@ -82,7 +83,7 @@ def app_status_text(status: AppStatus) -> str:
 
 
 def appdef_rows(app: AppDef) -> List[Tuple[str, ...]]:
-    rows = []
+    rows: List[Tuple[str, ...]] = []
     for role in app.roles:
         argv = shlex.join([role.entrypoint, *mask_argv(role.args)])
         env = mask_env(role.env)
@@ -176,6 +177,8 @@ def unregister(shell: Any) -> None:
             fmt = _formatter(shell, mime)
             current = fmt.deferred_printers.get((module, name))
             if current is None:
-                current = next((f for t, f in fmt.type_printers.items() if (t.__module__, t.__name__) == (module, name)), None)
+                current = next(
+                    (f for t, f in fmt.type_printers.items() if (t.__module__, t.__name__) == (module, name)), None
+                )
             if current is func:
                 fmt.pop(f"{module}.{name}", None)

@@ -116,7 +116,7 @@ class Session:
         return job
 
     def _registry_path(self) -> str:
-        self.runner  # exports the configured log dir first
+        _ = self.runner  # the property exports the configured log dir first
         return os.path.join(state_dir(), f"{self.name}.jsonl")
 
     def _append_registry(self, entry: Dict[str, Any]) -> None:

@@ -26,7 +26,7 @@ from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
 from jupyter_sched.notebook.reprs import messages_html, replica_table_html
 from jupyter_sched.notebook.theme import MONO, as_of, code, esc, exit_text, fmt_duration, pill
-from jupyter_sched.notebook.usage_view import UsageView
+from jupyter_sched.notebook.usage_view import UsageView, totals_html
 from jupyter_sched.specs import NONE, AppState, AppStatus, ReplicaStatus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,7 +65,9 @@ def error_file_message(text: Optional[str]) -> str:
     return str(message or "").strip()
 
 
-def failures(status: Optional[AppStatus], stderr_tail: Optional[StderrTail] = None) -> List[Tuple[ReplicaStatus, str, List[str]]]:
+def failures(
+    status: Optional[AppStatus], stderr_tail: Optional[StderrTail] = None
+) -> List[Tuple[ReplicaStatus, str, List[str]]]:
     """Failed replicas, first to fail first: (replica, one-line reason, detail lines)."""
     if status is None:
         return []
@@ -120,7 +122,8 @@ def failures_html(status: Optional[AppStatus], stderr_tail: Optional[StderrTail]
             if body
             else ""
         )
-        out.append(f'<div style="font-size:12px"><b style="color:#e75c58">{esc(rep.role)}/{rep.id} FAILED</b>{code_text}</div>{pre}')
+        failed = f'<b style="color:#e75c58">{esc(rep.role)}/{rep.id} FAILED</b>'
+        out.append(f'<div style="font-size:12px">{failed}{code_text}</div>{pre}')
     return "".join(out)
 
 
@@ -141,7 +144,8 @@ def status_html(
     body = header_html(job, status, now, stderr_tail, as_of_ts)
     if status is None:
         return body + '<div style="font-size:12px">the scheduler does not know this app (any more)</div>'
-    return body + replica_table_html(status, now) + failures_html(status, stderr_tail) + messages_html(status)
+    totals = totals_html(status) if status.is_terminal() else ""  # what each replica used, kept after the end
+    return body + replica_table_html(status, now) + totals + failures_html(status, stderr_tail) + messages_html(status)
 
 
 class StatusPane:
@@ -248,7 +252,10 @@ class StatusPane:
         hint = self.job.reattach_hint()
         text.append(hint)
         html += f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div>'
-        return {"text/plain": "\n".join(text), "text/html": f'<div class="jsched-record jsched-status {NO_MATH}">{html}</div>'}
+        return {
+            "text/plain": "\n".join(text),
+            "text/html": f'<div class="jsched-record jsched-status {NO_MATH}">{html}</div>',
+        }
 
     def poll(self) -> None:
         """Nothing to do: the ticker polls."""
@@ -256,7 +263,7 @@ class StatusPane:
     def _render_locked(self) -> None:
         status = self.status
         now = None if self.terminal else time.time()
-        body = status_html(self.job, status, now, self.stderr_tail) + self.usage.html()
+        body = status_html(self.job, status, now, self.stderr_tail) + ("" if self.terminal else self.usage.html())
         if self.notice:
             body += f'<div style="color:#e75c58;font-size:12px">{esc(self.notice)}</div>'
         confirming = time.monotonic() < self._confirm_until

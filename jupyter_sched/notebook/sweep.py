@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from jupyter_sched.functions import FunctionError, FunctionRequest, prepare
+from jupyter_sched.functions import FunctionRequest, prepare
 from jupyter_sched.functions.grid import Grid, expand
 from jupyter_sched.functions.launch import clean_name, read_meta
 from jupyter_sched.functions.results import Outcome
@@ -357,6 +357,8 @@ def load_sweep(name: str, scheduler: str = "local_cwd", cfg: Optional[Mapping[st
                                   interactive=lambda: False)  # fmt: skip
             run.state = "SUBMITTED"
         else:
-            run.state, run.ended, run.error = AppState.CANCELLED.name, time.time(), "was queued in an earlier kernel; never started"
+            run.state, run.ended = AppState.CANCELLED.name, time.time()
+            run.error = "was queued in an earlier kernel; never started"
         runs.append(run)
-    return Sweep(data["name"], data.get("function", ""), runs, int(data.get("max_concurrent", 1)), runner, session, path).start()
+    max_concurrent = int(data.get("max_concurrent", 1))
+    return Sweep(data["name"], data.get("function", ""), runs, max_concurrent, runner, session, path).start()

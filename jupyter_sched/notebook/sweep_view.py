@@ -49,7 +49,8 @@ def cells(run: "Run", params: List[str], keys: List[str], plain: bool, errors: b
     row: List[Any] = [run.index, *(run.params.get(p) for p in params), run.state, spent]
     row += [value.get(k) if isinstance(value, dict) else None for k in keys]
     if plain:
-        row.append(None if isinstance(value, dict) else _short(repr(value)) if run.outcome is not None and run.outcome.ok else None)
+        returned = run.outcome is not None and run.outcome.ok
+        row.append(None if isinstance(value, dict) else _short(repr(value)) if returned else None)
     if errors:
         row.append(run.error or None)
     return row
@@ -112,15 +113,22 @@ def table_text(sweep: "Sweep") -> str:
 
 
 def heading(sweep: "Sweep") -> str:
-    return f"sweep {sweep.name} of {sweep.fn_name}: {len(sweep.runs)} runs, at most {sweep.max_concurrent} at a time; {sweep.counts_text()}"
+    return (
+        f"sweep {sweep.name} of {sweep.fn_name}: {len(sweep.runs)} runs, "
+        f"at most {sweep.max_concurrent} at a time; {sweep.counts_text()}"
+    )
 
 
 def record_bundle(sweep: "Sweep", as_of_ts: Optional[float] = None) -> Dict[str, str]:
     """The table in grid order, labelled "as of" while the sweep runs."""
     when = "" if sweep.finished or as_of_ts is None else f" ({as_of(as_of_ts)})"
-    hint = f"runs are apps named {sweep.name}-NNN (%sched_list); reload after a restart: jupyter_sched.notebook.sweep.load_sweep({sweep.name!r})"
+    hint = (
+        f"runs are apps named {sweep.name}-NNN (%sched_list); "
+        f"reload after a restart: jupyter_sched.notebook.sweep.load_sweep({sweep.name!r})"
+    )
     html = (
-        f'<div class="jsched-record jsched-sweep {NO_MATH}" style="font-size:13px"><div><b>{esc(heading(sweep))}</b>{esc(when)}</div>'
+        f'<div class="jsched-record jsched-sweep {NO_MATH}" style="font-size:13px">'
+        f"<div><b>{esc(heading(sweep))}</b>{esc(when)}</div>"
         f"{table_html(sweep)}<div style=\"font-size:11px;opacity:0.7\">{esc(hint)}</div></div>"
     )
     text = f"{heading(sweep)}{when}\n{table_text(sweep)}\n{hint}"

@@ -21,7 +21,6 @@ import signal
 import time
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-
 STATE_COLORS: Mapping[str, str] = {
     "UNSUBMITTED": "#808080",
     "SUBMITTED": "#808080",
@@ -130,7 +129,10 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], raw: bool = Fal
     cell = (lambda v: v) if raw else esc
     head = "".join(f'<th style="{CELL_STYLE};font-weight:600">{esc(h)}</th>' for h in headers)
     thead = f"<thead><tr>{head}</tr></thead>" if any(headers) else ""
-    body = "".join(f'<tr style="{ROW_STYLE}">' + "".join(f'<td style="{CELL_STYLE}">{cell(v)}</td>' for v in row) + "</tr>" for row in rows)
+    body = "".join(
+        f'<tr style="{ROW_STYLE}">' + "".join(f'<td style="{CELL_STYLE}">{cell(v)}</td>' for v in row) + "</tr>"
+        for row in rows
+    )
     return f'<table style="{TABLE_STYLE}">{thead}<tbody>{body}</tbody></table>'
 
 

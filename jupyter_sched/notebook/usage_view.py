@@ -12,7 +12,7 @@ A replica above 90 % of its memory limit is shown in the warning colour.
 from __future__ import annotations
 
 from collections import deque
-from typing import Deque, List, Optional, Sequence, Tuple
+from typing import Deque, List, Sequence, Tuple
 
 from jupyter_sched.notebook.theme import esc, table
 from jupyter_sched.specs import AppStatus
@@ -73,7 +73,8 @@ def _warn(sample: UsageSample) -> bool:
 
 
 def _gpu_cell(sample: UsageSample) -> str:
-    return ", ".join(f"{g.index}: {g.utilization_percent:.0f} % {format_bytes(g.memory_used_bytes)}" for g in sample.gpus) or "-"
+    cells = (f"{g.index}: {g.utilization_percent:.0f} % {format_bytes(g.memory_used_bytes)}" for g in sample.gpus)
+    return ", ".join(cells) or "-"
 
 
 def usage_rows(samples: Sequence[UsageSample]) -> List[Tuple[str, ...]]:

@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers import SchedulerFactory, get_scheduler_factories
 from jupyter_sched.schedulers.api import ListAppResponse, Scheduler, Stream
+from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs.limits import check_replica_limit
 from jupyter_sched.specs import (
@@ -359,6 +360,33 @@ class Runner:
             if sched.describe(app_id) is None:
                 raise UnknownAppException(app_handle)
             return sched.usage(app_id)
+
+    def log_items(
+        self,
+        app_handle: AppHandle,
+        role_name: str,
+        k: int = 0,
+        *,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+        timed: bool = False,
+    ) -> Iterable[Any]:
+        """``log_lines``, and with ``timed=True`` each item as ``(time, item)``: when it was written, from
+        a backend that records it (``schedulers.timed_logs.TimedLogs``), else when it was read here (so a
+        merge by time falls back to arrival order)."""
+        if not timed:
+            return self.log_lines(app_handle, role_name, k, regex, since, until, should_tail, streams)
+        with self._handle_event("log_lines", app_handle):
+            sched, app_id = self._resolve(app_handle)
+            if sched.describe(app_id) is None:
+                raise UnknownAppException(app_handle)
+            if isinstance(sched, TimedLogs):
+                return sched.log_iter_timed(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
+            items = sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams=streams)
+            return ((time.time(), item) for item in items)
 
     def list(self, scheduler: str) -> List[ListAppResponse]:
         """The apps of this session on ``scheduler``, each with its handle."""

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, TypedDict
 
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -46,6 +46,7 @@ from jupyter_sched.schedulers.local_images import (
 )
 from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
 from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
+from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
@@ -127,7 +128,7 @@ class _LocalApp:
     replicas: List[Replica] = field(default_factory=list)
 
 
-class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
+class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
     """Schedules on this machine; see the module docstring for what is and is not enforced."""
 
     def __init__(
@@ -514,6 +515,37 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin):
         should_tail: bool = False,
         streams: Optional[Stream] = None,
     ) -> Iterable[str]:
+        return self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams)
+
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+    ) -> Iterable[Tuple[float, str]]:
+        """``log_iter`` with the time each item was written, from the log's time index. Replicas started
+        with ``outlive_owner`` write their files without an index: their items carry the time they are read."""
+        reader = self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams)
+        if self._record(app_id).outlive_owner:  # type: ignore[union-attr] - _log_reader checked it exists
+            return ((time.time(), item) for item in reader)
+        return reader.timed()
+
+    def _log_reader(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int,
+        regex: Optional[str],
+        since: Optional[datetime],
+        until: Optional[datetime],
+        should_tail: bool,
+        streams: Optional[Stream],
+    ) -> LogIterator:
         stream = stream_arg(streams)
         record = self._record(app_id)
         if record is None:

@@ -18,6 +18,9 @@ The log items every backend yields (``log_iter``):
 * Nothing is lost or repeated: the items concatenated are exactly the bytes written, decoded as UTF-8
   (invalid bytes as U+FFFD; a multi-byte character is never split).
 * ``since``/``until`` select by the time each chunk was written.
+
+:meth:`IndexedLogIterator.timed` yields the same items with that time, ``(time, item)``: what a front
+end needs to merge stdout and stderr in the order they were written (``Scheduler`` timed items).
 """
 
 from __future__ import annotations
@@ -92,11 +95,24 @@ class IndexedLogIterator:
     def __iter__(self) -> Iterator[str]:
         # The generators below yield one list of items per chunk read; chain() hands the items out at C
         # speed, so the Python generator resumes once per 64 KiB instead of once per line.
-        batches = self._timed_batches() if (self._since or self._until) else self._batches()
+        if self._since or self._until:
+            batches: Iterator[List[str]] = (items for _, items in self._timed_batches())
+        else:
+            batches = self._batches()
         items = itertools.chain.from_iterable(batches)
         if self._regex is None:
             return items
         return filter(self._regex.search, items)
+
+    def timed(self) -> Iterator[Tuple[float, str]]:
+        """The same items as iterating, each as ``(time, item)``: the time (``time.time()`` seconds) at
+        which the writer read the chunk that completed the item (for live text: its last chunk). Reads
+        the time index, so it needs one (a log without an index raises FileNotFoundError)."""
+        search = self._regex.search if self._regex is not None else None
+        for when, items in self._timed_batches():
+            for item in items:
+                if search is None or search(item):
+                    yield when, item
 
     def _wait(self, token: Hashable, at_most: Optional[float] = None) -> bool:
         """Waits for new output (or ``at_most`` seconds); False once closed."""
@@ -163,11 +179,12 @@ class IndexedLogIterator:
                 if not self._wait(token, at_most):
                     return
 
-    def _timed_batches(self) -> Iterator[List[str]]:
-        """Walks the index: each chunk is kept or dropped by the time it was written."""
+    def _timed_batches(self) -> Iterator[Tuple[float, List[str]]]:
+        """Walks the index: each chunk's items with the time it was written, kept or dropped by that time."""
         splitter = LineSplitter()
         since, until = self._since, self._until
         pos = 0
+        when = 0.0
         last_data = time.monotonic()
         with self._open(self._log_file) as log, self._open(index_path(self._log_file)) as index:
             while True:
@@ -181,16 +198,16 @@ class IndexedLogIterator:
                     self._idle = 0
                     last_data = time.monotonic()
                     items = splitter.feed(data)
-                    if since is None or when >= since:
-                        yield items
+                    if items and (since is None or when >= since):
+                        yield when, items
                 if done or not self._should_tail:
                     last = splitter.flush()
                     if last and (since is None or time.time() >= since):
-                        yield last
+                        yield when, last
                     return
                 live, at_most = self._live_text(splitter, last_data)
                 if live and (since is None or time.time() >= since):
-                    yield live
+                    yield when, live
                 if not self._wait(token, at_most):
                     return
 

@@ -53,6 +53,7 @@ from jupyter_sched.schedulers.slurm_batch import (
 from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, parse_exit_code, parse_time, split_job_id
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
+from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.slurm_usage import SlurmUsage, oom_text
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs.usage import UsageSample
@@ -241,7 +242,7 @@ _SINFO_TTL_S = 10.0
 # -- the scheduler -------------------------------------------------------------------------------------------------
 
 
-class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
+class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
     """Runs apps as Slurm batch jobs; see the module docstring and docs/slurm.md."""
 
     def __init__(self, session_name: str, job_root: Optional[str] = None) -> None:
@@ -614,6 +615,33 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin):
         should_tail: bool = False,
         streams: Optional[Stream] = None,
     ) -> Iterable[str]:
+        return self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams)
+
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: Optional[str] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+        should_tail: bool = False,
+        streams: Optional[Stream] = None,
+    ) -> Iterable[Tuple[float, str]]:
+        """``log_iter`` with the time each item was written (the node's clock, from the log's time index)."""
+        return self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams).timed()
+
+    def _log_reader(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int,
+        regex: Optional[str],
+        since: Optional[datetime],
+        until: Optional[datetime],
+        should_tail: bool,
+        streams: Optional[Stream],
+    ) -> SlurmLogIterator:
         stream = stream_arg(streams)
         job = self._job(app_id)
         if job is None:

@@ -140,7 +140,8 @@ def test_unknown_app_role_or_replica_fails_at_once_listing_what_exists(
     cases = {
         ("local_cwd://default/nope-123",): (
             1,
-            f"no app local_cwd://default/nope-123: it was never submitted, or its records were removed. Known apps on local_cwd: {three}.",
+            "no app local_cwd://default/nope-123: it was never submitted, or its records were removed. "
+            f"Known apps on local_cwd: {three}.",
         ),
         (f"{three}/trainer",): (1, f"app {three} has no role 'trainer'; its roles are: sh"),
         (f"{three}/sh/7",): (

@@ -35,7 +35,8 @@ def test_top_of_an_app_owned_by_another_process(cli: Cli, tmp_path: Path, monkey
     monkeypatch.setenv("JUPYTER_SCHED_LOG_DIR", cli.env["JUPYTER_SCHED_LOG_DIR"])
     try:
         with get_runner("default") as runner:
-            app = AppDef("hog", [Role("w", "x", entrypoint=sys.executable, args=["-c", hog_code(200, stop)], num_replicas=2)])
+            role = Role("w", "x", entrypoint=sys.executable, args=["-c", hog_code(200, stop)], num_replicas=2)
+            app = AppDef("hog", [role])
             handle = runner.run(app, "local_cwd")
 
             def big():  # type: ignore[no-untyped-def]
@@ -91,7 +92,8 @@ def test_top_refreshes_in_a_terminal_until_the_app_ends(cli: Cli, tmp_path: Path
     owner = cli.popen("run", "--wait", "utils.python", "-c", hog_code(50, stop))
     handle = owner.stdout.readline().strip()
     out = tmp_path / "tty.out"
-    script = ["script", "-qfc", f"{cli.argv(('top', handle, '--interval', '0.2'))[0]} top {handle} --interval 0.2", str(out)]
+    command = f"{cli.argv(('top', handle, '--interval', '0.2'))[0]} top {handle} --interval 0.2"
+    script = ["script", "-qfc", command, str(out)]
     proc = subprocess.Popen(script, cwd=cli.cwd, env=cli.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     try:
         _until(lambda: out.exists() and out.read_bytes().count(b"\x1b[H\x1b[2J") >= 3)

@@ -305,7 +305,9 @@ def resourceful(*args: str, h: Optional[str] = None) -> AppDef:
 
 def test_dash_h_of_a_component_with_a_parameter_h_points_to_help() -> None:
     comp = build_component("t.resourceful", resourceful)
-    with pytest.raises(ComponentArgError, match=r"flag --h needs a value \(Optional\[str\]\); for the help, use --help"):
+    with pytest.raises(
+        ComponentArgError, match=r"flag --h needs a value \(Optional\[str\]\); for the help, use --help"
+    ):
         comp.materialize(["-h"])
     with pytest.raises(ComponentHelp):
         comp.materialize(["--help"])

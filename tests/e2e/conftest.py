@@ -373,7 +373,9 @@ class Lab:
             f"""() => {{
                 const k = {JS_PANEL}.sessionContext.session.kernel;
                 window.__e2eKernelStates = [];
-                k.statusChanged.connect((_, s) => {{ if (window.__e2eKernelStates) window.__e2eKernelStates.push(s); }});
+                k.statusChanged.connect((_, s) => {{
+                    if (window.__e2eKernelStates) window.__e2eKernelStates.push(s);
+                }});
             }}"""
         )
         self.page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Kernel$")).click()

@@ -37,7 +37,8 @@ def test_cancel_click_during_wait_ends_the_job(lab: Lab, lab_server: LabServer) 
         f"flow-cancel-{tag}.ipynb",
         [
             "%load_ext jupyter_sched",
-            f"job = %sched_run --wait --cfg cancel_grace={GRACE:g} utils.sh --name wait-{tag} 'echo flow-e2e: waiting; sleep 300'",
+            f"job = %sched_run --wait --cfg cancel_grace={GRACE:g} utils.sh --name wait-{tag}"
+            " 'echo flow-e2e: waiting; sleep 300'",
             "print('after the wait:', job.state)",
         ],
     )
@@ -90,7 +91,8 @@ def test_run_all_stops_at_a_failed_wait(lab: Lab, lab_server: LabServer) -> None
     error = cell_output(lab, 1).locator("[data-mime-type='application/vnd.jupyter.stderr']")
     expect(error).to_have_count(1)
     text = error.inner_text().strip()
-    assert re.fullmatch(rf"JobFailed: fail-{tag} FAILED: python/0 FAILED \(exit code 1\): KeyError: 'y' \[\S+\]", text), text
+    pattern = rf"JobFailed: fail-{tag} FAILED: python/0 FAILED \(exit code 1\): KeyError: 'y' \[\S+\]"
+    assert re.fullmatch(pattern, text), text
     time.sleep(1)  # a later cell that did run would have its count by now
     assert not executed(lab, 2) and "must not run" not in cell_output(lab, 2).inner_text()
     lab.screenshot(lab.cell(1), "flow-failed-wait")
@@ -120,7 +122,8 @@ def test_list_sorts_and_opens_rows(lab: Lab, lab_server: LabServer) -> None:
         expect(cell_output(lab, 2).locator(".jsched-status")).to_have_count(1)
         listing = cell_output(lab, 5).locator(".jsched-list")
         rows = listing.locator(".jsched-list-row")
-        expect(rows.filter(has_text=f"older-{tag}").locator(".jsched-pill")).to_have_text("RUNNING", timeout=PANE_TIMEOUT)
+        older_pill = rows.filter(has_text=f"older-{tag}").locator(".jsched-pill")
+        expect(older_pill).to_have_text("RUNNING", timeout=PANE_TIMEOUT)
         names: List[str] = [
             n for n in (re.search(rf"(done|older|newer)-{tag}", t) for t in rows.all_inner_texts()) if n
         ]  # type: ignore[misc]
@@ -138,7 +141,8 @@ def test_list_sorts_and_opens_rows(lab: Lab, lab_server: LabServer) -> None:
         expect(opened.locator(".jsched-pill").first).to_have_text("RUNNING", timeout=PANE_TIMEOUT)
         lab.screenshot(listing, "flow-list-opened")
     finally:
-        lab.wait_executed(lab.append_and_run("older.cancel(); newer.cancel(); older.wait(); newer.wait()"), PANE_TIMEOUT)
+        cleanup = lab.append_and_run("older.cancel(); newer.cancel(); older.wait(); newer.wait()")
+        lab.wait_executed(cleanup, PANE_TIMEOUT)
     assert lab.page_problems() == []
 
 
@@ -148,7 +152,10 @@ def test_interrupt_says_the_truth_and_keeps_the_job(lab: Lab, lab_server: LabSer
     tag = random_id()[:6]
     notebook = lab_server.write_notebook(
         f"flow-interrupt-{tag}.ipynb",
-        ["%load_ext jupyter_sched", f"job = %sched_run --wait utils.sh --name intr-{tag} 'echo flow-e2e: long; sleep 300'"],
+        [
+            "%load_ext jupyter_sched",
+            f"job = %sched_run --wait utils.sh --name intr-{tag} 'echo flow-e2e: long; sleep 300'",
+        ],
     )
     lab.open(notebook)
     lab.run_all()
@@ -162,7 +169,8 @@ def test_interrupt_says_the_truth_and_keeps_the_job(lab: Lab, lab_server: LabSer
     expect(plain).to_contain_text(f"job = %sched_job local_cwd://default/intr-{tag}")
     error = out.locator("[data-mime-type='application/vnd.jupyter.stderr']")
     expect(error).to_have_count(1)
-    assert error.inner_text().strip().startswith("Interrupted: stopped waiting for") and "\n" not in error.inner_text().strip()
+    message = error.inner_text().strip()
+    assert message.startswith("Interrupted: stopped waiting for") and "\n" not in message
     lab.screenshot(out, "flow-interrupt")
     check = lab.append_and_run("print(job.state); job.cancel(); job.wait().state")
     expect(cell_output(lab, check)).to_contain_text("RUNNING", timeout=PANE_TIMEOUT)

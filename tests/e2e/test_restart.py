@@ -75,7 +75,8 @@ def test_restart_finds_the_apps_again(lab: Lab, lab_server: LabServer, replica_p
         [
             "import os\nbefore_restart = os.getpid()\nbefore_restart",
             "%load_ext jupyter_sched",
-            f"%sched_run --wait utils.sh --name {short_name} 'echo restart-e2e: first line; echo restart-e2e: second line'",
+            f"%sched_run --wait utils.sh --name {short_name}"
+            " 'echo restart-e2e: first line; echo restart-e2e: second line'",
             f"%sched_run --detach utils.sh --name {long_name} 'echo restart-e2e: outliving the kernel; sleep 300'",
             f"%sched_run utils.sh --name {bound_name} 'echo restart-e2e: bound to the kernel; sleep 300'",
         ],

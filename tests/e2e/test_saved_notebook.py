@@ -92,7 +92,9 @@ def test_every_job_cell_shows_its_final_state_and_logs(reopened: Lab) -> None:
 
 def test_maths_looking_text_stays_literal_in_a_live_kernel(lab: Lab, lab_server: LabServer) -> None:
     """Trusted outputs of a running kernel are typeset too: the env block and the live panes stay text."""
-    name = lab_server.write_notebook("dollars-live.ipynb", ["%load_ext jupyter_sched", RECORD_CELLS[9], RECORD_CELLS[8]])
+    name = lab_server.write_notebook(
+        "dollars-live.ipynb", ["%load_ext jupyter_sched", RECORD_CELLS[9], RECORD_CELLS[8]]
+    )
     lab.open(name)
     lab.command("notebook:run-all-cells")
     lab.wait_all_done()

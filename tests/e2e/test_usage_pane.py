@@ -1,13 +1,14 @@
 """The status pane's usage columns and chart, as a person sees them in JupyterLab.
 
 A job of two replicas that each hold 200 MB and spin runs from a notebook; the pane shows per-replica
-CPU % and memory now/peak columns and the inline SVG chart; after the job ends the totals stay. A
-screenshot of the live pane goes to artifacts/screenshots/usage-pane.png.
+CPU % and memory now/peak columns and the inline SVG chart; after the job ends the cell's record shows
+each replica's totals. Screenshots: artifacts/screenshots/usage-pane.png and usage-pane-ended.png.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from jupyter_sched.specs import random_id
@@ -36,14 +37,16 @@ def test_usage_columns_and_chart_render(lab: Lab, lab_server: LabServer, tmp_pat
     lab.open(notebook)
     try:
         lab.run_all()
-        pane = lab.cell(1).locator(".jsched-status")
+        pane = lab.cell(1).locator(".jsched-status").first  # the job view nests its status pane
         expect(pane).to_be_visible(timeout=PANE_TIMEOUT)
         chart = pane.locator("svg.jsched-usage-chart")
         expect(chart).to_be_visible(timeout=PANE_TIMEOUT)
         usage = pane.locator(".jsched-usage table")
         expect(usage.locator("thead th")).to_have_text(["replica", "CPU %", "memory", "peak", "limit"])
         expect(usage.locator("tbody tr")).to_have_count(2)
-        expect(usage.locator("tbody tr").first).to_contain_text("MiB", timeout=PANE_TIMEOUT)
+        # the 200 MB are resident, and the chart holds a few seconds of readings
+        expect(usage.locator("tbody tr").first).to_contain_text(re.compile(r"2\d\d(\.\d)? MiB"), timeout=PANE_TIMEOUT)
+        expect(pane).to_contain_text(re.compile(r"last ([3-9]|\d\d+) s"), timeout=PANE_TIMEOUT)
         expect(chart.locator("polyline")).to_have_count(2)
         box = chart.bounding_box()
         assert box is not None and box["width"] > 100 and box["height"] > 20
@@ -52,6 +55,10 @@ def test_usage_columns_and_chart_render(lab: Lab, lab_server: LabServer, tmp_pat
         assert not lab.page_problems()
     finally:
         stop.write_text("")
-    expect(pane.locator(".jsched-usage tbody tr").first).to_contain_text("ended", timeout=PANE_TIMEOUT)
-    lab.screenshot(pane, "usage-pane-ended")
+    # Once ended, the cell keeps a record of the app with each replica's totals (peak memory, CPU, wall).
+    output = lab.cell(1).locator(".jp-OutputArea").first
+    expect(output).to_contain_text("peak memory", timeout=PANE_TIMEOUT)
+    expect(output).to_contain_text("python[1]")
+    assert "MiB" in output.inner_text()
+    lab.screenshot(output, "usage-pane-ended")
     assert os.path.exists(stop)

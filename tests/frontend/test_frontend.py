@@ -54,8 +54,12 @@ def test_one_coercer_types_checks_and_names_the_source() -> None:
     got = typed_cfg(opts, {"cancel_grace": "3", "prepend_cwd": True, "log_dir": "logs"}, where, "local_cwd", "/p")
     assert got == {"cancel_grace": 3.0, "prepend_cwd": True, "log_dir": "/p/logs"}
     assert typed_cfg(opts, {"cancel_grace": 2}, where, "local_cwd") == {"cancel_grace": 2.0}
-    for bad, needle in (({"nosuch": 1}, "unknown run option 'nosuch'"), ({"cancel_grace": -5}, "0 or more"),
-                        ({"cancel_grace": float("nan")}, "finite"), ({"prepend_cwd": "yes"}, "not a boolean")):  # fmt: skip
+    for bad, needle in (
+        ({"nosuch": 1}, "unknown run option 'nosuch'"),
+        ({"cancel_grace": -5}, "0 or more"),
+        ({"cancel_grace": float("nan")}, "finite"),
+        ({"prepend_cwd": "yes"}, "not a boolean"),
+    ):
         with pytest.raises(UsageError, match=needle) as info:
             typed_cfg(opts, bad, where, "local_cwd")
         assert str(info.value).startswith(where)

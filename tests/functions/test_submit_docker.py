@@ -85,7 +85,9 @@ def test_an_image_without_labels_or_cloudpickle_is_probed_and_refused(built) -> 
     with pytest.raises(IncompatibleImageError, match="has no cloudpickle") as info:
         jupyter_sched.submit(lambda: 1, scheduler="local_docker", image=tag)
     assert local_versions()[1] in str(info.value)
-    probes = subprocess.run(["docker", "ps", "-aq", "--filter", "label=jupyter-sched.probe"], capture_output=True, text=True)
+    probes = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", "label=jupyter-sched.probe"], capture_output=True, text=True
+    )
     assert probes.stdout.strip() == "", "the probe container was removed"
 
 

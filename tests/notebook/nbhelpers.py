@@ -86,7 +86,8 @@ RECORD_CELLS = [
     "%sched_logs waited",
     "%sched_status waited",
     # 8: maths-looking text stays literal text
-    "%sched_run --wait utils.python --name dollars -c \"d, b = chr(36), chr(92); print(f'cost {d}A and {d}B {b}(x{b})')\"",
+    "%sched_run --wait utils.python --name dollars"
+    " -c \"d, b = chr(36), chr(92); print(f'cost {d}A and {d}B {b}(x{b})')\"",
     # 9: user text outside <pre> (a dry run's env block) is not typeset either
     "from jupyter_sched.specs import AppDef, Role\n"
     "app = AppDef('envs', [Role('main', image='', entrypoint='echo', args=['hi'],"

@@ -24,7 +24,9 @@ def _run(code: str, env: Any = None) -> str:
 
 
 def test_import_jupyter_sched_does_not_import_ipython_or_widgets() -> None:
-    got = _run("import sys, jupyter_sched; print(sorted(m for m in ('IPython', 'ipywidgets', 'docker') if m in sys.modules))")
+    got = _run(
+        "import sys, jupyter_sched; print(sorted(m for m in ('IPython', 'ipywidgets', 'docker') if m in sys.modules))"
+    )
     assert got == "[]"
 
 

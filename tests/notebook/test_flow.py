@@ -8,18 +8,21 @@ import shlex
 from typing import Any
 
 import pytest
+from nbhelpers import py, wait_for
 
 from jupyter_sched.notebook.job import Job
 from jupyter_sched.notebook.outcome import JobFailed
 from jupyter_sched.specs import AppState
 
-from nbhelpers import py, wait_for
-
 FAIL_ONE = "if [ \"$JUPYTER_SCHED_REPLICA_ID\" = 1 ]; then echo \"KeyError: 'y'\" >&2; exit 3; fi; sleep 60"
 
 
 def test_wait_raises_job_failed_naming_the_replica_and_error(ip: Any, magics: Any) -> None:
-    code = "import sys\nif sys.argv[0] == '-c' and __import__('os').environ['JUPYTER_SCHED_REPLICA_ID'] == '1':\n    {}['y']\n"
+    code = (
+        "import sys\n"
+        "if sys.argv[0] == '-c' and __import__('os').environ['JUPYTER_SCHED_REPLICA_ID'] == '1':\n"
+        "    {}['y']\n"
+    )
     with pytest.raises(JobFailed) as info:
         ip.run_line_magic("sched_run", f"--wait {py(code, '--num_replicas 2')}")
     failed = info.value

@@ -53,7 +53,7 @@ class Iopub:
         return [m for m in self.seen if m["msg_type"] in types]
 
 
-def test_failed_wait_raises_one_line_and_stops_run_all(kernel: Tuple[Any, Any]) -> None:
+def test_failed_wait_raises_one_line_and_stops_run_all(kernel: Tuple[Any, Any]) -> None:  # noqa: F811
     _, kc = kernel
     run_ok(kc, "%load_ext jupyter_sched\n%config SchedMagics.interactive = False")
     failing = kc.execute(f"job = %sched_run --wait {py('import time; d = dict(x=1); time.sleep(0.2); d[chr(121)]')}")
@@ -70,7 +70,7 @@ def test_failed_wait_raises_one_line_and_stops_run_all(kernel: Tuple[Any, Any]) 
     assert reply["content"]["ename"] == "JobFailed"
 
 
-def test_cancel_click_is_handled_while_the_cell_waits(kernel: Tuple[Any, Any]) -> None:
+def test_cancel_click_is_handled_while_the_cell_waits(kernel: Tuple[Any, Any]) -> None:  # noqa: F811
     _, kc = kernel
     run_ok(kc, "%load_ext jupyter_sched\n%config SchedMagics.status_interval = 0.2")
     msg_id = kc.execute(f"job = %sched_run --wait --cfg cancel_grace={GRACE} utils.sh 'echo waiting-job; sleep 120'")
@@ -87,12 +87,15 @@ def test_cancel_click_is_handled_while_the_cell_waits(kernel: Tuple[Any, Any]) -
     io.until(lambda: any("waiting-job" in str(m["content"]) for m in io.of_type("comm_msg")), "the job's output")
 
     def click() -> None:
-        kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom",
-                                                                                      "content": {"event": "click"}}}))  # fmt: skip
+        content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
+        kc.shell_channel.send(kc.session.msg("comm_msg", content))
 
     def descriptions() -> List[str]:
-        return [m["content"]["data"]["state"]["description"] for m in io.of_type("comm_msg")
-                if m["content"]["comm_id"] == comm_id and "description" in m["content"]["data"].get("state", {})]  # fmt: skip
+        return [
+            m["content"]["data"]["state"]["description"]
+            for m in io.of_type("comm_msg")
+            if m["content"]["comm_id"] == comm_id and "description" in m["content"]["data"].get("state", {})
+        ]
 
     click()
     io.until(lambda: "Confirm cancel?" in descriptions(), "the Cancel button to ask for confirmation", 30)
@@ -106,7 +109,7 @@ def test_cancel_click_is_handled_while_the_cell_waits(kernel: Tuple[Any, Any]) -
     assert run_ok(kc, "print(job.state)").strip() == "CANCELLED"
 
 
-def test_assigned_run_shows_the_view_once(kernel: Tuple[Any, Any]) -> None:
+def test_assigned_run_shows_the_view_once(kernel: Tuple[Any, Any]) -> None:  # noqa: F811
     _, kc = kernel
     run_ok(kc, "%load_ext jupyter_sched")
     reply, msgs = execute(kc, "job = %sched_run utils.sh 'echo shown; sleep 30'")
@@ -122,7 +125,7 @@ def test_assigned_run_shows_the_view_once(kernel: Tuple[Any, Any]) -> None:
                "for j in loaded(get_ipython()).session.jobs.values(): j.cancel()")
 
 
-def test_interrupt_binds_the_job_and_sched_job_gets_it_back(kernel: Tuple[Any, Any]) -> None:
+def test_interrupt_binds_the_job_and_sched_job_gets_it_back(kernel: Tuple[Any, Any]) -> None:  # noqa: F811
     km, kc = kernel
     run_ok(kc, "%load_ext jupyter_sched\n%config SchedMagics.interactive = False")
     msg_id = kc.execute("job = %sched_run --wait utils.sh 'echo started; sleep 120'")
@@ -134,7 +137,9 @@ def test_interrupt_binds_the_job_and_sched_job_gets_it_back(kernel: Tuple[Any, A
     io.until(io.idle, "the cell to end")
     text = "".join(m["content"]["text"] for m in io.of_type("stream"))
     assert "ends its replicas" in text and "`job` holds it" in text and "%sched_job" in text
-    out = run_ok(kc, "again = %sched_job {job.handle}\nprint(again is job, job.state, job.status.roles[0].replicas[0].pid)")
+    out = run_ok(
+        kc, "again = %sched_job {job.handle}\nprint(again is job, job.state, job.status.roles[0].replicas[0].pid)"
+    )
     same, state, pid = out.split()
     assert same == "True" and state == "RUNNING" and alive(int(pid))
     run_ok(kc, "job.cancel(); job.wait()")

@@ -4,7 +4,6 @@ its remote traceback, the kernel itself is refused, and a sweep's saved output i
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Dict, List
 
 import nbformat

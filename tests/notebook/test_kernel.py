@@ -14,7 +14,6 @@ import time
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
-
 from nbhelpers import wait_for
 
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -98,7 +97,9 @@ def test_interrupt_during_wait_detaches_and_the_job_keeps_running(kernel: Tuple[
     def shown_and_updated() -> bool:
         next_msg()
         shown = any(m["msg_type"] == "display_data" for m in seen)
-        updates = [str(m["content"]["data"].get("state", {}).get("value", "")) for m in seen if m["msg_type"] == "comm_msg"]
+        updates = [
+            str(m["content"]["data"].get("state", {}).get("value", "")) for m in seen if m["msg_type"] == "comm_msg"
+        ]
         return shown and any("hello-from-the-job" in u for u in updates)
 
     # the live view is displayed, then the cell blocks while a thread updates the log pane
@@ -176,10 +177,16 @@ def test_restart_finds_docker_apps_again(kernel: Tuple[Any, Any], docker_engine:
     from jupyter_sched.specs import random_id
 
     session = f"nbtest-{random_id()}"
-    setup = f"%load_ext jupyter_sched\n%config SchedMagics.interactive = False\n%config SchedMagics.session_name = '{session}'"
+    setup = (
+        "%load_ext jupyter_sched\n%config SchedMagics.interactive = False\n"
+        f"%config SchedMagics.session_name = '{session}'"
+    )
     km, kc = kernel
     try:
-        out = run_ok(kc, f"{setup}\nj = %sched_run -s local_docker --cfg cancel_grace=1 utils.sh --image {image} 'echo from-docker; sleep 60'\nprint(j.handle)")
+        start = (
+            f"j = %sched_run -s local_docker --cfg cancel_grace=1 utils.sh --image {image} 'echo from-docker; sleep 60'"
+        )
+        out = run_ok(kc, f"{setup}\n{start}\nprint(j.handle)")
         handle = out.split()[-1]
         assert handle.startswith(f"local_docker://{session}/")
         km.restart_kernel(now=True)

@@ -98,3 +98,29 @@ def test_stderr_progress_frames_are_marked_but_not_tinted() -> None:
     assert "KeyError" in rows[2] and _STDERR_BG in rows[2]
     assert "20%" in rows[3] and _STDERR_BG not in rows[3]
     assert [line for line in mux.plain(ALL)][0].startswith("train/0 ! epoch 1: 100%")
+
+
+def test_held_items_are_shown_in_the_order_they_were_written() -> None:
+    """A live pane holds items briefly and merges its sources by write time: the stdout line that arrived
+    first but was written after the stderr bar is shown below it, open lines included."""
+    mux = LogMux([Source("train", 0, "stdout"), Source("train", 0, "stderr")])
+    mux.hold(60.0)  # only the watermark or the end of a source releases anything here
+    mux.push(0, "epoch 1 done\n", ts=12.0)
+    mux.drain()
+    assert mux.plain(ALL) == []  # stderr may still deliver something older
+    mux.push(1, "\repoch 1: 100%", ts=10.0)
+    mux.push(1, "\n", ts=10.5)
+    mux.drain()
+    assert mux.plain(ALL) == ["train/0 ! epoch 1: 100%"]
+    mux.push(1, "\repoch 2: 100%", ts=13.0)  # stderr is past 12.0: the stdout line is due
+    mux.push(1, "\n", ts=13.1)
+    mux.drain()
+    assert mux.plain(ALL) == ["train/0 ! epoch 1: 100%", "train/0 | epoch 1 done"]
+    mux.push(0, "epoch 2 done\n", ts=14.0)
+    mux.end(1)  # an ended source holds nothing back, and ends once its held items are shown
+    assert mux.ended == [False, True] and not mux.all_ended
+    assert mux.plain(ALL) == [
+        "train/0 ! epoch 1: 100%", "train/0 | epoch 1 done", "train/0 ! epoch 2: 100%", "train/0 | epoch 2 done",
+    ]  # fmt: skip
+    mux.end(0)
+    assert mux.all_ended

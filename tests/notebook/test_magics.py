@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
+from nbhelpers import py, wait_for
 
 from jupyter_sched.cli.cmd_run import parse_run_args
 from jupyter_sched.components.finder import materialize
@@ -14,8 +15,6 @@ from jupyter_sched.notebook.job import Job
 from jupyter_sched.notebook.magics import Detached
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import AppDef, AppDryRunInfo, AppState, AppStatus, Role
-
-from nbhelpers import py, wait_for
 
 
 def run(ip: Any, line: str) -> Any:
@@ -176,7 +175,9 @@ def test_wait_trait_blocks_unless_no_wait(ip: Any, magics: Any) -> None:
 
 
 def test_cell_magic_runs_the_cell_as_a_shell_script(ip: Any, magics: Any) -> None:
-    job = ip.run_cell_magic("sched_run", "--wait --num_replicas 2 --name cellsh", 'echo "a  b" | tr a A\necho $((1+2))\n')
+    job = ip.run_cell_magic(
+        "sched_run", "--wait --num_replicas 2 --name cellsh", 'echo "a  b" | tr a A\necho $((1+2))\n'
+    )
     assert job.name == "cellsh" and job.last_status.state == AppState.SUCCEEDED
     assert job.logs(role="sh", k=1, streams="stdout") == ["A  b", "3"]
 

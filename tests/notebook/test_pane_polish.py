@@ -9,10 +9,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from nbhelpers import py, wait_for
+
 from jupyter_sched.notebook.job import Job
 from jupyter_sched.specs import AppState
-
-from nbhelpers import py, wait_for
 
 FAIL_ONE = (
     "import os, sys, time\n"
@@ -67,7 +67,9 @@ def test_buttons_in_one_row_and_elapsed_ticks(widgets: Any, recorder: Any, ip: A
 def test_save_logs_writes_every_line_and_links_the_files(widgets: Any, recorder: Any, ip: Any, tmp_path: Path,
                                                          monkeypatch: Any) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
-    job = launch(ip, "--wait " + py("import sys\nfor i in range(20000): print('line', i)\nprint('err', file=sys.stderr)"))
+    job = launch(
+        ip, "--wait " + py("import sys\nfor i in range(20000): print('line', i)\nprint('err', file=sys.stderr)")
+    )
     view = job.view()
     wait_for(view.log_pane.done.is_set, 60, "the log pane")
     assert "earlier lines not shown" in view.log_pane.html.value  # the pane keeps a tail
@@ -97,6 +99,8 @@ def test_following_a_quiet_stream_survives_a_flood_on_the_other(ip: Any, magics:
     ended the follower and lost whatever the replica wrote on stderr afterwards."""
     from jupyter_sched.schedulers.api import Stream
 
-    job = launch(ip, "--quiet " + py("import sys\nfor i in range(200000): print('line', i)\nprint('late', file=sys.stderr)"))
+    job = launch(
+        ip, "--quiet " + py("import sys\nfor i in range(200000): print('line', i)\nprint('late', file=sys.stderr)")
+    )
     items = list(job.runner.log_lines(job.handle, "python", 0, should_tail=True, streams=Stream("stderr")))
     assert items == ["late\n"]

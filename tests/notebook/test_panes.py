@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from IPython.utils.capture import capture_output
+from nbhelpers import py, wait_for
 
 from jupyter_sched.notebook import live
 from jupyter_sched.notebook.config import PaneSettings
@@ -19,8 +20,6 @@ from jupyter_sched.notebook.list_pane import ListPane
 from jupyter_sched.notebook.log_model import LogMux, Source
 from jupyter_sched.notebook.log_pane import LogPane
 from jupyter_sched.specs import AppState
-
-from nbhelpers import py, wait_for
 
 FLOOD = 100_000
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -261,7 +260,10 @@ def test_docker_job_view(ip: Any, widgets: Any, recorder: Any, docker_engine: No
     image = "jupyter-sched/busybox:local"
     if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
         missing_engine(image, "the image is missing: run `bash scripts/setup/images.sh`")
-    job = launch(ip, f"-s local_docker utils.sh --image {image} --num_replicas 2 'echo out-$JUPYTER_SCHED_REPLICA_ID; echo err >&2'")
+    job = launch(
+        ip,
+        f"-s local_docker utils.sh --image {image} --num_replicas 2 'echo out-$JUPYTER_SCHED_REPLICA_ID; echo err >&2'",
+    )
     try:
         view = shown(job)
         status, log = view.status_pane.html.value, view.log_pane.html.value

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-
-from nbhelpers import RECORD_CELLS as CELLS, run_headless
+from nbhelpers import RECORD_CELLS as CELLS
+from nbhelpers import run_headless
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -95,11 +95,13 @@ def test_dollars_are_not_typeset(executed: Dict[str, Any]) -> None:
 @pytest.mark.parametrize("to", ["html", "markdown"])
 def test_nbconvert_shows_the_records(executed: Dict[str, Any], to: str, tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "jupyter", "nbconvert", "--to", to, "--output-dir", str(tmp_path), str(executed["path"])],
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", to, "--output-dir", str(tmp_path),
+         str(executed["path"])],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = next(tmp_path.glob("saved.*")).read_text()
     for needle in ("waited SUCCEEDED", "hello-waited", "step 3/3", "background-done", "KeyError"):
-        assert needle in re.sub(r"<[^>]+>", "", out).replace("&#x27;", "'").replace("SUCCEEDED</span>", "SUCCEEDED"), needle
+        text = re.sub(r"<[^>]+>", "", out).replace("&#x27;", "'").replace("SUCCEEDED</span>", "SUCCEEDED")
+        assert needle in text, needle
     assert "Error displaying widget" not in out

@@ -137,7 +137,10 @@ def test_slurm_dryrun_is_a_table_per_replica_with_secrets_masked(ip: Any, magics
 
 
 def test_masking_keeps_a_command_line_copyable() -> None:
-    line = "docker run --env 'A=1 2' -e HF_TOKEN=abc --env=DB_PASSWORD=\"x y\" img sh -c 'echo \"$HOME\" # not a comment' # note"
+    line = (
+        "docker run --env 'A=1 2' -e HF_TOKEN=abc --env=DB_PASSWORD=\"x y\""
+        " img sh -c 'echo \"$HOME\" # not a comment' # note"
+    )
     masked = mask_shell_text(line)
     assert masked == (
         "docker run --env 'A=1 2' -e 'HF_TOKEN=********' --env='DB_PASSWORD=********' img"
@@ -161,7 +164,9 @@ class FakeDockerJob:
         plans = []
         for c in self.containers:
             kw = c["kwargs"]
-            mounts = [f"{m['Type']} {m['Source']} -> {m['Target']}{' (ro)' if m['ReadOnly'] else ''}" for m in kw["mounts"]]
+            mounts = [
+                f"{m['Type']} {m['Source']} -> {m['Target']}{' (ro)' if m['ReadOnly'] else ''}" for m in kw["mounts"]
+            ]
             plans.append(ReplicaPlan(
                 role="w", replica_id=0, argv=c["command"], env=kw["environment"], image=c["image"], name=c["name"],
                 mounts=mounts, limits={"mem_limit": kw["mem_limit"]},
@@ -189,7 +194,8 @@ def test_docker_dryrun_is_rendered_without_importing_docker(ip: Any, magics: Any
 
 def test_real_docker_dryrun_masks_the_copyable_command(ip: Any, magics: Any) -> None:
     info = ip.run_line_magic(
-        "sched_run", "--dryrun -s local_docker utils.sh --env HF_TOKEN=abc123,X=1 --memMB 512 --num_replicas 2 'echo hi'"
+        "sched_run",
+        "--dryrun -s local_docker utils.sh --env HF_TOKEN=abc123,X=1 --memMB 512 --num_replicas 2 'echo hi'",
     )
     html, text = fmt(ip, "text/html", info), fmt(ip, "text/plain", info)
     data = json.dumps(fmt(ip, DRYRUN_MIME, info))

@@ -72,7 +72,9 @@ def test_notebook_is_a_tutorial_not_a_test(name: str) -> None:
     assert len(markdown) >= len(code) // 2, "prose should explain the cells"
     for cell in code:
         assert "NBVAL" not in cell.source and "assert " not in cell.source, cell.source
-        assert cell.execution_count is not None, f"cell never executed (run scripts/notebooks.py {name}):\n{cell.source}"
+        assert cell.execution_count is not None, (
+            f"cell never executed (run scripts/notebooks.py {name}):\n{cell.source}"
+        )
         if not cell.source.startswith("%%writefile"):  # a file's content is as long as the file
             assert len(cell.source.splitlines()) <= 25, f"keep cells short:\n{cell.source}"
         unknown = set(cell.metadata.get("tags", [])) - NBVAL_TAGS

@@ -282,3 +282,28 @@ def test_follow_of_many_lines_with_live_frames_is_exact(docker_sched: DockerSche
     got = list(it)
     assert "".join(got) == "".join(f"step {i}\rline {i}\n" for i in range(300)) + "tail"
     assert got == items(docker_sched, app_id)
+
+
+def test_a_follow_that_loses_both_streams_mid_bar_loses_and_repeats_nothing(
+    docker_sched: DockerScheduler, session_name: str, engine_proxy: EngineProxy, tmp_path: Path
+) -> None:
+    # the follow starts after "1\n2\n" were stored: the bar's line is the seam line, shown live from "10%"
+    script = (
+        "seq 1 2; touch /gate/wrote; " + WAIT_GO + "; printf '\\r10%%'; while [ ! -e /gate/go2 ]; do sleep 0.02;"
+        " done; printf '\\r20%%\\n'; echo end"
+    )
+    app_id = docker_sched.submit(_gate_app(tmp_path, script), {})
+    until(lambda: (tmp_path / "gate" / "wrote").exists())
+    via_proxy = DockerScheduler(session_name, docker_client=docker.DockerClient(base_url=engine_proxy.url))
+    try:
+        reader = via_proxy.log_iter(app_id, "main", should_tail=True)
+        it = iter(reader)
+        touch_when_live(reader, tmp_path / "gate" / "go")
+        assert [next(it), next(it), next(it)] == ["1\n", "2\n", "10%"]  # "10%" shown live
+        until(lambda: reader.follow_opens >= 1)  # type: ignore[attr-defined]
+        engine_proxy.drop()  # the history and the live stream break in the middle of the bar's line
+        until(lambda: reader.resumes >= 1)  # type: ignore[attr-defined]
+        (tmp_path / "gate" / "go2").touch()
+        assert list(it) == ["\r", "20%\n", "end\n"]  # "10%" is not repeated when its line is stored
+    finally:
+        via_proxy.close()
