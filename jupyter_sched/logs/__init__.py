@@ -24,7 +24,14 @@ Typical flow, one model per replica *and* stream::
 """
 
 from .ansi import (
-    DEFAULT_STYLE, Color, Span, Style, apply_sgr, parse_ansi, spans_to_html, strip_ansi,
+    DEFAULT_STYLE,
+    Color,
+    Span,
+    Style,
+    apply_sgr,
+    parse_ansi,
+    spans_to_html,
+    strip_ansi,
     style_css,
 )
 from .buffer import BoundedBuffer

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
@@ -225,13 +226,33 @@ STOP_SEND_TIMEOUT = 0.5
 """Seconds a cancel thread waits for the engine's answer to a stop: enough to know the request was sent."""
 
 
+def engine_url(api: Any, path: str, *args: str) -> str:
+    """The engine's URL of a versioned endpoint (``/containers/{0}/logs``) with ``args`` quoted into it,
+    built from the SDK client's public ``base_url`` and ``api_version``. The raw endpoints serve what the
+    SDK's wrappers cannot: a stop request that is sent without waiting for the grace period, and log bytes
+    read as they arrive instead of frame by frame."""
+    quoted = [urllib.parse.quote(arg, safe="/:") for arg in args]
+    return f"{api.base_url}/v{api.api_version}{path.format(*quoted)}"
+
+
+def raise_for_status(response: Any) -> None:
+    """A failed raw request as the SDK's own error (``docker.errors.NotFound``, ``APIError``, ...)."""
+    import requests
+    from docker.errors import create_api_error_from_http_exception
+
+    try:
+        response.raise_for_status()
+    except requests.exceptions.HTTPError as e:
+        raise create_api_error_from_http_exception(e) from e
+
+
 def send_stop(client: "docker.DockerClient", container_id: str, grace: int) -> None:
     """Asks the engine to stop a container (the stop signal, then SIGKILL after ``grace`` seconds) without
     waiting for it to happen: the engine carries a stop through even when the client has gone away, so the
     request only has to be *sent*. Errors (a container already gone) are ignored."""
     api = client.api
     try:
-        api._post(api._url("/containers/{0}/stop", container_id), params={"t": grace}, timeout=(30, STOP_SEND_TIMEOUT))
+        api.post(engine_url(api, "/containers/{0}/stop", container_id), params={"t": grace}, timeout=(30, STOP_SEND_TIMEOUT))
     except Exception:  # noqa: BLE001 - the usual case is a read timeout while the engine waits out the grace
         pass
 

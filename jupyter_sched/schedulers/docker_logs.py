@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List,
 
 from jupyter_sched.logs.lines import LineSplitter
 from jupyter_sched.schedulers.api import Stream
-from jupyter_sched.schedulers.docker_engine import lost_engine
+from jupyter_sched.schedulers.docker_engine import engine_url, lost_engine, raise_for_status
 from jupyter_sched.schedulers.docker_frames import Frame, frame_batches, frames_of, runs
 from jupyter_sched.schedulers.log_files import QUIET_S
 
@@ -127,12 +127,12 @@ class DockerLogIterator:
             params["since"] = since
         if self._until:
             params["until"] = self._until
-        url = self.api._url("/containers/{0}/logs", self.container_id)
+        url = engine_url(self.api, "/containers/{0}/logs", self.container_id)
         kwargs: Dict[str, Any] = {"params": params, "stream": True}
         if follow:
             kwargs["timeout"] = None  # a quiet replica may print nothing for a long time
-        response = self.api._get(url, **kwargs)
-        self.api._raise_for_status(response)
+        response = self.api.get(url, **kwargs)
+        raise_for_status(response)
         return response
 
     def chunks(self, response: Any, follow: bool) -> Iterator[bytes]:

@@ -17,8 +17,8 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from jupyter_sched.schedulers.docker_job import (
     LABEL_APP_ID,
     LABEL_CANCELLED_AT,
-    LABEL_REPLICAS,
     LABEL_REPLICA_ID,
+    LABEL_REPLICAS,
     LABEL_ROLE_INDEX,
     LABEL_ROLE_NAME,
 )

@@ -27,18 +27,17 @@ from datetime import datetime
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from jupyter_sched.schedulers import slurm_cli, slurm_opts
-from jupyter_sched.schedulers.api import checked_app, role_from_summary
-from jupyter_sched.schedulers.log_files import read_error_file
-from jupyter_sched.specs.limits import max_replicas_from_env
-from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
     Stream,
+    checked_app,
+    role_from_summary,
     stream_arg,
     unknown_replica,
 )
+from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.schedulers.slurm_batch import (
     BATCH_LOG,
     LOG_FILES,
@@ -53,10 +52,9 @@ from jupyter_sched.schedulers.slurm_batch import (
 from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, parse_exit_code, parse_time, split_job_id
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
-from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.slurm_usage import SlurmUsage, oom_text
+from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
-from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs import (
     NONE,
     AppDef,
@@ -69,6 +67,9 @@ from jupyter_sched.specs import (
     random_id,
     runopts,
 )
+from jupyter_sched.specs.limits import max_replicas_from_env
+from jupyter_sched.specs.names import safe_name
+from jupyter_sched.specs.usage import UsageSample
 
 __all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "create_scheduler", "default_job_root"]
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs a subset of the suite on every other Python the project declares (pyproject's classifiers): the main
-# suite runs on .venv's Python (3.11); this runs specs, logs, components, CLI, the local scheduler, the
-# runner and the notebook's kernel tests on 3.10, 3.12 and 3.13, each in its own venv with the
-# dependencies from PyPI (an editable install of this checkout, so the tests import it).
+# suite runs on .venv's Python (3.11); this runs specs, logs, components, the front-end layer (config and
+# time parsing), the local scheduler, the runner and the notebook's kernel tests on 3.10, 3.12 and 3.13,
+# each in its own venv with the dependencies from PyPI (an editable install of this checkout, so the tests import it).
 #
 #   bash scripts/ci/python_versions.sh              # 3.10 3.12 3.13
 #   PYTHONS="3.12" bash scripts/ci/python_versions.sh -x   # extra arguments go to pytest
@@ -13,9 +13,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 
-TESTS=(
-    tests/specs tests/logs tests/components tests/cli tests/test_runner.py
-    tests/schedulers/test_local_scheduler.py tests/schedulers/test_api_registry.py
+TESTS=(  # what differs between Pythons: parsing (config, times, typing syntax), processes, the kernel
+    tests/specs tests/logs tests/components tests/frontend tests/cli/test_config.py tests/cli/test_render.py
+    tests/cli/test_python_compat.py
+    tests/test_runner.py tests/schedulers/test_local_scheduler.py tests/schedulers/test_api_registry.py
     tests/notebook/test_kernel.py tests/notebook/test_extension.py tests/notebook/test_log_model.py
 )
 # what the subset needs (the rest of [test] is browsers and notebooks, run on the main Python only)

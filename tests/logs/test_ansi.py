@@ -6,11 +6,20 @@ import html
 import re
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jupyter_sched.logs import (
-    DEFAULT_STYLE, Csi, EscapeTokenizer, Span, Style, apply_sgr, parse_ansi, spans_to_html,
-    strip_ansi, style_css,
+    DEFAULT_STYLE,
+    Csi,
+    EscapeTokenizer,
+    Span,
+    Style,
+    apply_sgr,
+    parse_ansi,
+    spans_to_html,
+    strip_ansi,
+    style_css,
 )
 from jupyter_sched.logs.ansi import color_css
 from jupyter_sched.logs.escapes import MAX_PARAM_CHARS

@@ -5,10 +5,17 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jupyter_sched.logs import (
-    DEFAULT_STYLE, Line, LineSplitter, Span, Style, TerminalBuffer, apply_sgr,
+    DEFAULT_STYLE,
+    Line,
+    LineSplitter,
+    Span,
+    Style,
+    TerminalBuffer,
+    apply_sgr,
 )
 
 GREEN = Style(fg=2)

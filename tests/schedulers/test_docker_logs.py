@@ -19,9 +19,9 @@ from jupyter_sched.specs import AppDef, AppState, BindMount, Role
 from .docker_fixtures import (  # noqa: F401 - fixtures
     BUSYBOX,
     PYTHON,
+    EngineProxy,
     docker_images_fixture,
     docker_network_cleanup_fixture,
-    EngineProxy,
     docker_sched_fixture,
     engine_proxy_fixture,
     session_name_fixture,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 import sys
 import time
+from pathlib import Path
 from typing import Any, Optional
 
 import pytest
