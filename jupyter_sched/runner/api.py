@@ -13,11 +13,11 @@ import time
 from datetime import datetime
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
+from jupyter_sched.runner.events import log_event
 from jupyter_sched.schedulers import SchedulerFactory, get_scheduler_factories
 from jupyter_sched.schedulers.api import ListAppResponse, Scheduler, Stream
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
-from jupyter_sched.specs.limits import check_replica_limit
 from jupyter_sched.specs import (
     AppDef,
     AppDryRunInfo,
@@ -33,9 +33,9 @@ from jupyter_sched.specs import (
     runopts,
     validate_app,
 )
-from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs.handles import check_name, parse_safe_handle
-from jupyter_sched.runner.events import log_event
+from jupyter_sched.specs.limits import check_replica_limit
+from jupyter_sched.specs.usage import UsageSample
 
 DEFAULT_SESSION = "default"
 JOB_ID_ENV = "JUPYTER_SCHED_JOB_ID"

@@ -47,6 +47,7 @@ from jupyter_sched.schedulers.local_images import (
 from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
 from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
 from jupyter_sched.schedulers.timed_logs import TimedLogs
+from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
@@ -59,7 +60,6 @@ from jupyter_sched.schedulers.local_request import (
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs, rollback, spawn
 from jupyter_sched.schedulers.usage_api import UsageMixin
-from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_state import (
     FILE_MODE,
     STATE_FILE,
