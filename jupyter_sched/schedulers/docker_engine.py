@@ -252,7 +252,8 @@ def send_stop(client: "docker.DockerClient", container_id: str, grace: int) -> N
     request only has to be *sent*. Errors (a container already gone) are ignored."""
     api = client.api
     try:
-        api.post(engine_url(api, "/containers/{0}/stop", container_id), params={"t": grace}, timeout=(30, STOP_SEND_TIMEOUT))
+        url = engine_url(api, "/containers/{0}/stop", container_id)
+        api.post(url, params={"t": grace}, timeout=(30, STOP_SEND_TIMEOUT))
     except Exception:  # noqa: BLE001 - the usual case is a read timeout while the engine waits out the grace
         pass
 

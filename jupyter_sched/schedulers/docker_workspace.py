@@ -275,7 +275,8 @@ def push_image(client: "docker.DockerClient", repo: str, tag: str, quiet: bool =
 
 
 _REPO_PATH = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*")
-_REPO_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d+)?")
+_HOST_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_REPO_HOST = re.compile(rf"(?:{_HOST_LABEL})(?:\.{_HOST_LABEL})*(?::\d+)?")
 
 
 def check_image_repo(repo: str) -> str:

@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from jupyter_sched.schedulers.api import role_summary
 from jupyter_sched.schedulers.slurm_cli import Node, Partition, time_minutes
+from jupyter_sched.schedulers.slurm_opts import sbatch_extra
 from jupyter_sched.specs import AppDef, CfgVal, DryRunView, InvalidAppError, ReplicaPlan, Role, macros
 from jupyter_sched.specs.names import safe_name
 
@@ -197,7 +198,8 @@ def render_script(req: SlurmBatchRequest) -> str:
         + (" one het-job component each." if req.heterogeneous else " a plain job."),
         f"# jupyter_sched submits it as {shlex.quote(req.script_path)}, with the replicas' log wrapper beside it.",
         "# To submit it yourself, put the wrapper there first:",
-        f"#   umask 077 && mkdir -p {app_dir} && cp {shlex.quote(wrapper_src)} {app_dir}/ && sbatch --parsable THIS_FILE",
+        f"#   umask 077 && mkdir -p {app_dir} && cp {shlex.quote(wrapper_src)} {app_dir}/"
+        " && sbatch --parsable THIS_FILE",
     ]
     for rep in req.replicas:
         if rep.offset:
@@ -255,7 +257,7 @@ def build_request(app: AppDef, cfg: Mapping[str, CfgVal], session: str, app_dir:
     python = str(cfg.get("python") or "python3")
     wrapper = os.path.join(app_dir, WRAPPER_NAME)
     kill = bool(cfg.get("kill_on_bad_exit", True))
-    extra = dict(cfg.get("sbatch_opts") or {})  # type: ignore[arg-type]
+    extra = sbatch_extra(cfg)
     component_cfg = [_opt(flag, cfg[key]) for key, flag in _COMPONENT_CFG if cfg.get(key)]
     component_cfg += [_opt("--" + k.lstrip("-"), v) for k, v in extra.items()]
     max_retries = max(r.max_retries for r in app.roles)

@@ -232,7 +232,8 @@ def time_minutes(text: Optional[str]) -> Optional[int]:
     m = _TIME.match((text or "").strip())
     if not m:
         return None
-    days, a, b, c = (int(x) if x else None for x in m.group("d", "a", "b", "c"))
+    a = int(m.group("a"))  # the pattern always has the first number
+    days, b, c = (int(x) if x else None for x in m.group("d", "b", "c"))
     if days is not None:  # D-HH, D-HH:MM, D-HH:MM:SS
         seconds = days * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)
     elif c is not None:  # HH:MM:SS

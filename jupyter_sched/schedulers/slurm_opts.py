@@ -110,6 +110,13 @@ def run_options() -> runopts:
     return opts
 
 
+def sbatch_extra(cfg: Mapping[str, CfgVal]) -> Dict[str, str]:
+    """The run option ``sbatch_opts`` (option -> value), ``{}`` when unset. Resolving the cfg against
+    ``run_options()`` has already refused a value that is not a ``Dict[str, str]``."""
+    value = cfg.get("sbatch_opts")
+    return dict(value) if isinstance(value, dict) else {}
+
+
 def check(cfg: Mapping[str, CfgVal]) -> str:
     """Checks the resolved run options; returns the replicas' working directory (absolute)."""
     limit = cfg.get("time")
@@ -129,7 +136,7 @@ def check(cfg: Mapping[str, CfgVal]) -> str:
                 "mail_type",
                 cfg,
             )
-    for key in dict(cfg.get("sbatch_opts") or {}):  # type: ignore[call-overload]
+    for key in sbatch_extra(cfg):
         name = str(key).lstrip("-").split("=")[0]
         if name in _LAYOUT:
             raise InvalidRunConfigException(
@@ -166,7 +173,7 @@ _FLAG_OPTION = {
 def blame(detail: str, cfg: Mapping[str, CfgVal]) -> str:
     """Which run option to fix when ``sbatch`` refused a script with message ``detail``: the one behind the
     first ``--flag`` it names, or the resources and options it may be about."""
-    extra = {str(k).lstrip("-") for k in dict(cfg.get("sbatch_opts") or {})}  # type: ignore[call-overload]
+    extra = {str(k).lstrip("-") for k in sbatch_extra(cfg)}
     for flag in re.findall(r"--([A-Za-z][\w-]*)", detail):
         if flag in extra:
             return f"fix or remove {flag!r} in the run option sbatch_opts"

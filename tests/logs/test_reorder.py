@@ -82,7 +82,8 @@ def test_any_arrival_comes_out_in_time_order_complete_and_not_held_past_the_wind
             out.append(entry)
             released_at[entry[2]] = now
     assert r.held() == 0  # once time has passed the window, nothing is held
-    assert sorted(item for _, _, item in out) == sorted((s, i) for s, items in enumerate(streams) for i in range(len(items)))
+    expected = [(s, i) for s, items in enumerate(streams) for i in range(len(items))]
+    assert sorted(item for _, _, item in out) == sorted(expected)
     assert [ts for ts, _, _ in out] == sorted(ts for ts, _, _ in out)  # time order
     for (s, i), at in released_at.items():  # nothing waits for a drain later than the window needs
         due = streams[s][i][1] + W

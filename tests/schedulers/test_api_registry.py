@@ -61,7 +61,9 @@ class HookRole(Role):
 
 def _app() -> AppDef:
     res = Resource(cpu=1, gpu=0, memMB=10)
-    return AppDef("a", [HookRole("r1", "img", entrypoint="e", resource=res), HookRole("r2", "img", entrypoint="e", resource=res)])
+    return AppDef(
+        "a", [HookRole("r1", "img", entrypoint="e", resource=res), HookRole("r2", "img", entrypoint="e", resource=res)]
+    )
 
 
 def test_submit_is_dryrun_then_schedule_with_hooks_and_resolved_cfg() -> None:
@@ -106,7 +108,8 @@ def test_split_lines_and_filters() -> None:
 
 def test_list_response_hash_and_equality() -> None:
     a = ListAppResponse("id", AppState.RUNNING, "h")
-    assert a == ListAppResponse("id", AppState.RUNNING, "h") and len({a, ListAppResponse("id", AppState.RUNNING, "h")}) == 1
+    b = ListAppResponse("id", AppState.RUNNING, "h")
+    assert a == b and len({a, b}) == 1
     assert DescribeAppResponse().app_id == "<NOT_SET>" and DescribeAppResponse().num_restarts == -1
 
 
@@ -143,6 +146,9 @@ def test_entry_point_plugins_add_to_builtins(tmp_path) -> None:  # type: ignore[
 
 
 def test_importing_the_package_stays_light() -> None:
-    code = "import sys, jupyter_sched, jupyter_sched.runner; print([m for m in ('docker', 'ipywidgets') if m in sys.modules])"
+    code = (
+        "import sys, jupyter_sched, jupyter_sched.runner;"
+        " print([m for m in ('docker', 'ipywidgets') if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
     assert out == "[]"

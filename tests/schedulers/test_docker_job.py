@@ -191,7 +191,8 @@ def test_repr_is_readable_without_yaml_tags(tmp_path) -> None:  # type: ignore[n
 
 def test_repr_keeps_one_row_per_value_with_control_characters() -> None:
     # a newline in an env value or an argument must not start what looks like a new row of the table
-    role = Role("r", BUSYBOX, entrypoint="sh", args=["-c", "echo a\necho b", "tab\there"], env={"NL": "a\nb", "CR": "x\ry"})
+    args = ["-c", "echo a\necho b", "tab\there"]
+    role = Role("r", BUSYBOX, entrypoint="sh", args=args, env={"NL": "a\nb", "CR": "x\ry"})
     text = repr(dryrun(AppDef("c", [role])).request)
     lines = text.splitlines()
     assert any(line.endswith("NL=a\\nb") for line in lines)

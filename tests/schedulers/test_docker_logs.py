@@ -162,7 +162,8 @@ def _gated(tmp_path: Path) -> AppDef:
     gate = tmp_path / "gate"
     gate.mkdir()
     script = "seq 1 3; while [ ! -e /gate/go ]; do sleep 0.05; done; seq 4 6"
-    return AppDef("gated", [Role("main", BUSYBOX, entrypoint="sh", args=["-c", script], mounts=[BindMount(str(gate), "/gate")])])
+    mounts = [BindMount(str(gate), "/gate")]
+    return AppDef("gated", [Role("main", BUSYBOX, entrypoint="sh", args=["-c", script], mounts=mounts)])
 
 
 def test_follow_resumes_after_a_dropped_connection(
@@ -207,7 +208,8 @@ def test_log_iter_when_the_engine_goes_away_says_how_to_start_one(
 def _gate_app(tmp_path: Path, script: str) -> AppDef:
     gate = tmp_path / "gate"
     gate.mkdir(exist_ok=True)
-    return AppDef("live", [Role("main", BUSYBOX, entrypoint="sh", args=["-c", script], mounts=[BindMount(str(gate), "/gate")])])
+    mounts = [BindMount(str(gate), "/gate")]
+    return AppDef("live", [Role("main", BUSYBOX, entrypoint="sh", args=["-c", script], mounts=mounts)])
 
 
 WAIT_GO = "while [ ! -e /gate/go ]; do sleep 0.02; done"
@@ -228,7 +230,8 @@ def test_follow_shows_an_unterminated_frame_while_the_replica_runs(
     docker_sched: DockerScheduler, tmp_path: Path
 ) -> None:
     # the json-file driver would store "\r10%" only when the line ends (here: never before the exit)
-    app_id = docker_sched.submit(_gate_app(tmp_path, f"{WAIT_GO}; echo epoch 1; printf '\\r10%%'; sleep 600"), {"cancel_grace": 0})
+    script = f"{WAIT_GO}; echo epoch 1; printf '\\r10%%'; sleep 600"
+    app_id = docker_sched.submit(_gate_app(tmp_path, script), {"cancel_grace": 0})
     reader = docker_sched.log_iter(app_id, "main", should_tail=True)
     it = iter(reader)
     touch_when_live(reader, tmp_path / "gate" / "go")
@@ -274,7 +277,9 @@ def test_follow_that_starts_in_the_middle_of_a_line_loses_and_repeats_nothing(
 
 
 def test_follow_of_many_lines_with_live_frames_is_exact(docker_sched: DockerScheduler, tmp_path: Path) -> None:
-    script = WAIT_GO + "; i=0; while [ $i -lt 300 ]; do printf 'step %d\\r' $i; echo line $i; i=$((i+1)); done; printf tail"
+    script = (
+        WAIT_GO + "; i=0; while [ $i -lt 300 ]; do printf 'step %d\\r' $i; echo line $i; i=$((i+1)); done; printf tail"
+    )
     app_id = docker_sched.submit(_gate_app(tmp_path, script), {})
     reader = docker_sched.log_iter(app_id, "main", should_tail=True)
     it = iter(reader)

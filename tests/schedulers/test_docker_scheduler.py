@@ -494,6 +494,9 @@ def test_a_script_that_is_only_here_is_warned_about_at_dry_run(
         [Role("python", PYTHON, entrypoint="python3", args=["train.py"], mounts=[BindMount(str(tmp_path), "/w")])],
     )
     assert docker_sched.submit_dryrun(mounted, {}).request.warnings() == []
-    workspace = AppDef("train", [Role("python", "jupyter-sched/workspace:abc", entrypoint="python3", args=["train.py"])])
+    workspace = AppDef(
+        "train", [Role("python", "jupyter-sched/workspace:abc", entrypoint="python3", args=["train.py"])]
+    )
     assert docker_sched.submit_dryrun(workspace, {}).request.warnings() == []
-    assert docker_sched.submit_dryrun(AppDef("t", [Role("python", PYTHON, entrypoint="python3", args=["-c", "1"])]), {}).request.warnings() == []
+    inline = AppDef("t", [Role("python", PYTHON, entrypoint="python3", args=["-c", "1"])])
+    assert docker_sched.submit_dryrun(inline, {}).request.warnings() == []

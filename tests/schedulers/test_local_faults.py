@@ -202,7 +202,9 @@ def test_a_pasted_handle_cannot_reach_outside_the_log_dir(planted, log_dir: str)
     env = {**os.environ, "JUPYTER_SCHED_LOG_DIR": log_dir}
     handle = "local_cwd://../x/evil/sh-abc"  # <log_dir>/../x/evil/sh-abc is the planted record
     for verb in ("status", "cancel", "log", "describe"):
-        proc = subprocess.run([PY, "-m", "jupyter_sched", verb, handle], env=env, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [PY, "-m", "jupyter_sched", verb, handle], env=env, capture_output=True, text=True, timeout=60
+        )
         assert proc.returncode == 2, (verb, proc.stdout, proc.stderr)  # a usage error
         assert "not yours" not in proc.stdout
         if verb != "log":  # `log` refuses it in its own parser, with its own words
@@ -278,7 +280,8 @@ def test_logs_and_state_are_private(sched: LocalScheduler, log_dir: str, outlive
     app_id = sched.submit(sh_app("echo secret; echo err >&2"), {"log_dir": base, "outlive_owner": outlive})
     wait_done(sched, app_id)
     app_dir = os.path.join(base, "test", app_id)
-    for d in (base, os.path.join(base, "test"), app_dir, os.path.join(app_dir, "main"), os.path.join(app_dir, "main", "0")):
+    replica_dirs = (os.path.join(app_dir, "main"), os.path.join(app_dir, "main", "0"))
+    for d in (base, os.path.join(base, "test"), app_dir, *replica_dirs):
         assert _mode(d) == 0o700, d
     files = [os.path.join(root, f) for root, _, fs in os.walk(app_dir) for f in fs]
     assert any(f.endswith("stdout.log") for f in files) and any(f.endswith("state.json") for f in files)

@@ -20,7 +20,9 @@ def sched():  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("reader", ["owner", "another scheduler"])
-def test_an_unterminated_frame_arrives_before_the_process_ends(sched: LocalScheduler, log_dir: str, reader: str) -> None:
+def test_an_unterminated_frame_arrives_before_the_process_ends(
+    sched: LocalScheduler, log_dir: str, reader: str
+) -> None:
     app_id = sched.submit(sh_app("printf '\\r10%%'; sleep 2"), {"log_dir": log_dir})
     follower = sched if reader == "owner" else create_cwd_scheduler("test", log_dir=log_dir)
     try:

@@ -70,7 +70,7 @@ def test_no_lost_tail_over_many_short_runs(sched: LocalScheduler, log_dir: str) 
     """The last bytes a replica printed are in its logs before describe reports it finished."""
     for i in range(40):
         app_id = run(sched, sh_app(f"echo first; printf 'p1\\rp2\\r'; printf 'last-{i}'"), log_dir)
-        wait_until(lambda: sched.describe(app_id).state.is_terminal, what="finish")
+        wait_until(lambda app_id=app_id: sched.describe(app_id).state.is_terminal, what="finish")
         assert list(sched.log_iter(app_id, "main", 0)) == ["first\n", "p1\r", "p2\r", f"last-{i}"]
 
 
@@ -85,7 +85,7 @@ def test_progress_frames_arrive_live(sched: LocalScheduler, log_dir: str, tmp_pa
     app_id = run(sched, py_app(code), log_dir)
     it = iter(sched.log_iter(app_id, "main", 0, should_tail=True))
     seen = []
-    for i, gate in enumerate(gates):
+    for gate in gates:
         seen.append(next(it))
         assert sched.describe(app_id).state == AppState.RUNNING
         open(gate, "w").close()
@@ -280,13 +280,21 @@ def test_cancel_escalates_to_sigkill_without_blocking(sched: LocalScheduler, log
     sched.cancel("never-submitted-app")
 
 
-def test_cancel_from_a_process_that_exits_at_once_still_escalates(sched: LocalScheduler, log_dir: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_from_a_process_that_exits_at_once_still_escalates(  # type: ignore[no-untyped-def]
+    sched: LocalScheduler, log_dir: str, tmp_path
+) -> None:
     """A CLI `cancel` exits right after sending SIGTERM; the SIGKILL after the grace period still comes."""
     ready = str(tmp_path / "ready")
-    code = f"import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); open({ready!r}, 'w').close(); time.sleep(600)"
+    code = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+        f" open({ready!r}, 'w').close(); time.sleep(600)"
+    )
     app_id = run(sched, py_app(code), log_dir, cancel_grace=1.0)
     wait_for_file(ready)
-    canceller = f"from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler as c; c('test', log_dir={log_dir!r}).cancel({app_id!r})"
+    canceller = (
+        "from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler as c;"
+        f" c('test', log_dir={log_dir!r}).cancel({app_id!r})"
+    )
     subprocess.run([PY, "-c", canceller], check=True, timeout=60)
     desc = wait_done(sched, app_id)
     assert desc.state == AppState.CANCELLED
@@ -374,7 +382,8 @@ def test_local_dir_image_provider(tmp_path) -> None:  # type: ignore[no-untyped-
     with pytest.raises(ValueError, match="does not exist"):
         provider.fetch(str(tmp_path / "missing"))
     (tmp_path / "run.sh").write_text("#!/bin/sh\necho in-image\n")
-    assert provider.get_entrypoint(str(tmp_path), Role("r", str(tmp_path), entrypoint="run.sh")) == str(tmp_path / "run.sh")
+    in_image = Role("r", str(tmp_path), entrypoint="run.sh")
+    assert provider.get_entrypoint(str(tmp_path), in_image) == str(tmp_path / "run.sh")
     assert provider.get_entrypoint(str(tmp_path), Role("r", str(tmp_path), entrypoint="echo")) == "echo"
 
 

@@ -310,7 +310,8 @@ def test_a_time_limit_over_the_partitions_maxtime_is_refused(srunner: Runner, sh
     for attempt in (srunner.dryrun, srunner.run):
         with pytest.raises(InvalidAppError) as err:
             attempt(app, "slurm", {"partition": short_partition, "time": "0-01:00"})
-        assert err.value.field == "cfg.time" and "(60 min) is more than" in str(err.value) and "at most 5" in str(err.value)
+        message = str(err.value)
+        assert err.value.field == "cfg.time" and "(60 min) is more than" in message and "at most 5" in message
     assert srunner.list("slurm") == []
 
 
@@ -429,7 +430,8 @@ def test_a_progress_frame_reaches_a_follow_while_the_step_runs(srunner: Runner) 
 
 def test_job_files_are_private_to_their_owner(srunner: Runner) -> None:
     # job.sbatch holds the replicas' env (-e HF_TOKEN=...), the logs hold what jobs print: 0600 in 0700
-    app = AppDef("private", [Role("main", "unused", entrypoint="sh", args=["-c", "echo $HF_TOKEN"], env={"HF_TOKEN": "hf_secret"})])
+    role = Role("main", "unused", entrypoint="sh", args=["-c", "echo $HF_TOKEN"], env={"HF_TOKEN": "hf_secret"})
+    app = AppDef("private", [role])
     handle = srunner.run(app, "slurm")
     status = srunner.wait(handle, timeout=60)
     assert status is not None and status.state == AppState.SUCCEEDED, status
