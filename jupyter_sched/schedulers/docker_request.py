@@ -23,17 +23,14 @@ import os
 import re
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
-from jupyter_sched.specs.names import safe_name
 from jupyter_sched.schedulers.docker_devices import device_mounts
-from jupyter_sched.schedulers.docker_preflight import files_left_behind
 from jupyter_sched.schedulers.docker_job import (
-    package_version,
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
-    LABEL_REPLICAS,
     LABEL_REPLICA_ID,
+    LABEL_REPLICAS,
     LABEL_ROLE_INDEX,
     LABEL_ROLE_NAME,
     LABEL_SESSION,
@@ -41,7 +38,9 @@ from jupyter_sched.schedulers.docker_job import (
     PULL_POLICIES,
     DockerContainer,
     DockerJob,
+    package_version,
 )
+from jupyter_sched.schedulers.docker_preflight import files_left_behind
 from jupyter_sched.specs import (
     AppDef,
     BindMount,
@@ -52,6 +51,7 @@ from jupyter_sched.specs import (
     VolumeMount,
     macros,
 )
+from jupyter_sched.specs.names import safe_name
 
 RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"  # the same variable as the local backend
 _MAX_HOSTNAME = 63
@@ -67,7 +67,8 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id:
     pull = str(cfg.get("pull") or "missing")
     if pull not in PULL_POLICIES:
         raise InvalidRunConfigException(f"pull={pull!r} must be one of {', '.join(PULL_POLICIES)}", "pull", cfg)
-    grace = float(cfg.get("cancel_grace") if cfg.get("cancel_grace") is not None else 10.0)
+    grace_cfg = cfg.get("cancel_grace")
+    grace = float(grace_cfg) if isinstance(grace_cfg, (int, float, str)) else 10.0
     if grace < 0:
         raise InvalidRunConfigException(f"cancel_grace={grace} must be 0 or more seconds", "cancel_grace", cfg)
     network = str(cfg.get("network") or DEFAULT_NETWORK)

@@ -38,12 +38,12 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict, TypeVar
 
-from jupyter_sched.schedulers.api import checked_app
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
     Stream,
+    checked_app,
     stream_arg,
     unknown_replica,
 )
@@ -62,7 +62,6 @@ from jupyter_sched.schedulers.docker_engine import (
     start_threads,
 )
 from jupyter_sched.schedulers.docker_job import (
-    package_version,
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_APP_NAME,
@@ -75,6 +74,7 @@ from jupyter_sched.schedulers.docker_job import (
     LABEL_WORKSPACE,
     DockerContainer,
     DockerJob,
+    package_version,
 )
 from jupyter_sched.schedulers.docker_logs import DockerLogIterator
 from jupyter_sched.schedulers.docker_request import (
@@ -356,7 +356,9 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             states.append(AppState.FAILED)  # its outcome is unknowable: the app cannot be said to succeed
             failures.append(gone_message(role, k))
             roles.setdefault(role, RoleStatus(role, [])).replicas.append(
-                ReplicaStatus(id=k, state=AppState.UNKNOWN, role=role, hostname="", structured_error_msg=gone_message(role, k))
+                ReplicaStatus(
+                    id=k, state=AppState.UNKNOWN, role=role, hostname="", structured_error_msg=gone_message(role, k)
+                )
             )
             if role in role_defs:
                 role_defs[role].num_replicas += 1
@@ -406,7 +408,9 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             raise UnknownAppException(app_id)
         api = self._docker().api
         infos = [i for i, _ in parallel(lambda r: api.inspect_container(r["Id"]), rows) if i is not None]
-        views = sorted(((ReplicaView.from_inspect(i), i) for i in infos), key=lambda vi: (vi[0].role_index, vi[0].replica_id))
+        views = sorted(
+            ((ReplicaView.from_inspect(i), i) for i in infos), key=lambda vi: (vi[0].role_index, vi[0].replica_id)
+        )
         running = [i["Id"] for v, i in views if v.word in ("running", "restarting", "paused")]
         for v, i in views:
             if i["Id"] in running:

@@ -149,8 +149,8 @@ class DockerUsage:
                 if not pending or left <= 0:
                     break
                 self._changed.wait(left)
-            return {c: self._watches[c].latest for c in container_ids
-                    if c in self._watches and self._watches[c].latest is not None}
+            found = {c: self._watches[c].latest for c in container_ids if c in self._watches}
+            return {c: sample for c, sample in found.items() if sample is not None}
 
     # -- totals kept after the end -----------------------------------------------------------------------
     def _path(self, name: str) -> str:

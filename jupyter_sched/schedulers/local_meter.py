@@ -84,7 +84,9 @@ class LocalMeter:
             else:
                 live = merge_peak(
                     self._probe.sample([
-                        (r.role, r.replica_id, r.pid, r.started or 0.0, limit_of_record(r)) for r in running
+                        (r.role, r.replica_id, r.pid, r.started or 0.0, limit_of_record(r))
+                        for r in running
+                        if r.pid is not None
                     ]),
                     known,
                 )

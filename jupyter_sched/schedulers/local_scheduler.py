@@ -46,7 +46,6 @@ from jupyter_sched.schedulers.local_images import (
 )
 from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
 from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
-from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
@@ -59,7 +58,6 @@ from jupyter_sched.schedulers.local_request import (
 )
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs, rollback, spawn
-from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.schedulers.local_state import (
     FILE_MODE,
     STATE_FILE,
@@ -71,6 +69,8 @@ from jupyter_sched.schedulers.local_state import (
     process_start_time,
 )
 from jupyter_sched.schedulers.log_files import read_error_file
+from jupyter_sched.schedulers.timed_logs import TimedLogs
+from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import (
     NONE,
     AppDef,
@@ -82,9 +82,9 @@ from jupyter_sched.specs import (
     make_unique,
     runopts,
 )
-from jupyter_sched.specs.usage import UsageSample
 from jupyter_sched.specs.handles import check_name
 from jupyter_sched.specs.names import safe_name
+from jupyter_sched.specs.usage import UsageSample
 
 __all__ = [
     "CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "LocalOpts", "LocalScheduler",
@@ -531,7 +531,8 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         """``log_iter`` with the time each item was written, from the log's time index. Replicas started
         with ``outlive_owner`` write their files without an index: their items carry the time they are read."""
         reader = self._log_reader(app_id, role_name, k, regex, since, until, should_tail, streams)
-        if self._record(app_id).outlive_owner:  # type: ignore[union-attr] - _log_reader checked it exists
+        record = self._record(app_id)
+        if record is not None and record.outlive_owner:  # the index is missing for these (see above)
             return ((time.time(), item) for item in reader)
         return reader.timed()
 

@@ -15,6 +15,7 @@ from jupyter_sched.specs.app import (
     macros,
     validate_app,
 )
+from jupyter_sched.specs.builders import materialize_appdef  # noqa: E402 (needs the names above)
 from jupyter_sched.specs.dryrun import AppDryRunInfo, DryRunView, ReplicaPlan
 from jupyter_sched.specs.errors import (
     AppStatusError,
@@ -42,7 +43,6 @@ from jupyter_sched.specs.resources import (
     resource,
 )
 from jupyter_sched.specs.runopts import CfgVal, get_type_name, runopt, runopts
-from jupyter_sched.specs.builders import materialize_appdef  # noqa: E402 (needs the names above)
 from jupyter_sched.specs.state import (
     AppState,
     AppStatus,

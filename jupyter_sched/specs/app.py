@@ -153,7 +153,9 @@ def validate_app(app: AppDef) -> None:
         if _bad_name(role.name):
             raise InvalidAppError(f"{where}.name", f"{role.name!r} is not a valid role name", "Name it, e.g. 'trainer'")
         if role.name in seen:
-            raise InvalidAppError(f"{where}.name", f"role name {role.name!r} is used twice", "Give each role a unique name")
+            raise InvalidAppError(
+                f"{where}.name", f"role name {role.name!r} is used twice", "Give each role a unique name"
+            )
         if safe_name(role.name, "role") in safe_seen:
             other = safe_seen[safe_name(role.name, "role")]
             raise InvalidAppError(

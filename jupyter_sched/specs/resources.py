@@ -89,7 +89,10 @@ named_resources: NamedResources = NamedResources()
 
 
 def resource(
-    cpu: Optional[int] = None, gpu: Optional[int] = None, memMB: Optional[int] = None, h: Optional[str] = None
+    cpu: Optional[int] = None,
+    gpu: Optional[int] = None,
+    memMB: Optional[int] = None,  # noqa: N803 - TorchX's parameter name
+    h: Optional[str] = None,
 ) -> Resource:
     """A Resource from either a named resource ``h`` (which wins) or explicit values.
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from datetime import datetime
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
 from typing import Any, List, Optional
 

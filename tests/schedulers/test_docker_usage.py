@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 import sys
 import threading
+import time
 
 import pytest
 
@@ -82,7 +82,8 @@ def test_a_container_over_its_memory_limit_is_named_out_of_memory(docker_sched: 
     desc = docker_sched.describe(app_id)
     rep = desc.roles_statuses[0].replicas[0]
     assert desc.state == AppState.FAILED and rep.state == AppState.FAILED and rep.exit_code == 137
-    assert re.fullmatch(r"killed: out of memory \(limit 64 MiB, peak \d+(\.\d)? MiB\)", rep.structured_error_msg), rep.structured_error_msg
+    message = rep.structured_error_msg
+    assert re.fullmatch(r"killed: out of memory \(limit 64 MiB, peak \d+(\.\d)? MiB\)", message), message
     assert rep.msg == rep.structured_error_msg
     assert "killed: out of memory (limit 64 MiB" in desc.msg
     [final] = docker_sched.usage(app_id)

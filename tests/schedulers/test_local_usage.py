@@ -107,7 +107,9 @@ def test_memory_limit_is_opt_in_and_a_replica_over_it_says_so(sched: LocalSchedu
     assert sched.describe(ok).msg == "<NONE>"
 
 
-def test_bad_memory_limit_and_missing_entrypoint_fail_before_anything_starts(sched: LocalScheduler, log_dir: str) -> None:
+def test_bad_memory_limit_and_missing_entrypoint_fail_before_anything_starts(
+    sched: LocalScheduler, log_dir: str
+) -> None:
     with pytest.raises(ValueError, match=r"memory_limit='lots': give a positive size with a unit"):
         sched.submit_dryrun(py_app("pass"), {"log_dir": log_dir, "memory_limit": "lots"})
     app = AppDef("typo", [Role("main", "x", entrypoint="no-such-program-xyz")])

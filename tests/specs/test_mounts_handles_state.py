@@ -1,6 +1,6 @@
 import json
-from datetime import datetime
 import os
+from datetime import datetime
 
 import pytest
 
@@ -77,7 +77,9 @@ def test_app_state_str_repr_and_sets() -> None:
 
 
 def _status(state: AppState) -> AppStatus:
-    err = json.dumps({"message": {"message": "boom: CUDA out of memory", "errorCode": 1, "extraInfo": {"timestamp": 0}}})
+    err = json.dumps(
+        {"message": {"message": "boom: CUDA out of memory", "errorCode": 1, "extraInfo": {"timestamp": 0}}}
+    )
     return AppStatus(
         state=state,
         msg="m",
@@ -123,12 +125,23 @@ def test_status_format_without_an_error_file_and_filtered() -> None:
     status = AppStatus(
         AppState.FAILED,
         roles=[
-            RoleStatus("a", [ReplicaStatus(1, AppState.FAILED, "a", "h", exit_code=7), ReplicaStatus(0, AppState.CANCELLED, "a", "h")]),
-            RoleStatus("b", [ReplicaStatus(0, AppState.FAILED, "b", "h", structured_error_msg="plain text, not JSON")]),
+            RoleStatus(
+                "a",
+                [
+                    ReplicaStatus(1, AppState.FAILED, "a", "h", exit_code=7),
+                    ReplicaStatus(0, AppState.CANCELLED, "a", "h"),
+                ],
+            ),
+            RoleStatus(
+                "b", [ReplicaStatus(0, AppState.FAILED, "b", "h", structured_error_msg="plain text, not JSON")]
+            ),
         ],
     )  # fmt: skip
     text = status.format()
-    assert " *a[0]:CANCELLED (no reply file)\n  a[1]:FAILED (exitcode: 7)\n *b[0]:FAILED\n      plain text, not JSON" in text
+    expected = (
+        " *a[0]:CANCELLED (no reply file)\n  a[1]:FAILED (exitcode: 7)\n *b[0]:FAILED\n      plain text, not JSON"
+    )
+    assert expected in text
     assert "b[0]" not in status.format(filter_roles=["a"])
 
 
@@ -152,6 +165,9 @@ def test_format_error_message_breaks_long_lines_at_spaces() -> None:
     lines = format_error_message(msg, header="err: ", width=20).split("\n")
     assert lines[0].startswith("err: word") and all(line.startswith("     ") for line in lines[1:])
     assert "".join(line[5:] for line in lines) == msg
-    rpc = "RuntimeError('On WorkerInfo(id=1, name=t:0):\nValueError('bad')\n')\nTraceback (most recent call last):\n  x\n"
+    rpc = (
+        "RuntimeError('On WorkerInfo(id=1, name=t:0):\nValueError('bad')\n')\n"
+        "Traceback (most recent call last):\n  x\n"
+    )
     assert format_error_message(rpc, header="") == "RuntimeError('On WorkerInfo(id=1, name=t:0):\nValueError('bad')\n')"
     assert format_error_message("the message\nException: detail", header="") == "the message"

@@ -232,7 +232,9 @@ def test_a_builtin_copied_from_its_source_runs(tmp_path) -> None:  # type: ignor
     copy.write_text(get_builtin_source("utils.echo"))
     assert "def echo(" in copy.read_text()
     with Runner("s", {"local_cwd": create_cwd_scheduler}) as runner:
-        handle = runner.run_component(f"{copy}:echo", ["--msg", "from a copy"], "local_cwd", cfg={"log_dir": str(tmp_path)})
+        handle = runner.run_component(
+            f"{copy}:echo", ["--msg", "from a copy"], "local_cwd", cfg={"log_dir": str(tmp_path)}
+        )
         status = runner.wait(handle, wait_interval=0.1, timeout=60)
         assert status is not None and status.state == specs.AppState.SUCCEEDED
         assert list(runner.log_lines(handle, "echo", 0)) == ["from a copy\n"]

@@ -24,7 +24,8 @@ from jupyter_sched.specs import AppDef, AppState, InvalidAppError, Resource, Rol
 
 def _app(*args: str, n: int = 2, entrypoint: str = "sh") -> AppDef:
     res = Resource(cpu=1, gpu=0, memMB=256)
-    return AppDef("bridged", [Role("main", "alpine:3", entrypoint=entrypoint, args=list(args), num_replicas=n, resource=res)])
+    role = Role("main", "alpine:3", entrypoint=entrypoint, args=list(args), num_replicas=n, resource=res)
+    return AppDef("bridged", [role])
 
 
 def test_the_registry_names_every_torchx_scheduler() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Iterator, Tuple
+from typing import Any, Iterator
 
 import pytest
 
