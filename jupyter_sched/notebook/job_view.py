@@ -92,7 +92,7 @@ class JobView:
         self.status_pane = StatusPane(job, settings, status, stderr_tail=self.log_pane.stderr_tail)
         self.log_pane.on_all_ended = self.status_pane.wake
         self.save_button = w.Button(
-            description="Save logs", icon="download", layout=w.Layout(width="auto"),
+            description="Save logs", icon="download", layout=w.Layout(width="auto", flex="0 0 auto"),
             tooltip="write each replica's full log next to the notebook and link it",
         )
         self.saved_links = w.HTML()

@@ -144,8 +144,13 @@ class LogPane:
         self.html = w.HTML(value="")
         self.html.add_class("jsched-log")
         views = mux.views()
-        self.selector = w.Dropdown(options=views, value=ALL, description="replica", layout=w.Layout(width="auto"))
-        self.follow = w.ToggleButton(value=True, description="Follow", icon="pause", tooltip="pause / resume updates")
+        self.selector = w.Dropdown(
+            options=views, value=ALL, description="replica", layout=w.Layout(width="auto", flex="0 0 auto")
+        )
+        self.follow = w.ToggleButton(
+            value=True, description="Follow", icon="pause", tooltip="pause / resume updates",
+            layout=w.Layout(width="auto", flex="0 0 auto"),
+        )
         #: The pane's controls (a job view puts them into its one row of buttons).
         self.controls: List[Any] = [self.follow]
         if len(views) > 2:

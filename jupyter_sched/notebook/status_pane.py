@@ -170,8 +170,12 @@ class StatusPane:
         self.html = w.HTML()
         self.cancel_button = w.Button(description="Cancel", button_style="danger", icon="stop",
                                       tooltip="Cancel the app (asks to confirm)",
-                                      layout=w.Layout(width="auto"))  # fmt: skip
-        self.hint = w.HTML(f'<span style="font-size:12px">re-attach: {code("%sched_status " + job.handle)}</span>')
+                                      layout=w.Layout(width="auto", flex="0 0 auto"))  # fmt: skip
+        # the buttons keep their width; the hint wraps in what is left of the row
+        self.hint = w.HTML(
+            f'<span style="font-size:12px">re-attach: {code("%sched_status " + job.handle)}</span>',
+            layout=w.Layout(flex="1 1 auto", min_width="0"),
+        )
         #: The row of controls; a job view puts the log pane's controls into the same row.
         self.controls: List[Any] = [self.cancel_button]
         self.widget = w.VBox([self.html, w.HBox([self.cancel_button, self.hint])])
