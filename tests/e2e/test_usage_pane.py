@@ -37,7 +37,7 @@ def test_usage_columns_and_chart_render(lab: Lab, lab_server: LabServer, tmp_pat
     lab.open(notebook)
     try:
         lab.run_all()
-        pane = lab.cell(1).locator(".jsched-status").first  # the job view nests its status pane
+        pane = lab.cell(1).locator(".jsched-job > .jsched-status")
         expect(pane).to_be_visible(timeout=PANE_TIMEOUT)
         chart = pane.locator("svg.jsched-usage-chart")
         expect(chart).to_be_visible(timeout=PANE_TIMEOUT)
@@ -56,9 +56,10 @@ def test_usage_columns_and_chart_render(lab: Lab, lab_server: LabServer, tmp_pat
     finally:
         stop.write_text("")
     # Once ended, the cell keeps a record of the app with each replica's totals (peak memory, CPU, wall).
-    output = lab.cell(1).locator(".jp-OutputArea").first
+    output = lab.cell(1).locator(".jp-OutputArea")
     expect(output).to_contain_text("peak memory", timeout=PANE_TIMEOUT)
     expect(output).to_contain_text("python[1]")
     assert "MiB" in output.inner_text()
+    assert output.inner_text().count("peak memory") == 1  # one record; the cell's last line is one summary line
     lab.screenshot(output, "usage-pane-ended")
     assert os.path.exists(stop)

@@ -119,6 +119,11 @@ def test_assigned_run_shows_the_view_once(kernel: Tuple[Any, Any]) -> None:  # n
     reply, msgs = execute(kc, "%sched_run utils.sh 'echo shown; sleep 30'")
     shown = [m for m in msgs if m["msg_type"] in ("display_data", "execute_result")]
     assert len(shown) == 1 and "application/vnd.jupyter.widget-view+json" in shown[0]["content"]["data"]
+    # displayed by the assignment, then named on the cell's last line: one pane, then one line
+    reply, msgs = execute(kc, "job3 = %sched_run utils.sh 'echo shown; sleep 30'\njob3")
+    shown = [m for m in msgs if m["msg_type"] in ("display_data", "execute_result")]
+    assert [("application/vnd.jupyter.widget-view+json" in m["content"]["data"]) for m in shown] == [True, False]
+    assert "launched" in shown[1]["content"]["data"]["text/plain"]
     reply, msgs = execute(kc, "x = 1\njob2 = %sched_run --quiet utils.sh 'echo quiet'")
     assert not [m for m in msgs if m["msg_type"] in ("display_data", "execute_result")]
     run_ok(kc, "from jupyter_sched.notebook.extension import loaded\n"
