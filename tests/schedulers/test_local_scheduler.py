@@ -176,9 +176,9 @@ def test_combined_log_keeps_write_order(sched: LocalScheduler, log_dir: str) -> 
     code = textwrap.dedent(
         """
         import sys, time
-        for i in range(20):
-            print(f"out{i}", flush=True); time.sleep(0.003)
-            print(f"err{i}", file=sys.stderr, flush=True); time.sleep(0.003)
+        for i in range(20):  # 20 ms apart: the IO loop wakes in well under that even on a busy machine
+            print(f"out{i}", flush=True); time.sleep(0.02)
+            print(f"err{i}", file=sys.stderr, flush=True); time.sleep(0.02)
         """
     )
     app_id = run(sched, py_app(code), log_dir)
