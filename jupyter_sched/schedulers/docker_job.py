@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -25,6 +26,9 @@ LABEL_VERSION = "jupyter_sched.version"
 LABEL_APP_ID = "jupyter_sched.app-id"
 LABEL_APP_NAME = "jupyter_sched.app-name"
 LABEL_SESSION = "jupyter_sched.session"
+LABEL_OWNER = "jupyter_sched.owner"
+"""The user who submitted the app: a Docker engine is shared by its users, so a session's ``list`` shows
+only its own user's apps (``default`` is everyone's default session name)."""
 LABEL_ROLE_NAME = "jupyter_sched.role-name"
 LABEL_ROLE_INDEX = "jupyter_sched.role-index"
 LABEL_REPLICA_ID = "jupyter_sched.replica-id"
@@ -38,6 +42,16 @@ LABEL_WORKSPACE = "jupyter_sched.workspace"
 """On images built from a workspace: the directory they were built from."""
 
 DEFAULT_NETWORK = "jupyter_sched"
+
+
+def owner_name() -> str:
+    """This process's user, as ``LABEL_OWNER`` records it (the login name, else the numeric uid)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name for this uid (a container's arbitrary uid)
+        return str(os.getuid())
 LOCAL_WORKSPACE_REPO = "jupyter-sched/workspace"
 """The repository of workspace images built here (``docker_workspace``): they hold the workspace's files."""
 

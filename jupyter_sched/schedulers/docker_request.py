@@ -29,6 +29,7 @@ from jupyter_sched.schedulers.docker_job import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
+    LABEL_OWNER,
     LABEL_REPLICA_ID,
     LABEL_REPLICAS,
     LABEL_ROLE_INDEX,
@@ -38,6 +39,7 @@ from jupyter_sched.schedulers.docker_job import (
     PULL_POLICIES,
     DockerContainer,
     DockerJob,
+    owner_name,
     package_version,
 )
 from jupyter_sched.schedulers.docker_preflight import files_left_behind
@@ -64,6 +66,7 @@ class DockerSubmitError(RuntimeError):
 def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id: str) -> DockerJob:
     """The containers of app ``app_id`` (the scheduler makes it unique) under the resolved run options
     ``cfg`` (pure: nothing is started)."""
+    owner = owner_name()
     pull = str(cfg.get("pull") or "missing")
     if pull not in PULL_POLICIES:
         raise InvalidRunConfigException(f"pull={pull!r} must be one of {', '.join(PULL_POLICIES)}", "pull", cfg)
@@ -103,6 +106,7 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id:
                 LABEL_APP_ID: app_id,
                 LABEL_APP_NAME: app.name,
                 LABEL_SESSION: session_name,
+                LABEL_OWNER: owner,
                 LABEL_ROLE_NAME: role.name,
                 LABEL_ROLE_INDEX: str(ri),
                 LABEL_REPLICA_ID: str(k),

@@ -67,6 +67,7 @@ from jupyter_sched.schedulers.docker_job import (
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
     LABEL_CANCELLED_AT,
+    LABEL_OWNER,
     LABEL_REPLICA_ID,
     LABEL_ROLE_NAME,
     LABEL_SESSION,
@@ -74,6 +75,7 @@ from jupyter_sched.schedulers.docker_job import (
     LABEL_WORKSPACE,
     DockerContainer,
     DockerJob,
+    owner_name,
     package_version,
 )
 from jupyter_sched.schedulers.docker_logs import DockerLogIterator
@@ -382,8 +384,10 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
 
     @_engine_errors
     def list(self) -> List[ListAppResponse]:
-        """This session's apps, each once, from one label-filtered container list (no inspects)."""
-        rows = self._docker().api.containers(all=True, filters={"label": [f"{LABEL_SESSION}={self.session_name}"]})
+        """This session's apps of this user (``LABEL_OWNER``), each once, from one label-filtered container
+        list (no inspects)."""
+        labels = [f"{LABEL_SESSION}={self.session_name}", f"{LABEL_OWNER}={owner_name()}"]
+        rows = self._docker().api.containers(all=True, filters={"label": labels})
         apps: Dict[str, List[Dict[str, Any]]] = {}
         for row in rows:
             apps.setdefault(app_id_of(row), []).append(row)
@@ -487,6 +491,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             LABEL_APP_ID: app_id,
             LABEL_APP_NAME: labels.get(LABEL_APP_NAME, ""),
             LABEL_SESSION: labels.get(LABEL_SESSION, self.session_name),
+            LABEL_OWNER: labels.get(LABEL_OWNER, owner_name()),
             LABEL_CANCELLED_AT: repr(time.time()),
         }
         api = self._docker().api

@@ -321,6 +321,27 @@ def test_cancel_replicas_that_ignore_sigterm(docker_sched: DockerScheduler, sess
     assert docker_sched.describe(app_id).state == AppState.CANCELLED  # type: ignore[union-attr]
 
 
+def test_list_shows_only_this_users_apps_of_the_session(docker_sched: DockerScheduler, session_name: str) -> None:
+    """A Docker engine is shared by its users, and ``default`` is everyone's session name: another user's app
+    (submitted by a process whose login name differs) is not in this user's ``list``, though its handle
+    still describes it."""
+    import os
+
+    mine = docker_sched.submit(sh("true", name="mine"), {})
+    code = (
+        "from jupyter_sched.schedulers.docker_scheduler import DockerScheduler as D;"
+        f" from jupyter_sched.specs import AppDef, Role; print(D({session_name!r}).submit(AppDef('theirs',"
+        f" [Role('main', {BUSYBOX!r}, entrypoint='true')]), {{}}))"
+    )
+    env = {**os.environ, "USER": "someone-else", "LOGNAME": "someone-else"}
+    theirs = subprocess.run(
+        [sys.executable, "-c", code], check=True, timeout=60, env=env, capture_output=True, text=True
+    ).stdout.strip()
+    wait_done(docker_sched, mine)
+    assert [a.app_id for a in docker_sched.list()] == [mine]
+    assert wait_done(docker_sched, theirs).state == AppState.SUCCEEDED
+
+
 def test_cancel_from_a_process_that_exits_at_once(docker_sched: DockerScheduler, session_name: str) -> None:
     app_id = docker_sched.submit(sh('trap "" TERM; sleep 100', num_replicas=3), {"cancel_grace": 1})
     code = (
