@@ -70,6 +70,7 @@ class Job:
         #: ``--quiet``. One-shot, and only for that cell: ``job = %sched_run --quiet ...`` then ``job`` in
         #: a later cell shows the full display.
         self._compact_cell: Optional[int] = None
+        self._shown_cell: Optional[int] = None
 
     def __repr__(self) -> str:
         """The handle, and the state only once it is final (a running state here would go stale in a
@@ -200,8 +201,15 @@ class Job:
         """The display of this job at the end of the running cell is the one-line summary."""
         self._compact_cell = _cell_number()
 
-    def _take_compact(self) -> bool:
+    def shown_in_this_cell(self) -> None:
+        """The magic displayed the view itself (an assigned ``job = %sched_run ...``): IPython's display
+        of ``job`` later in the same cell is then the one-line summary, not a second view."""
+        self._shown_cell = _cell_number()
+
+    def _take_compact(self, by_ipython: bool = False) -> bool:
         cell, self._compact_cell = self._compact_cell, None
+        if by_ipython and cell is None:
+            cell, self._shown_cell = self._shown_cell, None
         return cell is not None and cell == _cell_number()
 
     def reattach_hint(self) -> str:
@@ -255,7 +263,7 @@ class Job:
 
         from jupyter_sched.notebook import record
 
-        if self._take_compact():
+        if self._take_compact(by_ipython=True):
             display({"text/plain": self.summary(), "text/html": f"<div>{esc(self.summary())}</div>"}, raw=True)
             return
         record.show(self._display_source())

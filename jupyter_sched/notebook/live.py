@@ -12,13 +12,13 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, TypeVar
 
-_LIVE: "weakref.WeakSet[Ticker | Follower]" = weakref.WeakSet()
+_LIVE: "weakref.WeakSet[LiveThread]" = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
 
 
-def _register(thing: "Ticker | Follower") -> None:
+def _register(thing: "LiveThread") -> None:
     with _LIVE_LOCK:
         _LIVE.add(thing)
 
@@ -39,7 +39,43 @@ def stop_all(timeout: float = 2.0) -> None:
             thing.join(max(0.0, deadline - time.monotonic()))
 
 
-class Ticker:
+_T = TypeVar("_T", bound="LiveThread")
+
+
+class LiveThread:
+    """What a pane's background threads share: a named daemon thread registered with :func:`live_threads`,
+    a stop flag that the thread checks, and ``join`` that never joins the calling thread itself."""
+
+    def __init__(self, name: str) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"jupyter_sched-{name}", daemon=True)
+
+    def _run(self) -> None:  # pragma: no cover - each kind of thread has its own loop
+        raise NotImplementedError
+
+    def start(self: _T) -> _T:
+        _register(self)
+        self._thread.start()
+        return self
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def stop(self) -> None:
+        """Asks the thread to finish at its next step; returns at once."""
+        self._stop.set()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+
+class Ticker(LiveThread):
     """Calls ``tick()`` every ``interval`` seconds on a daemon thread until it returns False or
     :meth:`stop` is called; then calls ``final()`` once. If a tick takes more than a quarter of the
     interval the interval doubles (up to ``max_interval``), so a slow render cannot eat the kernel."""
@@ -52,37 +88,23 @@ class Ticker:
         final: Optional[Callable[[], None]] = None,
         max_interval: float = 4.0,
     ) -> None:
+        super().__init__(name)
         self.interval = self.base_interval = interval
         self.max_interval = max(max_interval, interval)
         self.error: Optional[BaseException] = None
         self.ticks = 0
         self._tick = tick
         self._final = final
-        self._stop = threading.Event()
         self._wake = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"jupyter_sched-{name}", daemon=True)
-
-    def start(self) -> "Ticker":
-        _register(self)
-        self._thread.start()
-        return self
-
-    @property
-    def alive(self) -> bool:
-        return self._thread.is_alive()
 
     def stop(self) -> None:
         """Asks the thread to finish after its current tick; returns at once."""
-        self._stop.set()
+        super().stop()
         self._wake.set()
 
     def wake(self) -> None:
         """Runs the next tick now instead of at the end of the interval."""
         self._wake.set()
-
-    def join(self, timeout: Optional[float] = None) -> None:
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
 
     def _run(self) -> None:
         try:
@@ -108,7 +130,7 @@ class Ticker:
                     self.error = self.error or e
 
 
-class Follower:
+class Follower(LiveThread):
     """Iterates ``items()`` on a daemon thread, handing each item to ``on_item``; calls ``on_end(error)``
     when the iterator is exhausted, fails, or :meth:`stop` was called.
 
@@ -123,30 +145,10 @@ class Follower:
         on_item: Callable[[Any], None],
         on_end: Callable[[Optional[BaseException]], None],
     ) -> None:
+        super().__init__(name)
         self._items = items
         self._on_item = on_item
         self._on_end = on_end
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"jupyter_sched-{name}", daemon=True)
-
-    def start(self) -> "Follower":
-        _register(self)
-        self._thread.start()
-        return self
-
-    @property
-    def alive(self) -> bool:
-        return self._thread.is_alive()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def join(self, timeout: Optional[float] = None) -> None:
-        self._thread.join(timeout)
 
     def _run(self) -> None:
         error: Optional[BaseException] = None

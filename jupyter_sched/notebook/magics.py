@@ -198,7 +198,7 @@ class SchedMagics(Magics, SchedConfig):
                 from IPython.display import display
 
                 display(job)  # IPython displays only an unassigned result
-                job.compact_in_this_cell()  # `job = %sched_run ...` then `job`: one pane, then one line
+                job.shown_in_this_cell()  # `job = %sched_run ...` then `job`: one pane, then one line
             return job
         if self.interactive:
             from IPython.display import display
