@@ -167,6 +167,12 @@ class Seam:
         while self._held and not self.synced:
             record = self._held[0]
             at = self._seam_at(record, final)
+            if at is not None and self._n is not None and not final:
+                confirmed = self._confirmed_by_what_follows()
+                if confirmed is None:
+                    break  # the records after it will tell: wait for them
+                if not confirmed:
+                    at = None  # it only ends like the seam line ("16225" ends like the live "6225")
             if at is not None:
                 self._held.pop(0)
                 out.append(self._sync(record, at))
@@ -180,6 +186,20 @@ class Seam:
             held, self._held = self._held, []
             out.append(self._history_synced("".join(held)))
         return "".join(out)
+
+    def _confirmed_by_what_follows(self) -> Optional[bool]:
+        """Whether the held records after the candidate seam agree with the live lines after the seam line:
+        False if they differ, True once they cover every complete live line, None while too few have come.
+        (A record that merely ends like the seam line is told apart by the lines that follow it.)"""
+        after_live = self._live[self._n or 0 :]
+        after_live = after_live[: after_live.rfind("\n") + 1]  # an unended live line is not in the history yet
+        after_hist = "".join(self._held[1:])
+        common = min(len(after_hist), len(after_live))
+        if after_hist[:common] != after_live[:common]:
+            return False
+        if len(after_hist) < len(after_live) and not self.live_closed:
+            return None
+        return True
 
     def _seam_at(self, record: str, final: bool) -> Optional[int]:
         """Where the live text starts in ``record`` if ``record`` is the seam, else None."""

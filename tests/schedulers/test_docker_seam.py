@@ -44,10 +44,22 @@ def test_frames_of_an_open_seam_line_are_shown_and_not_repeated() -> None:
 def test_a_live_stream_that_disagrees_is_dropped_and_the_history_goes_on() -> None:
     seam = Seam(matching=True)
     assert seam.on_live("a\nb\n") == ""
-    assert seam.on_history(["a\n"]) == "a\nb\n"
-    assert seam.on_history(["c\n"]) == "c\n"  # not what the live stream said: history is authoritative
-    assert seam.dead
+    assert seam.on_history(["a\n"]) == ""  # ends like the seam line: the record after it decides
+    assert seam.on_history(["c\n"]) == "a\nc\n"  # not what the live stream said: history is authoritative
     assert seam.on_live("zzz") == "" and seam.on_history(["d\n"]) == "d\n"
+
+
+def test_a_record_that_only_ends_like_the_seam_line_is_not_the_seam() -> None:
+    """``seq 50000`` attached in the middle of ``46225``: the live stream starts ``6225\n46226\n``, and
+    ``16225`` ends like its first line too. The lines after each candidate tell them apart; the follow
+    is exactly the history, nothing repeated or skipped."""
+    seam = Seam(matching=True)
+    history = [f"{i}\n" for i in range(1, 46300)]
+    out = [seam.on_live("6225\n46226\n46227\n")]
+    for i in range(0, len(history), 1000):
+        out.append(seam.on_history(history[i : i + 1000]))
+    out.append(seam.finish())
+    assert "".join(out) == "".join(history)
 
 
 def test_identical_lines_read_before_the_history_was_are_in_it() -> None:
