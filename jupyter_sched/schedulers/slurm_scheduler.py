@@ -52,7 +52,7 @@ from jupyter_sched.schedulers.slurm_batch import (
 from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, parse_exit_code, parse_time, split_job_id
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
-from jupyter_sched.schedulers.slurm_usage import SlurmUsage, oom_text
+from jupyter_sched.schedulers.slurm_usage import SlurmUsage
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import (
@@ -461,6 +461,9 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         rep_dirs = self._replica_dirs(job)
         for comp, (role, k) in zip(job.components, job.replicas):
             state, exit_code, started, finished = self._replica_state(job, comp, app_state)
+            oom = self._oom_text(job, comp)
+            if oom and state == AppState.CANCELLED:  # OverMemoryKill cancels the step: it failed
+                state = AppState.FAILED
             rep_dir = rep_dirs.get((role, k))
             roles.setdefault(role, RoleStatus(role, [])).replicas.append(
                 ReplicaStatus(
@@ -473,7 +476,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
                     started=started,
                     finished=finished,
                     num_restarts=job.restarts,
-                    msg=self._oom_text(job, comp),
+                    msg=oom,
                 )
             )
         errors = [
@@ -593,12 +596,16 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
                 reps.append((role, k, comp.offset, state == AppState.RUNNING, started, finished))
         return self._usage.samples(app_id, reps, het=len(job.components) > 1)
 
-    @staticmethod
-    def _oom_text(job: _Job, comp: _Component) -> str:
+    def _oom_text(self, job: _Job, comp: _Component) -> str:
+        """"killed: out of memory (...)" for a replica whose step Slurm ended for its memory: OUT_OF_MEMORY
+        (cgroup enforcement), or killed by SIGKILL, which ``slurm_usage`` then checks against its memory
+        (OverMemoryKill); "" otherwise, without asking sacct again."""
         step = job.steps.get(comp.offset) or {}
-        if not (step.get("State") or comp.state).startswith("OUT_OF_MEMORY"):
+        state = step.get("State") or comp.state
+        killed = step.get("ExitCode", "").endswith(":9") and map_state(state).is_terminal
+        if not (state.startswith("OUT_OF_MEMORY") or killed):
             return ""
-        return oom_text(job.job_id, comp.offset, len(job.components) > 1)
+        return self._usage.oom_text(job.job_id, comp.offset, len(job.components) > 1)
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Slurm has no change feed for one job: poll, but not more than ten times a second."""
