@@ -465,13 +465,14 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
             if oom and state == AppState.CANCELLED:  # OverMemoryKill cancels the step: it failed
                 state = AppState.FAILED
             rep_dir = rep_dirs.get((role, k))
+            error = read_error_file(os.path.join(rep_dir, "error.json")) if rep_dir else NONE
             roles.setdefault(role, RoleStatus(role, [])).replicas.append(
                 ReplicaStatus(
                     id=k,
                     state=state,
                     role=role,
                     hostname=comp.nodes,
-                    structured_error_msg=read_error_file(os.path.join(rep_dir, "error.json")) if rep_dir else NONE,
+                    structured_error_msg=oom if oom and error == NONE else error,  # as the docker backend
                     exit_code=exit_code,
                     started=started,
                     finished=finished,
@@ -493,8 +494,8 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
             f"{role}[{r.id}]: {line}"
             for role, rs in roles.items()
             for r in rs.replicas
-            if r.state == AppState.FAILED and (role, r.id) in rep_dirs
-            for line in [_srun_problem(rep_dirs[(role, r.id)])]
+            if r.state == AppState.FAILED and ((role, r.id) in rep_dirs or r.msg)
+            for line in [r.msg or _srun_problem(rep_dirs[(role, r.id)])]  # killed for memory, else srun's word
             if line
         ]
         if problems:

@@ -118,6 +118,7 @@ def test_a_replica_over_its_mem_is_killed_and_named_out_of_memory(srunner: Runne
     assert rep.state == AppState.FAILED and rep.exit_code == -9, rep
     match = re.fullmatch(r"killed: out of memory \(limit 64 MiB, peak (\d+(?:\.\d)?) MiB\)", rep.msg)
     assert match and float(match.group(1)) > 64, rep.msg  # OverMemoryKill acts on a polled RSS above it
+    assert rep.structured_error_msg == rep.msg and f"main[0]: {rep.msg}" in status.msg, status
     [end] = srunner.usage(handle)
     assert not end.running and end.mem_limit_bytes == 64 * MB and end.peak_rss_bytes > 64 * MB
 
