@@ -52,7 +52,7 @@ from jupyter_sched.schedulers.slurm_batch import (
 from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, parse_exit_code, parse_time, split_job_id
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
-from jupyter_sched.schedulers.slurm_usage import SlurmUsage, oom_text
+from jupyter_sched.schedulers.slurm_usage import SlurmUsage
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import (
@@ -461,19 +461,23 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         rep_dirs = self._replica_dirs(job)
         for comp, (role, k) in zip(job.components, job.replicas):
             state, exit_code, started, finished = self._replica_state(job, comp, app_state)
+            oom = self._oom_text(job, comp)
+            if oom and state == AppState.CANCELLED:  # OverMemoryKill cancels the step: it failed
+                state = AppState.FAILED
             rep_dir = rep_dirs.get((role, k))
+            error = read_error_file(os.path.join(rep_dir, "error.json")) if rep_dir else NONE
             roles.setdefault(role, RoleStatus(role, [])).replicas.append(
                 ReplicaStatus(
                     id=k,
                     state=state,
                     role=role,
                     hostname=comp.nodes,
-                    structured_error_msg=read_error_file(os.path.join(rep_dir, "error.json")) if rep_dir else NONE,
+                    structured_error_msg=oom if oom and error == NONE else error,  # as the docker backend
                     exit_code=exit_code,
                     started=started,
                     finished=finished,
                     num_restarts=job.restarts,
-                    msg=self._oom_text(job, comp),
+                    msg=oom,
                 )
             )
         errors = [
@@ -490,8 +494,8 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
             f"{role}[{r.id}]: {line}"
             for role, rs in roles.items()
             for r in rs.replicas
-            if r.state == AppState.FAILED and (role, r.id) in rep_dirs
-            for line in [_srun_problem(rep_dirs[(role, r.id)])]
+            if r.state == AppState.FAILED and ((role, r.id) in rep_dirs or r.msg)
+            for line in [r.msg or _srun_problem(rep_dirs[(role, r.id)])]  # killed for memory, else srun's word
             if line
         ]
         if problems:
@@ -593,12 +597,16 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
                 reps.append((role, k, comp.offset, state == AppState.RUNNING, started, finished))
         return self._usage.samples(app_id, reps, het=len(job.components) > 1)
 
-    @staticmethod
-    def _oom_text(job: _Job, comp: _Component) -> str:
+    def _oom_text(self, job: _Job, comp: _Component) -> str:
+        """"killed: out of memory (...)" for a replica whose step Slurm ended for its memory: OUT_OF_MEMORY
+        (cgroup enforcement), or killed by SIGKILL, which ``slurm_usage`` then checks against its memory
+        (OverMemoryKill); "" otherwise, without asking sacct again."""
         step = job.steps.get(comp.offset) or {}
-        if not (step.get("State") or comp.state).startswith("OUT_OF_MEMORY"):
+        state = step.get("State") or comp.state
+        killed = step.get("ExitCode", "").endswith(":9") and map_state(state).is_terminal
+        if not (state.startswith("OUT_OF_MEMORY") or killed):
             return ""
-        return oom_text(job.job_id, comp.offset, len(job.components) > 1)
+        return self._usage.oom_text(job.job_id, comp.offset, len(job.components) > 1)
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Slurm has no change feed for one job: poll, but not more than ten times a second."""

@@ -3,7 +3,8 @@
 #
 # Debian's own packages (slurm-wlm 22.05 on bookworm), run as root. No systemd (every daemon is started
 # directly and stopped by its PID file), no cgroups, no container images, nothing listening beyond
-# 127.0.0.1. What runs:
+# 127.0.0.1. Usage is gathered from /proc (jobacct_gather/linux, every second) and --mem is enforced by
+# killing a step whose gathered RSS exceeds it (JobAcctGatherParams=OverMemoryKill). What runs:
 #
 #   munged                 authentication (unix socket)
 #   mariadbd + slurmdbd    accounting, so `sacct` knows finished jobs (SLURM_ACCOUNTING=1, the default)
@@ -23,7 +24,8 @@
 # Environment:
 #   SLURM_NODES=4            slurmd "nodes" (each replica of an app needs a node of its own)
 #   SLURM_CPUS_PER_NODE=2    CPUs each node advertises (bookkeeping only: nothing enforces it)
-#   SLURM_MEM_PER_NODE=4000  RealMemory (MB) each node advertises (bookkeeping only)
+#   SLURM_MEM_PER_NODE=4000  RealMemory (MB) each node advertises; a job without --mem gets
+#                            SLURM_MEM_PER_NODE / SLURM_CPUS_PER_NODE per CPU, and a step is killed above it
 #   SLURM_ACCOUNTING=1       0: no slurmdbd/MariaDB (sacct then only reads the jobcomp text file)
 #   SLURM_START_TIMEOUT=60   seconds to wait for each daemon / for the nodes to be idle
 set -euo pipefail
@@ -166,12 +168,18 @@ SlurmdDebug=info
 MailProg=/bin/true
 ReturnToService=2
 MpiDefault=none
-# No cgroups in containers/sandboxes: track processes through /proc, bind nothing, gather nothing.
+# No cgroups in containers/sandboxes: track processes through /proc and bind nothing.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
+# Usage (sstat, sacct MaxRSS/TotalCPU) is polled from /proc every second; a step whose polled RSS exceeds
+# its memory (--mem) is killed (OverMemoryKill: task/cgroup would need a memory controller per node).
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=1
+JobAcctGatherParams=OverMemoryKill
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+# Memory is allocated (and so limited) too; a job without --mem gets its CPUs' share of the node.
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=$((SLURM_MEM_PER_NODE / SLURM_CPUS_PER_NODE))
 SchedulerType=sched/backfill
 # Heterogeneous jobs are started by the backfill scheduler only: run it every second (default 30 s).
 SchedulerParameters=bf_interval=1,sched_interval=1
