@@ -25,15 +25,16 @@ def test_a_sweep_table_sorts_cancels_and_ends_as_a_record(lab: Lab) -> None:
     table = view.locator("table")
     # three fast runs end, the slow one keeps running; sorted by loss, the run without one comes last
     table.filter(has_text="RUNNING").wait_for(timeout=60_000)
+    # the table is re-rendered on each update: look it up inside the view's (lasting) element every time
     lab.page.wait_for_function(
-        "(el) => (el.innerText.match(/SUCCEEDED/g) || []).length === 3",
-        arg=table.element_handle(), timeout=60_000,
+        "(el) => (el.querySelector('table').innerText.match(/SUCCEEDED/g) || []).length === 3",
+        arg=view.element_handle(), timeout=60_000,
     )  # fmt: skip
     view.locator(".widget-dropdown", has_text="sort by").locator("select").select_option(label="loss")
     lab.page.wait_for_function(
-        """(el) => { const rows = [...el.querySelectorAll('tbody tr')].map(r => r.cells[0].innerText);
+        """(el) => { const rows = [...el.querySelectorAll('table tbody tr')].map(r => r.cells[0].innerText);
                      return rows.join(',') === '1,2,0,3'; }""",
-        arg=table.element_handle(), timeout=30_000,
+        arg=view.element_handle(), timeout=30_000,
     )  # fmt: skip
     view.locator(".widget-dropdown", has_text="run").locator("select").select_option(index=1)
     view.locator("button", has_text="Show panes").click()
