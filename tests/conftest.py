@@ -53,6 +53,19 @@ def missing_engine(what: str, why: str) -> None:
     pytest.skip(message)
 
 
+def require_module(name: str, why: str) -> None:
+    """Module-level: skip the file when an optional package is missing locally; fail under CI=true (CI
+    installs the test extra, so a missing package there is a broken setup, not a reason to skip)."""
+    import importlib
+
+    try:
+        importlib.import_module(name)
+    except ImportError as e:
+        if IN_CI:
+            raise RuntimeError(f"{name} is not installed ({why}); CI=true: scripts/setup/python.sh installs it") from e
+        pytest.skip(f"{name} is not installed ({why})", allow_module_level=True)
+
+
 @pytest.fixture(scope="session")
 def docker_engine() -> None:
     """Requires a running Docker engine (``bash scripts/setup/docker.sh`` starts one)."""

@@ -46,7 +46,7 @@ def two_role_app() -> AppDef:
 def render(app: AppDef, **cfg):  # type: ignore[no-untyped-def]
     sched = SlurmScheduler("sess", job_root="/jobs/root")
     resolved = sched.run_opts().resolve(cfg)
-    return build_request(app, resolved, "sess", "/jobs/root/sess/train-x", "/work/dir")
+    return build_request(app, resolved, "sess", "/jobs/root/sess/train-x", "/srv/job-cwd")
 
 
 def components(script: str) -> list:
@@ -81,7 +81,7 @@ def test_script_maps_each_replica_to_a_het_component_with_its_resources() -> Non
         assert opt in comps[0] and opt not in comps[1]
     srun = script[script.index("srun ") : script.index("rc=$?")]
     assert srun.count("--het-group=") == 3 and srun.count(" : ") == 2
-    assert srun.count("--chdir=/work/dir") == 3 and srun.count("--kill-on-bad-exit=1") == 3
+    assert srun.count("--chdir=/srv/job-cwd") == 3 and srun.count("--kill-on-bad-exit=1") == 3
     assert 'scontrol requeue "$SLURM_JOB_ID"' in script and "-lt 2 ]" in script
 
 
@@ -346,7 +346,7 @@ def test_replicas_chdir_themselves_into_cwd() -> None:
     req = render(two_role_app())
     for rep in req.replicas:
         cmd = " ".join(rep.command)
-        assert " -C /work/dir " in cmd and cmd.index(" -C ") < cmd.index(" -- "), cmd
+        assert " -C /srv/job-cwd " in cmd and cmd.index(" -C ") < cmd.index(" -- "), cmd
 
 
 def test_dryrun_refuses_a_cwd_that_does_not_exist(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,9 @@ import sys
 import pytest
 import yaml
 
-pytest.importorskip("torchx", reason="the torchx extra is not installed (pip install jupyter_sched[torchx])")
+from tests.conftest import require_module  # noqa: E402
+
+require_module("torchx", "the torchx extra: pip install jupyter_sched[torchx]")
 
 from jupyter_sched.runner import get_runner  # noqa: E402
 from jupyter_sched.schedulers import get_scheduler_factories  # noqa: E402
@@ -121,8 +123,9 @@ def test_the_notebook_shows_the_bridged_request_escaped() -> None:
     assert "schedulerName: volcano" in html and "<b>x" not in html and "&lt;b&gt;x" in html
 
 
-def test_torchx_local_docker_runs_through_our_runner() -> None:
-    docker = pytest.importorskip("docker")
+def test_torchx_local_docker_runs_through_our_runner(docker_engine: None) -> None:
+    import docker  # a dependency of ours; the engine fixture fails under CI=true when no engine answers
+
     from ..schedulers.docker_fixtures import BUSYBOX
 
     app = AppDef("bridged", [Role("main", BUSYBOX, entrypoint="sh", args=["-c", "echo hi-$0", "x"], num_replicas=2,

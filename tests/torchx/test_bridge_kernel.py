@@ -10,7 +10,9 @@ from typing import Any, Iterator
 
 import pytest
 
-pytest.importorskip("torchx", reason="the torchx extra is not installed (pip install jupyter_sched[torchx])")
+from tests.conftest import require_module  # noqa: E402
+
+require_module("torchx", "the torchx extra: pip install jupyter_sched[torchx]")
 jupyter_client = pytest.importorskip("jupyter_client")
 pytest.importorskip("ipykernel")
 
