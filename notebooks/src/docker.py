@@ -88,6 +88,8 @@ print(*job.logs(), sep="\n")
 
 # %% [markdown]
 # `%sched_describe` shows where each replica ran: on Docker the host of a replica is its container's name.
+# Beside each replica is what it used, when the engine sampled it: Docker samples a container's stats about
+# once a second, so a replica that lives only a fraction of a second may end before its first sample.
 
 # %%
 %sched_describe job
