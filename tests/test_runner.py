@@ -33,8 +33,20 @@ def test_run_wait_status_logs_and_job_id(runner: Runner, log_dir: str) -> None:
     assert [r.id for r in status.roles[0].replicas] == [0, 1]
     assert list(runner.log_lines(handle, "main", 1)) == [f"{handle}\n", "rank 1\n"]
     assert app == before  # the job id went into a copy
-    assert runner.describe(handle) is not None and runner.describe(handle).roles[0].name == "main"
+    assert runner.describe(handle) == before  # the app as given, without the runner's variables
     assert handle in [r.app_handle for r in runner.list("local_cwd")]
+
+
+def test_describe_returns_the_app_as_given_with_a_parent_run_id(runner: Runner, log_dir: str) -> None:
+    app = _app("exit 0")
+    app.roles[0].env["MINE"] = "1"
+    info = runner.dryrun(app, "local_cwd", {"log_dir": log_dir}, parent_run_id="run-9")
+    assert info.app is not None and info.app.roles[0].env["JUPYTER_SCHED_PARENT_RUN_ID"] == "run-9"
+    handle = runner.schedule(info)
+    described = runner.describe(handle)
+    assert described == app and described is not app
+    assert described.roles[0].env == {"MINE": "1"}
+    runner.wait(handle)
 
 
 def test_wait_timeout_and_cancel(runner: Runner, log_dir: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+import weakref
 from datetime import datetime
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
@@ -60,6 +61,9 @@ class Runner:
         self._scheduler_params = scheduler_params or {}
         self._schedulers: Dict[Tuple[str, str], Scheduler] = {}
         self._apps: Dict[AppHandle, AppDef] = {}
+        # the caller's AppDef behind each dry run this runner made (before the runner added its variables),
+        # which describe() returns once the run is scheduled
+        self._given: "weakref.WeakKeyDictionary[AppDryRunInfo, AppDef]" = weakref.WeakKeyDictionary()
         #: Apps a fail-fast wait cancelled: handle -> (role, replica id, exit code) of the failed replica.
         self._failed_fast: Dict[AppHandle, Tuple[str, int, Optional[int]]] = {}
 
@@ -141,6 +145,7 @@ class Runner:
         parent_run_id: Optional[str],
     ) -> AppDryRunInfo:
         validate_app(app)
+        given = copy.deepcopy(app)
         sched = self._scheduler(scheduler)
         check_replica_limit(app, sched.max_replicas() if isinstance(sched, Scheduler) else None, scheduler)
         app = copy.deepcopy(app)
@@ -162,6 +167,7 @@ class Runner:
         sched._validate(app, scheduler)
         info = sched.submit_dryrun(app, resolved)
         info._scheduler = scheduler
+        self._given[info] = given
         return info
 
     def schedule(self, dryrun_info: AppDryRunInfo) -> AppHandle:
@@ -175,8 +181,9 @@ class Runner:
             app_id = self._scheduler(scheduler).schedule(dryrun_info)
             ev.event.app_id = app_id
         handle = make_app_handle(scheduler, self._name, app_id)
-        if dryrun_info.app is not None:
-            self._apps[handle] = dryrun_info.app
+        given = self._given.get(dryrun_info, dryrun_info.app)
+        if given is not None:
+            self._apps[handle] = given
         return handle
 
     def run(
@@ -317,8 +324,9 @@ class Runner:
         self.cancel(app_handle)
 
     def describe(self, app_handle: AppHandle) -> Optional[AppDef]:
-        """The AppDef of the app: the one submitted (if this runner submitted it) or what the scheduler
-        can reconstruct; None if unknown."""
+        """The AppDef of the app: the one given to :meth:`run` or :meth:`dryrun` (if this runner submitted
+        it; without the variables the runner adds to each role), else what the scheduler can reconstruct;
+        None if unknown."""
         with self._handle_event("describe", app_handle):
             sched, app_id = self._resolve(app_handle)
             desc = sched.describe(app_id)

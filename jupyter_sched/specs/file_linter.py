@@ -5,7 +5,7 @@ TorchX documents it here) and reports, without importing or running it, each par
 each type a flag cannot take, and a missing or wrong return annotation. ``get_fn_docstring`` splits a
 Google-style docstring (parsed with ``docstring_parser``, the library TorchX uses too) into the
 description and per-parameter help. :class:`TorchXArgumentHelpFormatter` adds "(required)" or the
-default to each flag's help.
+default to each flag's help. The messages are worded as TorchX's, which tools written for TorchX match.
 """
 
 from __future__ import annotations
@@ -112,7 +112,8 @@ class TorchxFunctionArgsValidator(TorchxFunctionValidator):
         if outer not in ("Dict", "List", "dict", "list"):
             return [
                 self.message(
-                    f"`{fn}`: parameter `{param.arg}` is a {outer}; a flag takes a scalar, List or Dict",
+                    # TorchX's words, which its users' tools match (no space after "types." there either)
+                    f"`{fn}` allows only Dict, List as complex types.Argument `{param.arg}` has: {outer}",
                     param.lineno,
                 )
             ]
@@ -131,18 +132,14 @@ class TorchxReturnValidator(TorchxFunctionValidator):
         name = _name(ret) if ret is not None else None
         if isinstance(ret, ast.Constant) and isinstance(ret.value, str):
             name = ret.value
+        fn = app_specs_func_def.name
         if not name:
-            problem = "has no return annotation (or one that is not a name)"
+            problem = f"missing return annotation or has unknown annotations. Supported return annotation: {_RETURN}"
         elif name != _RETURN:
-            problem = f"is annotated to return {name}"
+            problem = f"has incorrect return annotation, supported annotation: {_RETURN}"
         else:
             return []
-        return [
-            self.message(
-                f"Function: {app_specs_func_def.name} {problem}; a component returns {_RETURN}",
-                app_specs_func_def.lineno,
-            )
-        ]
+        return [self.message(f"Function: {fn} {problem}", app_specs_func_def.lineno)]
 
 
 class TorchFunctionVisitor(ast.NodeVisitor):
@@ -173,7 +170,7 @@ def validate(path: str, component_function: str, source: Optional[str] = None) -
     visitor = TorchFunctionVisitor(component_function)
     visitor.visit(module)
     if not visitor.visited_function:
-        return [LinterMessage("TorchXValidator", f"Function {component_function} not found in {path}", 0, 0)]
+        return [LinterMessage("TorchXValidator", f"Function {component_function} not found", 0, 0)]
     return visitor.linter_errors
 
 

@@ -84,7 +84,7 @@ def parse_mounts(opts: List[str]) -> List[Mount]:
         key = key.strip().lower()
         if key not in _KEY_ALIASES:
             raise KeyError(
-                f"unknown mount option {key!r} in {token!r}, must be one of {sorted(set(_KEY_ALIASES))}."
+                f"unknown mount option {key}, must be one of {sorted(set(_KEY_ALIASES))} (in {token!r})."
                 f" Syntax: {_SYNTAX}"
             )
         canon = _KEY_ALIASES[key]
