@@ -135,7 +135,10 @@ def job_components(job_id: str) -> List[Dict[str, str]]:
 
 # -- sacct ---------------------------------------------------------------------------------------------------------
 
-SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Start", "End", "Submit", "WorkDir")
+SACCT_FIELDS = (
+    "JobID", "JobName", "State", "ExitCode", "NodeList", "Start", "End", "Submit", "MaxRSS", "TotalCPU", "AllocTRES",
+    "WorkDir",  # last: the only free text that may hold a "|"
+)  # fmt: skip
 
 
 def accounting_rows(job_ids: Sequence[str], allocations_only: bool = False) -> Optional[List[Dict[str, str]]]:

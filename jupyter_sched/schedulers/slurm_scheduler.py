@@ -478,6 +478,9 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
                     finished=finished,
                     num_restarts=job.restarts,
                     msg=oom,
+                    usage=self._usage.totals(job.steps.get(comp.offset), started, finished)
+                    if state.is_terminal
+                    else None,
                 )
             )
         errors = [

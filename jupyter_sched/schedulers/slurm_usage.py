@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from jupyter_sched.schedulers import slurm_cli
-from jupyter_sched.specs.usage import UsageSample, oom_message
+from jupyter_sched.specs.usage import UsageSample, UsageTotals, oom_message
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _TIME = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
@@ -206,6 +206,24 @@ class SlurmUsage:
                 )
             )
         return out
+
+    @staticmethod
+    def totals(
+        step: Optional[Dict[str, str]], started: Optional[float], finished: Optional[float]
+    ) -> Optional[UsageTotals]:
+        """What an ended replica used, from its step's accounting row (``MaxRSS``, ``TotalCPU``, ``AllocTRES``),
+        which ``describe`` already reads; None while the database has no MaxRSS for it yet, or when the
+        cluster gathers nothing (its zeros are not measurements)."""
+        row = step or {}
+        peak = parse_size(row.get("MaxRSS", ""))
+        if peak is None or finished is None or gather_settings()[0] in ("", "jobacct_gather/none"):
+            return None
+        return UsageTotals(
+            peak_rss_bytes=peak,
+            cpu_seconds=parse_duration(row.get("TotalCPU", "")) or 0.0,
+            wall_seconds=max(0.0, finished - (started or finished)),
+            mem_limit_bytes=parse_size(tres_value(row.get("AllocTRES", ""), "mem")),
+        )
 
     def oom_text(self, job_id: str, offset: int, het: bool) -> str:
         """The message of a replica whose step Slurm ended for its memory, with its limit and peak where

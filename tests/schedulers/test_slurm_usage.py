@@ -109,6 +109,18 @@ def test_a_replica_using_200mb_and_a_core_is_measured_live_and_after_the_end(sru
     assert end.peak_rss_bytes >= 180 * MB and end.cpu_seconds > 0 and end.mem_limit_bytes == 1024 * MB
     assert end.wall_seconds > 0 and end.rss_bytes == 0
 
+    def described() -> bool:  # describe reads the same accounting row: its totals, as the other backends
+        status = srunner.status(handle)
+        return status is not None and status.roles[0].replicas[0].usage is not None
+
+    wait_until(described, 60, "describe's totals from the step's accounting row")
+    status = srunner.status(handle)
+    assert status is not None
+    totals = status.roles[0].replicas[0].usage
+    assert totals is not None and totals.peak_rss_bytes == end.peak_rss_bytes
+    assert totals.cpu_seconds == end.cpu_seconds and totals.mem_limit_bytes == 1024 * MB
+    assert re.search(r"main\[0\]:CANCELLED .*\(peak \d+(\.\d)? MiB of 1 GiB, cpu \d+\.\d\d s, wall", status.format())
+
 
 def test_a_replica_over_its_mem_is_killed_and_named_out_of_memory(srunner: Runner) -> None:
     handle = srunner.run(hog_app(64, "oom"), "slurm")
