@@ -9,6 +9,7 @@ titles, OSC 8 links, DCS) are removed unless ``--raw``: a job must not drive the
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from typing import List, Optional, TextIO
@@ -86,9 +87,12 @@ def stream_app_logs(
     opts = opts or TailOptions(follow=follow)
     status = wait_for_replicas(runner, handle, targets.require_status(runner, handle))
     replicas = targets.select_replicas(handle, status, role, ids)
-    clean = None if raw or not _is_terminal(out) else strip_control_strings
+    terminal = _is_terminal(out)
+    clean = None if raw or not terminal else strip_control_strings
+    # several replicas' progress bars update in place on a terminal that can move its cursor
+    live = terminal and not raw and len(replicas) > 1 and os.environ.get("TERM", "") not in ("", "dumb")
     return tail(runner, handle, replicas, out, opts, color=common.use_color(out), on_error=common.err, clean=clean,
-                json_lines=json_lines)
+                json_lines=json_lines, live=live)
 
 
 def _is_terminal(stream: TextIO) -> bool:

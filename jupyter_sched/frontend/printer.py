@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
 
 _PIECES = re.compile(r"\r|\n|[^\r\n]+")
-_PALETTE = ("32", "36", "33", "35", "34", "92", "96", "93", "95", "94")
+PALETTE = ("32", "36", "33", "35", "34", "92", "96", "93", "95", "94")
 RESET = "\033[0m"
 
 # where a replica's output stands: at the start of a line, inside a line, right after a "\r" frame, or
@@ -104,7 +104,7 @@ class LogPrinter(FollowRenderer):
         self._prefixers: Dict[Tuple[str, int], Prefixer] = {}
         for i, (role, k) in enumerate(replicas):
             label = gutter(f"{role}/{k}", width)
-            text = f"\033[{_PALETTE[i % len(_PALETTE)]}m{label[:-1]}{RESET} " if color else label
+            text = f"\033[{PALETTE[i % len(PALETTE)]}m{label[:-1]}{RESET} " if color else label
             self._prefixers[(role, k)] = Prefixer(text)
         self._open: Optional[Prefixer] = None
 
@@ -185,10 +185,18 @@ def tail(
     on_error: Optional[Callable[[str], None]] = None,
     clean: Optional[Callable[[str], str]] = None,
     json_lines: bool = False,
+    live: bool = False,
 ) -> List[str]:
-    """:func:`follow` printed to ``out`` by a :class:`LogPrinter` (a :class:`JsonLinePrinter` with
-    ``json_lines``)."""
-    printer: FollowRenderer = (
-        JsonLinePrinter(out, on_error) if json_lines else LogPrinter(out, replicas, color, on_error, clean)
-    )
+    """:func:`follow` printed to ``out`` by a :class:`LogPrinter`, a :class:`JsonLinePrinter` with
+    ``json_lines``, or with ``live`` (``out`` is a terminal) a
+    :class:`~jupyter_sched.frontend.live_printer.LivePrinter`, whose progress bars update in place."""
+    from jupyter_sched.frontend.live_printer import LivePrinter  # it builds on this module
+
+    printer: FollowRenderer
+    if json_lines:
+        printer = JsonLinePrinter(out, on_error)
+    elif live:
+        printer = LivePrinter(out, replicas, color, on_error, clean)
+    else:
+        printer = LogPrinter(out, replicas, color, on_error, clean)
     return follow(runner, app_handle, replicas, opts, printer)

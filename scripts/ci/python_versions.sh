@@ -20,7 +20,7 @@ TESTS=(  # what differs between Pythons: parsing (config, times, typing syntax),
     tests/notebook/test_kernel.py tests/notebook/test_extension.py tests/notebook/test_log_model.py
 )
 # what the subset needs (the rest of [test] is browsers and notebooks, run on the main Python only)
-DEPS=(pytest pytest-timeout hypothesis jupyter_client ipykernel nbformat nbclient pyyaml)
+DEPS=(pytest pytest-timeout hypothesis pyte jupyter_client ipykernel nbformat nbclient pyyaml)
 
 find_python() {
     local v="$1" pyenv_root candidate

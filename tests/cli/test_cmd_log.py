@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -167,3 +168,45 @@ def test_empty_session_means_default(module_cli: Cli, three: str) -> None:
     assert (
         cli("log", f"local_cwd:///{app_id}/sh/0", "--streams", "stderr").stdout == "sh/0 r0 err\n"
     )
+
+
+def test_progress_bars_of_several_replicas_update_in_place_on_a_terminal(cli: Cli) -> None:
+    """On a terminal each replica's ``\\r`` bar is one footer row redrawn in place (a VT100 screen shows the
+    final frames once, and no intermediate frame as a line); piped, every frame is kept in the text."""
+    import pty
+
+    import pyte
+
+    gate = cli.cwd / "gate"
+    bar = (
+        f"echo ready; while [ ! -e {gate} ]; do sleep 0.05; done;"
+        ' for i in 1 2 3 4 5 6; do printf "\\rstep %d/6" $i; sleep 0.1; done; echo; echo done $JUPYTER_SCHED_REPLICA_ID'
+    )
+    handle = cli("run", "--cfg", "outlive_owner=true", "utils.sh", "--num_replicas", "3", bar).stdout.strip()
+    primary, secondary = pty.openpty()
+    env = {**cli.env, "TERM": "xterm", "COLUMNS": "80", "NO_COLOR": "1"}
+    follow = subprocess.Popen(cli.argv(("log", "-f", handle)), cwd=cli.cwd, env=env, stdout=secondary,
+                              stderr=subprocess.PIPE)  # fmt: skip
+    os.close(secondary)
+    raw = b""
+    while True:
+        try:
+            data = os.read(primary, 4096)
+        except OSError:  # EIO: the command exited
+            break
+        if not data:
+            break
+        raw += data
+        if raw.count(b"ready") == 3 and not gate.exists():  # following: now the bars start
+            gate.touch()
+    os.close(primary)
+    assert follow.wait(timeout=60) == 0, follow.stderr.read() if follow.stderr else ""
+    text = raw.decode()
+    screen = pyte.Screen(80, 24)
+    pyte.Stream(screen).feed(text)
+    shown = [line.rstrip() for line in screen.display if line.strip()]
+    expected = [f"sh/{k} {text}" for k in range(3) for text in ("ready", "step 6/6", f"done {k}")]
+    assert sorted(shown) == sorted(expected), text
+    assert "\x1b[J" in text  # the footer was redrawn in place
+    piped = cli("log", handle).stdout
+    assert [line.count("\r") for line in piped.split("\n") if "step" in line] == [6, 6, 6]
