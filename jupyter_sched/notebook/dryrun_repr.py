@@ -72,8 +72,8 @@ def _copyable(text: str) -> str:
 def _plan_html(plan: ReplicaPlan) -> str:
     rows = [(k, _copyable(v) if k in ("argv", "command") or plan.launch and k == plan.launch[0] else code(v))
             for k, v in _rows(plan)]  # fmt: skip
-    for key, values in (("env", plan.env), (LAUNCH_ENV_HEADING, plan.launch_env)):
-        env = mask_env(values)
+    for key, variables in (("env", plan.env), (LAUNCH_ENV_HEADING, plan.launch_env)):
+        env = mask_env(variables)
         if env:
             lines = "\n".join(f"{k}={v}" for k, v in env.items())
             rows.append((key, f"<details open><summary>{len(env)} vars</summary>{_copyable(lines)}</details>"))

@@ -69,7 +69,8 @@ class PopenRequest:
         """The request in neutral terms (see ``specs.dryrun``): replicas run here, without an image."""
         plans = [
             ReplicaPlan(role=role, replica_id=k, argv=p.args, env=dict(p.env), launch_env=dict(p.launch_env),
-                        cwd=p.cwd, on_this_host=True, logs=[x for x in (p.stdout, p.stderr, p.combined) if x])  # fmt: skip
+                        cwd=p.cwd, on_this_host=True,
+                        logs=[x for x in (p.stdout, p.stderr, p.combined) if x])  # fmt: skip
             for role, params in self.role_params.items()
             for k, p in enumerate(params)
         ]

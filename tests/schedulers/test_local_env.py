@@ -55,7 +55,9 @@ def test_request_env_is_exactly_torchx_set(sched: LocalScheduler, log_dir: str) 
     assert app.roles[0].env == {"A": "1", "TORCHX_RANK0_HOST": "mine"}  # the caller's role is untouched
 
 
-def test_cuda_visible_devices_stays_in_the_request_env(sched: LocalScheduler, log_dir: str, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_cuda_visible_devices_stays_in_the_request_env(  # type: ignore[no-untyped-def]
+    sched: LocalScheduler, log_dir: str, tmp_path, monkeypatch
+) -> None:
     """With ``auto_set_cuda_visible_devices`` (through a stand-in ``nvidia-smi -L`` listing 4 GPUs) the
     assigned devices are part of the request's env, as in TorchX."""
     smi = tmp_path / "nvidia-smi"
@@ -103,7 +105,9 @@ def test_precedence_between_role_env_and_our_additions(sched: LocalScheduler, lo
         (False, None, os.defpath + ":{cwd}"),  # an owner without PATH: the system default path
     ],
 )
-def test_path_a_replica_gets(sched: LocalScheduler, log_dir: str, tmp_path, monkeypatch, prepend_cwd, owner_path, expected) -> None:  # type: ignore[no-untyped-def]
+def test_path_a_replica_gets(  # type: ignore[no-untyped-def]
+    sched: LocalScheduler, log_dir: str, tmp_path, monkeypatch, prepend_cwd, owner_path, expected
+) -> None:
     monkeypatch.chdir(tmp_path)
     if owner_path is None:
         monkeypatch.delenv("PATH")
