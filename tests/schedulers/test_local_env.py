@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from jupyter_sched.notebook.dryrun_repr import dryrun_html, dryrun_text
+from jupyter_sched.notebook.dryrun_repr import dryrun_html, dryrun_json, dryrun_text
 from jupyter_sched.schedulers.local_request import ReplicaParam
 from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppState, Resource, Role
@@ -141,3 +141,5 @@ def test_every_dry_run_rendering_shows_both_parts(sched: LocalScheduler, log_dir
     nb_text = dryrun_text(shown)
     assert LAUNCH_ENV_HEADING in nb_text and "JUPYTER_SCHED_ROLE_NAME=w" in nb_text.split(LAUNCH_ENV_HEADING)[1]
     assert LAUNCH_ENV_HEADING in dryrun_html(shown)
+    [plan_json] = dryrun_json(shown)["view"]["replicas"]
+    assert "PATH" in plan_json["launch_env"] and plan_json["env"]["TORCHX_RANK0_HOST"] == "localhost"
