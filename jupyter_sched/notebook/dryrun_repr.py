@@ -2,8 +2,9 @@
 
 Everything backend-specific comes from the request's neutral view (``info.view()``, see
 ``jupyter_sched.specs.dryrun``): per replica the command as a copyable shell line, how the backend starts
-it (``docker run ...``), the env, cwd, image, mounts, limits and logs; app-wide notes (how a Slurm job is
-submitted), free-form sections (the batch script) and warnings. A request without a view falls back to its
+it (``docker run ...``), the env (and apart from it what the backend adds at launch), cwd, image, mounts,
+limits and logs; app-wide notes (how a Slurm job is submitted), free-form sections (the batch script) and
+warnings. A request without a view falls back to its
 own repr. Secrets are masked in all three renderings (:mod:`jupyter_sched.specs.masking`: secret-looking
 names, ``--password=``-style arguments and credentials inside URLs, also inside command lines and scripts).
 
@@ -26,6 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from jupyter_sched.notebook.theme import code, esc, table
 from jupyter_sched.specs import DryRunView, ReplicaPlan
+from jupyter_sched.specs.dryrun import LAUNCH_ENV_HEADING
 from jupyter_sched.specs.masking import mask_env, mask_lines, mask_shell_text, mask_tree
 
 DRYRUN_MIME = "application/vnd.jupyter-sched.dryrun+json"
@@ -70,10 +72,11 @@ def _copyable(text: str) -> str:
 def _plan_html(plan: ReplicaPlan) -> str:
     rows = [(k, _copyable(v) if k in ("argv", "command") or plan.launch and k == plan.launch[0] else code(v))
             for k, v in _rows(plan)]  # fmt: skip
-    env = mask_env(plan.env)
-    if env:
-        lines = "\n".join(f"{k}={v}" for k, v in env.items())
-        rows.append(("env", f"<details open><summary>{len(env)} vars</summary>{_copyable(lines)}</details>"))
+    for key, variables in (("env", plan.env), (LAUNCH_ENV_HEADING, plan.launch_env)):
+        env = mask_env(variables)
+        if env:
+            lines = "\n".join(f"{k}={v}" for k, v in env.items())
+            rows.append((key, f"<details open><summary>{len(env)} vars</summary>{_copyable(lines)}</details>"))
     for key, values in (("logs", plan.logs), ("mounts", plan.mounts)):
         if values:
             rows.append((key, "<br>".join(code(x) for x in values)))
@@ -122,6 +125,9 @@ def dryrun_text(info: Any) -> str:
         out.append(f"  {plan.label}:")
         out.extend(f"    {k}: {v}" for k, v in _rows(plan))
         out.extend(f"    env:  {k}={v}" for k, v in mask_env(plan.env).items())
+        if plan.launch_env:
+            out.append(f"    {LAUNCH_ENV_HEADING}:")
+            out.extend(f"          {k}={v}" for k, v in mask_env(plan.launch_env).items())
         out.extend(f"    log:  {x}" for x in plan.logs)
         out.extend(f"    mount:  {x}" for x in plan.mounts)
         out.extend(f"    limit: {k}={v}" for k, v in plan.limits.items())

@@ -1,5 +1,8 @@
 """Building a local app's request from an AppDef and its run options: per replica its argv, environment,
-working directory and log files (nothing starts here; ``local_spawn`` starts what this describes)."""
+working directory and log files (nothing starts here; ``local_spawn`` starts what this describes).
+
+Each replica's ``env`` is what TorchX's request holds (role env, ``TORCHX_RANK0_HOST``, the torchelastic
+paths, ``CUDA_VISIBLE_DEVICES``); our own variables go to its ``launch_env`` (see ``local_request``)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from jupyter_sched.schedulers.local_request import PopenRequest, ReplicaParam, a
 from jupyter_sched.specs import AppDef, CfgVal, macros, make_unique
 from jupyter_sched.specs.names import safe_name
 
-RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
+RANK0_ENV = "TORCHX_RANK0_HOST"
+"""Rank 0's host, under TorchX's name so code written for TorchX finds it (``${rank0_env}`` names it)."""
 ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
 PET_LOG_DIR_ENV = "PET_LOG_DIR"
 """Set, as TorchX does, to ``<app log dir>/torchelastic/<role>``: torchelastic (``torchrun``) writes its
@@ -50,14 +54,13 @@ def build_request(
             )
             param.cwd = param.cwd or cwd
             env = param.env
-            env.setdefault("PYTHONUNBUFFERED", "x")
+            env[RANK0_ENV] = "localhost"
             env.setdefault(ERROR_FILE_ENV, os.path.join(replica_dir, "error.json"))
             env.setdefault(PET_LOG_DIR_ENV, os.path.join(app_dir, "torchelastic", safe_name(role.name, "role")))
-            env[RANK0_ENV] = "localhost"
-            env["JUPYTER_SCHED_APP_ID"] = app_id
-            env["JUPYTER_SCHED_ROLE_NAME"] = role.name
-            env["JUPYTER_SCHED_REPLICA_ID"] = str(k)
-            env["PATH"] = compose_path(extra_paths, role.env.get("PATH"), cwd, bool(cfg.get("prepend_cwd")))
+            param.launch_env.update(launch_env(env, extra_paths, role.env.get("PATH"), cwd, cfg))
+            param.launch_env.update(
+                JUPYTER_SCHED_APP_ID=app_id, JUPYTER_SCHED_ROLE_NAME=role.name, JUPYTER_SCHED_REPLICA_ID=str(k)
+            )
             params.append(param)
             dirs.append(replica_dir)
         role_params[role.name] = params
@@ -72,6 +75,21 @@ def build_request(
         cancel_grace=float(cfg.get("cancel_grace") or 0.0),  # type: ignore[arg-type]
         outlive_owner=bool(cfg.get("outlive_owner")),
     )
+
+
+def launch_env(
+    env: Mapping[str, str],
+    extra_paths: Sequence[str],
+    role_path: Optional[str],
+    cwd: str,
+    cfg: Mapping[str, CfgVal],
+) -> Dict[str, str]:
+    """The replica-independent part of what we add at launch: the composed PATH (which replaces the role's
+    own, already part of it) and ``PYTHONUNBUFFERED`` unless the role sets it (the role's value wins)."""
+    out = {"PATH": compose_path(extra_paths, role_path, cwd, bool(cfg.get("prepend_cwd")))}
+    if "PYTHONUNBUFFERED" not in env:
+        out["PYTHONUNBUFFERED"] = "x"
+    return out
 
 
 def compose_path(extra_paths: Sequence[str], role_path: Optional[str], cwd: str, prepend_cwd: bool) -> str:

@@ -138,7 +138,7 @@ def limit_request(request, cfg) -> None:  # type: ignore[no-untyped-def]
     check_entrypoints(request)
     for role, params in request.role_params.items():
         for k, param in enumerate(params):
-            param.args = local_limit.wrap_args(param.args, param.env, limit, request.app_id, role, k)
+            param.args = local_limit.wrap_args(param.args, param.launch_env, limit, request.app_id, role, k)
 
 
 __all__ = ["LocalMeter", "limit_request", "totals_of"]

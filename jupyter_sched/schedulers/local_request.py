@@ -1,21 +1,32 @@
-"""The local backend's request: what each replica's ``Popen`` gets, and how a dry run prints it."""
+"""The local backend's request: what each replica's ``Popen`` gets, and how a dry run prints it.
+
+A replica's variables come in two parts. ``env`` is exactly what TorchX's local scheduler puts in its
+request (the role's env, ``TORCHX_RANK0_HOST``, ``TORCHELASTIC_ERROR_FILE``, ``PET_LOG_DIR`` and
+``CUDA_VISIBLE_DEVICES`` when GPUs are assigned), so code that reads or builds a TorchX request sees the same
+thing. ``launch_env`` holds what we add when the process starts (the composed PATH, ``PYTHONUNBUFFERED``,
+``JUPYTER_SCHED_*``); it wins over ``env``, and both go on top of the owner's environment. A dry run prints
+both, each under its own heading, so it still shows every variable the process gets.
+"""
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
 import warnings
-from dataclasses import dataclass
-from typing import Dict, List, Optional
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional
 
 from jupyter_sched.specs import AppDef, DryRunView, ReplicaPlan
+from jupyter_sched.specs.dryrun import LAUNCH_ENV_HEADING
 
 
 @dataclass
 class ReplicaParam:
-    """What one replica's ``Popen`` gets. ``env`` holds only what the app and scheduler set; the process
-    sees it on top of the owner's environment."""
+    """What one replica's ``Popen`` gets (fields in TorchX's order, so ``ReplicaParam(args, env, stdout,
+    stderr, combined, cwd)`` works). ``env`` is TorchX's request env; ``launch_env`` our additions, applied
+    over it when the process starts (see the module docstring and :meth:`process_env`)."""
 
     args: List[str]
     env: Dict[str, str]
@@ -23,6 +34,19 @@ class ReplicaParam:
     stderr: Optional[str] = None
     combined: Optional[str] = None
     cwd: Optional[str] = None
+    launch_env: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def replica_env(self) -> Dict[str, str]:
+        """Every variable this replica sets over the owner's environment: ``env``, then ``launch_env``."""
+        return {**self.env, **self.launch_env}
+
+    def process_env(self, owner: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+        """The whole environment the process starts with: the owner's (``os.environ`` by default), then
+        :attr:`replica_env`."""
+        env = dict(os.environ if owner is None else owner)
+        env.update(self.replica_env)
+        return env
 
     @property
     def command_line(self) -> str:
@@ -44,7 +68,8 @@ class PopenRequest:
     def dryrun_view(self) -> DryRunView:
         """The request in neutral terms (see ``specs.dryrun``): replicas run here, without an image."""
         plans = [
-            ReplicaPlan(role=role, replica_id=k, argv=p.args, env=dict(p.env), cwd=p.cwd, on_this_host=True,
+            ReplicaPlan(role=role, replica_id=k, argv=p.args, env=dict(p.env), launch_env=dict(p.launch_env),
+                        cwd=p.cwd, on_this_host=True,
                         logs=[x for x in (p.stdout, p.stderr, p.combined) if x])  # fmt: skip
             for role, params in self.role_params.items()
             for k, p in enumerate(params)
@@ -53,7 +78,8 @@ class PopenRequest:
 
 
 def format_request(request: PopenRequest) -> str:
-    """A readable rendering of the request: per replica its argv, cwd, env and log files."""
+    """A readable rendering of the request: per replica its argv, cwd, env (the request's, then what is
+    added at launch and wins over it) and log files."""
     out = [f"PopenRequest(app_id={request.app_id})", f"  log_dir: {request.log_dir}"]
     for role, params in request.role_params.items():
         out.append(f"  role {role}: {len(params)} replica(s)")
@@ -62,6 +88,9 @@ def format_request(request: PopenRequest) -> str:
             out.append(f"        cwd:  {p.cwd}")
             for key in sorted(p.env):
                 out.append(f"        env:  {key}={p.env[key]}")
+            if p.launch_env:
+                out.append(f"        {LAUNCH_ENV_HEADING}:")
+                out.extend(f"              {key}={p.launch_env[key]}" for key in sorted(p.launch_env))
             out.append(f"        logs: {request.role_log_dirs[role][k]}/{{stdout,stderr,combined}}.log")
     return "\n".join(out)
 

@@ -259,7 +259,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         local_app.replicas = started
         params = [p for ps in request.role_params.values() for p in ps]
         for rep_record, param in zip(record.replicas, params):
-            self._meter.started(record, rep_record, param.env)
+            self._meter.started(record, rep_record, param.replica_env)
         try:
             record.create()
         except OSError as e:

@@ -28,7 +28,7 @@ def check_entrypoints(request: PopenRequest) -> None:
     for role_name, params in request.role_params.items():
         param = params[0]
         exe = param.args[0]
-        path = param.env.get("PATH")
+        path = param.replica_env.get("PATH")
         if "/" in exe:
             full = exe if os.path.isabs(exe) else os.path.join(param.cwd or os.getcwd(), exe)
             ok = os.path.isfile(full) and os.access(full, os.X_OK)
@@ -78,9 +78,9 @@ def make_dirs(request: PopenRequest) -> None:
 def spawn(
     param: ReplicaParam, rep_record: ReplicaRecord, detached: bool, on_done: Callable[[Replica], None]
 ) -> Replica:
-    """Starts one replica in its own session, without a shell, its output piped to the IO loop."""
-    env = dict(os.environ)
-    env.update(param.env)
+    """Starts one replica in its own session, without a shell, its output piped to the IO loop. Its
+    environment is the owner's, then the request's env, then our launch additions (``process_env``)."""
+    env = param.process_env()
     if detached:
         return _spawn_detached(param, env, rep_record, on_done)
     sinks = [LogSink(p) for p in (param.stdout, param.stderr, param.combined) if p]

@@ -29,7 +29,7 @@ from jupyter_sched.schedulers.slurm_opts import sbatch_extra
 from jupyter_sched.specs import AppDef, CfgVal, DryRunView, InvalidAppError, ReplicaPlan, Role, macros
 from jupyter_sched.specs.names import safe_name
 
-RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"
+RANK0_ENV = "TORCHX_RANK0_HOST"  # TorchX's name, so code written for TorchX finds rank 0
 ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
 SCRIPT_NAME = "job.sbatch"
 WRAPPER_NAME = "slurm_replica.py"

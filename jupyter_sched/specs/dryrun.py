@@ -3,9 +3,10 @@ view of a request (:class:`DryRunView`) through which front ends and components 
 
 A request is backend-specific (``Popen`` arguments, docker SDK kwargs, an sbatch script). A backend that
 gives its request a ``dryrun_view()`` method returning a :class:`DryRunView` describes it in neutral
-terms: per replica its command, env, cwd, image, mounts, limits and logs; whether the replicas end with
-the process that started them; free-form sections (a batch script) and warnings. The notebook's dry-run
-display, the command line and the components read only that, so a new backend needs no edit elsewhere.
+terms: per replica its command, env (and what it adds at launch), cwd, image, mounts, limits and logs;
+whether the replicas end with the process that started them; free-form sections (a batch script) and
+warnings. The notebook's dry-run display, the command line and the components read only that, so a new
+backend needs no edit elsewhere.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.specs.runopts import CfgVal
 
 T = TypeVar("T")
+
+LAUNCH_ENV_HEADING = "launch env (added when it starts, wins over env)"
+"""How every rendering titles :attr:`ReplicaPlan.launch_env`."""
 
 
 @dataclass
@@ -50,6 +54,9 @@ class ReplicaPlan:
     is not simply ``argv`` quoted."""
     launch: Optional[Tuple[str, str]] = None
     """How to start it by hand: ``(label, shell line)``, e.g. ``("docker run", "docker run ... img cmd")``."""
+    launch_env: Dict[str, str] = field(default_factory=dict)
+    """Variables the backend adds when the process starts, over ``env`` (kept out of the request's own env
+    where that must match TorchX's); front ends show them under :data:`LAUNCH_ENV_HEADING`."""
 
     @property
     def label(self) -> str:

@@ -216,7 +216,7 @@ def test_env_macros_and_path(sched: LocalScheduler, log_dir: str, tmp_path, monk
     monkeypatch.chdir(tmp_path)
     app = AppDef("env", [Role(
         "r", "x", entrypoint=PY, num_replicas=2,
-        args=["-c", "import os,sys; print(sys.argv[1:], os.environ['JUPYTER_SCHED_RANK0_HOST'],"
+        args=["-c", "import os,sys; print(sys.argv[1:], os.environ['TORCHX_RANK0_HOST'],"
               " os.environ['MINE'], os.getcwd(), os.environ['PATH'].split(':')[-1])",
               "${app_id}", "${replica_id}", "${rank0_env}"],
         env={"MINE": "v-${replica_id}"},
@@ -224,7 +224,7 @@ def test_env_macros_and_path(sched: LocalScheduler, log_dir: str, tmp_path, monk
     app_id = run(sched, app, log_dir)
     wait_done(sched, app_id)
     out = "".join(sched.log_iter(app_id, "r", 1))
-    assert out == f"['{app_id}', '1', 'JUPYTER_SCHED_RANK0_HOST'] localhost v-1 {tmp_path} {tmp_path}\n"
+    assert out == f"['{app_id}', '1', 'TORCHX_RANK0_HOST'] localhost v-1 {tmp_path} {tmp_path}\n"
 
 
 def test_prepend_cwd_puts_cwd_first(sched: LocalScheduler, log_dir: str, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -233,7 +233,7 @@ def test_prepend_cwd_puts_cwd_first(sched: LocalScheduler, log_dir: str, tmp_pat
     tool.write_text("#!/bin/sh\necho from-cwd\n")
     tool.chmod(0o755)
     info = sched.submit_dryrun(AppDef("t", [Role("r", "x", entrypoint="mytool")]), {"prepend_cwd": True})
-    assert info.request.role_params["r"][0].env["PATH"].split(":")[0] == str(tmp_path)
+    assert info.request.role_params["r"][0].launch_env["PATH"].split(":")[0] == str(tmp_path)
     app_id = run(sched, AppDef("t", [Role("r", "x", entrypoint="mytool")]), log_dir, prepend_cwd=True)
     wait_done(sched, app_id)
     assert list(sched.log_iter(app_id, "r", 0)) == ["from-cwd\n"]
@@ -252,7 +252,7 @@ def test_dryrun_and_submit_leave_the_appdef_unchanged(sched: LocalScheduler, log
 def test_dryrun_starts_nothing_and_renders_the_request(sched: LocalScheduler, log_dir: str) -> None:
     info = sched.submit_dryrun(sh_app("echo 'a b'", num_replicas=2), {"log_dir": log_dir})
     text = repr(info)
-    assert "argv: sh -c " in text and "[1] argv" in text and "JUPYTER_SCHED_RANK0_HOST=localhost" in text
+    assert "argv: sh -c " in text and "[1] argv" in text and "TORCHX_RANK0_HOST=localhost" in text
     assert info.request.role_params["main"][0].command_line == "sh -c 'echo '\"'\"'a b'\"'\"''"
     assert info.app is not None and info.cfg["log_dir"] == log_dir
     assert os.listdir(log_dir) == []

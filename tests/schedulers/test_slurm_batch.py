@@ -93,11 +93,11 @@ def test_macros_expand_at_run_time_and_values_are_quoted() -> None:
     assert (reader.role, reader.replica_id, reader.offset) == ("reader", 0, 2)
     cmd = " ".join(t1.command)
     assert 'job-"$SLURM_JOB_ID"' in cmd.replace("'job-'", "job-")
-    assert cmd.endswith(" 1 JUPYTER_SCHED_RANK0_HOST")
+    assert cmd.endswith(" 1 TORCHX_RANK0_HOST")
     assert "-e 'LR=0.1,0.2 x'" in cmd
     assert '-e RUN="$SLURM_JOB_ID"/1' in cmd
     assert t1.to_json()["env"]["RUN"] == "${SLURM_JOB_ID}/1"
-    assert "export JUPYTER_SCHED_RANK0_HOST=" in req.script
+    assert "export TORCHX_RANK0_HOST=" in req.script
     # The words really expand as intended under bash.
     word = shell_word("a'b \x00app_id\x00 $HOME")
     out = subprocess.run(

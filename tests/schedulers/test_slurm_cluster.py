@@ -55,7 +55,7 @@ TRAINER = textwrap.dedent(
     import os, sys, time
     sys.stderr.write(f"warn {sys.argv[2]}\\n"); sys.stderr.flush(); time.sleep(0.3)
     print("args", sys.argv[1:])
-    print("env", os.environ["JUPYTER_SCHED_JOB_ID"], os.environ["JUPYTER_SCHED_RANK0_HOST"], os.environ["RUN_TAG"])
+    print("env", os.environ["JUPYTER_SCHED_JOB_ID"], os.environ["TORCHX_RANK0_HOST"], os.environ["RUN_TAG"])
     print("cwd", os.getcwd())
     sys.stdout.write("step 1/2\\rstep 2/2\\r\\ndone\\npartial")
     """
@@ -111,7 +111,7 @@ def test_multi_role_app_succeeds_with_each_replicas_state_and_logs(srunner: Runn
     rank0_addr = out.split("NodeAddr=")[1].split()[0]
     for k in (0, 1):
         assert lines(srunner, handle, "trainer", k, streams="stdout") == [
-            f"args ['{job}', '{k}', 'JUPYTER_SCHED_RANK0_HOST']\n",
+            f"args ['{job}', '{k}', 'TORCHX_RANK0_HOST']\n",
             f"env {handle} {rank0_addr} run-{job}-{k}\n",
             f"cwd {tmp_path}\n",
             "step 1/2\r",
