@@ -95,6 +95,10 @@ def format_request(request: PopenRequest) -> str:
     return "\n".join(out)
 
 
+ENV_CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+"""The variable ``auto_set_cuda_visible_devices`` sets in a GPU replica's env (TorchX's public name)."""
+
+
 def assign_gpus(app: AppDef, role_params: Dict[str, List[ReplicaParam]]) -> None:
     """Gives each replica of a GPU role its own consecutive block of devices, if there are enough."""
     wanted = sum(r.num_replicas * max(r.resource.gpu, 0) for r in app.roles)
@@ -114,7 +118,7 @@ def assign_gpus(app: AppDef, role_params: Dict[str, List[ReplicaParam]]) -> None
             continue
         for param in role_params[role.name]:
             ids = range(nxt, nxt + role.resource.gpu)
-            param.env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in ids)
+            param.env[ENV_CUDA_VISIBLE_DEVICES] = ",".join(str(i) for i in ids)
             nxt += role.resource.gpu
 
 

@@ -52,6 +52,7 @@ from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
 from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
 from jupyter_sched.schedulers.local_request import (
+    ENV_CUDA_VISIBLE_DEVICES,
     PopenRequest,
     ReplicaParam,
     format_request,
@@ -87,7 +88,7 @@ from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.usage import UsageSample
 
 __all__ = [
-    "CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "LocalOpts", "LocalScheduler",
+    "ENV_CUDA_VISIBLE_DEVICES", "CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "LocalOpts", "LocalScheduler",
     "LogIterator", "PopenRequest", "ReplicaParam", "SignalException", "create_cwd_scheduler",
     "create_dir_scheduler", "create_scheduler", "default_log_dir",
 ]  # fmt: skip

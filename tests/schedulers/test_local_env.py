@@ -11,7 +11,7 @@ import pytest
 
 from jupyter_sched.notebook.dryrun_repr import dryrun_html, dryrun_json, dryrun_text
 from jupyter_sched.schedulers.local_request import ReplicaParam
-from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_scheduler
+from jupyter_sched.schedulers.local_scheduler import ENV_CUDA_VISIBLE_DEVICES, LocalScheduler, create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppState, Resource, Role
 from jupyter_sched.specs.dryrun import LAUNCH_ENV_HEADING
 
@@ -68,6 +68,7 @@ def test_cuda_visible_devices_stays_in_the_request_env(  # type: ignore[no-untyp
     request = sched.submit_dryrun(app, {"log_dir": log_dir, "auto_set_cuda_visible_devices": True}).request
     params = request.role_params["w"]
     assert [p.env["CUDA_VISIBLE_DEVICES"] for p in params] == ["0,1", "2,3"]
+    assert ENV_CUDA_VISIBLE_DEVICES == "CUDA_VISIBLE_DEVICES"  # TorchX's public name for it
     assert set(params[1].env) == {"TORCHX_RANK0_HOST", "TORCHELASTIC_ERROR_FILE", "PET_LOG_DIR", "CUDA_VISIBLE_DEVICES"}
 
 
