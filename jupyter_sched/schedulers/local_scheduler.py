@@ -88,8 +88,8 @@ from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.usage import UsageSample
 
 __all__ = [
-    "ENV_CUDA_VISIBLE_DEVICES", "CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "LocalOpts", "LocalScheduler",
-    "LogIterator", "PopenRequest", "ReplicaParam", "SignalException", "create_cwd_scheduler",
+    "ENV_CUDA_VISIBLE_DEVICES", "CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "LocalOpts",
+    "LocalScheduler", "LogIterator", "PopenRequest", "ReplicaParam", "SignalException", "create_cwd_scheduler",
     "create_dir_scheduler", "create_scheduler", "default_log_dir",
 ]  # fmt: skip
 
