@@ -64,6 +64,7 @@ def package_version() -> str:
     return __version__
 
 PULL_POLICIES = ("never", "missing", "always")
+ENV_LEGEND = "env: kwargs['environment'], as TorchX sets it; env+: added or replaced when the container is created"
 
 # kwargs rendered as `docker run` flags; anything else shows up in a trailing comment
 _SIMPLE_FLAGS = {
@@ -82,6 +83,12 @@ class DockerContainer:
     image: str
     command: List[str]
     kwargs: Dict[str, Any] = field(default_factory=dict)
+    default_env: Dict[str, str] = field(default_factory=dict)
+    """Set in the container when it is created, unless ``kwargs["environment"]`` names the variable too
+    (``PYTHONUNBUFFERED=1``: a role's own value wins)."""
+    scheduler_env: Dict[str, str] = field(default_factory=dict)
+    """Set in the container when it is created, over ``kwargs["environment"]`` (``JUPYTER_SCHED_APP_ID``
+    and the like). Both stay out of ``kwargs["environment"]``, which holds exactly what TorchX puts there."""
 
     # -- read-only views of the common kwargs ---------------------------------------------------------
     @property
@@ -94,7 +101,18 @@ class DockerContainer:
 
     @property
     def env(self) -> Dict[str, str]:
-        return dict(self.kwargs.get("environment") or {})
+        """The environment the container gets: ``default_env``, then ``kwargs["environment"]`` over it,
+        then ``scheduler_env`` over both."""
+        return {**self.default_env, **(self.kwargs.get("environment") or {}), **self.scheduler_env}
+
+    def create_kwargs(self) -> Dict[str, Any]:
+        """``kwargs`` as ``containers.create`` receives them: the ``environment`` is :attr:`env`."""
+        return {**self.kwargs, "environment": self.env}
+
+    def added_env(self) -> Dict[str, str]:
+        """What creating the container adds to or changes in ``kwargs["environment"]``."""
+        requested = self.kwargs.get("environment") or {}
+        return {k: v for k, v in self.env.items() if k not in requested or requested[k] != v}
 
     @property
     def role(self) -> str:
@@ -120,7 +138,7 @@ class DockerContainer:
                 groups.append([flag, str(kw[key])])
         for key, value in (kw.get("labels") or {}).items():
             groups.append(["--label", f"{key}={value}"])
-        for key, value in (kw.get("environment") or {}).items():
+        for key, value in self.env.items():
             groups.append(["--env", f"{key}={value}"])
         for mount in kw.get("mounts") or []:
             groups.append(["--mount", _mount_flag(mount)])
@@ -160,6 +178,8 @@ class DockerContainer:
             "image": self.image,
             "command": list(self.command),
             "env": self.env,
+            "default_env": dict(self.default_env),
+            "scheduler_env": dict(self.scheduler_env),
             "labels": self.labels,
             "network": self.network,
             "hostname": kw.get("hostname"),
@@ -215,10 +235,15 @@ class DockerJob:
 
     def dryrun_view(self) -> DryRunView:
         """The request in neutral terms (see ``specs.dryrun``): one plan per container."""
-        return DryRunView([_plan(c) for c in self.containers], warnings=self.warnings())
+        added = sorted({k for c in self.containers for k in c.added_env()})
+        text = f"{', '.join(added)} set when each container is created; kwargs['environment'] holds the rest"
+        notes = [("env", text)]
+        return DryRunView([_plan(c) for c in self.containers], notes=notes if added else [], warnings=self.warnings())
 
     def __repr__(self) -> str:
         out = [f"DockerJob(app_id={self.app_id}, network={self.network}, pull={self.pull})"]
+        if any(c.added_env() for c in self.containers):
+            out.append(f"  ({ENV_LEGEND})")
         for container in self.containers:
             out.extend("  " + line for line in _format_container(container))
         return "\n".join(out)
@@ -255,8 +280,11 @@ def _format_container(c: DockerContainer) -> List[str]:
     row("image", c.image)
     row("command", shlex.join(c.command))
     env = kw.get("environment") or {}
+    added = c.added_env()
     for i, (key, value) in enumerate(env.items()):
-        row("env" if i == 0 else "", f"{key}={value}")
+        row("env" if i == 0 else "", f"{key}={value}" + ("  (replaced, see env+)" if key in added else ""))
+    for i, (key, value) in enumerate(added.items()):  # not in kwargs["environment"]: added at create time
+        row("env+" if i == 0 else "", f"{key}={value}")
     for i, mount in enumerate(kw.get("mounts") or []):
         ro = " (readonly)" if mount.get("ReadOnly") else ""
         row("mounts" if i == 0 else "", f"{mount.get('Type')} {mount.get('Source')} -> {mount.get('Target')}{ro}")
