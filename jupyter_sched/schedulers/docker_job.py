@@ -171,6 +171,7 @@ class DockerContainer:
     def to_json(self) -> Dict[str, Any]:
         kw = self.kwargs
         policy = kw.get("restart_policy") or {}
+        gpus = _gpus(kw)
         return {
             "name": self.name,
             "role": self.role,
@@ -188,7 +189,7 @@ class DockerContainer:
             "cpus": kw["nano_cpus"] / 1e9 if kw.get("nano_cpus") else None,
             "memory": kw.get("mem_limit"),
             "shm_size": kw.get("shm_size"),
-            "gpus": sum(int(r.get("count", 0)) for r in kw.get("device_requests") or []) or None,
+            "gpus": int(gpus) if gpus.isdigit() else gpus or None,  # a number, "all" or None
             "restart_policy": dict(policy) if policy else None,
             "privileged": bool(kw.get("privileged")),
             "docker_run": self.docker_run_command(),
@@ -297,7 +298,7 @@ def _format_container(c: DockerContainer) -> List[str]:
         limits.append(f"memory={kw['mem_limit']}")
     if kw.get("shm_size"):
         limits.append(f"shm={kw['shm_size']}")
-    gpus = sum(int(r.get("count", 0)) for r in kw.get("device_requests") or [])
+    gpus = _gpus(kw)
     if gpus:
         limits.append(f"gpus={gpus}")
     row("limits", " ".join(limits) or "none")
@@ -342,6 +343,13 @@ def _mount_flag(mount: Dict[str, Any]) -> str:
     if mount.get("ReadOnly"):
         parts.append("readonly")
     return ",".join(parts)
+
+
+def _gpus(kw: Dict[str, Any]) -> str:
+    """How many GPUs the device requests ask for: a number, ``all`` (count -1) or "" (none). A request is
+    the SDK's ``DeviceRequest`` (``Count``, as TorchX builds it) or our plain dict (``count``)."""
+    counts = [int(r.get("count", r.get("Count", -1))) for r in kw.get("device_requests") or []]
+    return "all" if -1 in counts else str(sum(counts) or "")
 
 
 def _gpus_flag(request: Dict[str, Any]) -> str:

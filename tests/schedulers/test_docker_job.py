@@ -303,6 +303,16 @@ def test_peer_style_container_construction() -> None:
     assert "env+" not in text and "(env:" not in text and "A=1" in text
 
 
+def test_gpus_of_sdk_device_requests_are_shown() -> None:
+    # TorchX (and a pre_proc hook) may hand the SDK's DeviceRequest, whose keys are the engine's (Count)
+    from docker.types import DeviceRequest
+
+    c = DockerContainer("img", ["x"], {"device_requests": [DeviceRequest(count=4, capabilities=[["gpu"]])]})
+    assert "limits:   gpus=4" in repr(c) and c.to_json()["gpus"] == 4
+    c.kwargs["device_requests"].append({"count": -1})
+    assert "limits:   gpus=all" in repr(c) and c.to_json()["gpus"] == "all"
+
+
 # -- states ---------------------------------------------------------------------------------------------------
 
 
