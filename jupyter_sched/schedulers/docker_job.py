@@ -237,7 +237,7 @@ class DockerJob:
     def dryrun_view(self) -> DryRunView:
         """The request in neutral terms (see ``specs.dryrun``): one plan per container."""
         added = sorted({k for c in self.containers for k in c.added_env()})
-        text = f"{', '.join(added)} set when each container is created; kwargs['environment'] holds the rest"
+        text = f"{', '.join(added)} are set when each container is created; kwargs['environment'] holds the rest"
         notes = [("env", text)]
         return DryRunView([_plan(c) for c in self.containers], notes=notes if added else [], warnings=self.warnings())
 

@@ -162,7 +162,7 @@ def test_dry_run_shows_both_parts_of_the_environment() -> None:
     view = info.request.dryrun_view()
     assert view.replicas[0].env == c.env
     assert view.notes == [
-        ("env", f"{', '.join(sorted(c.added_env()))} set when each container is created;"
+        ("env", f"{', '.join(sorted(c.added_env()))} are set when each container is created;"
                 " kwargs['environment'] holds the rest"),
     ]  # fmt: skip
     data = c.to_json()
