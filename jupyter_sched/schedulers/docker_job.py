@@ -2,7 +2,9 @@
 
 Pure data (no docker import): ``DockerContainer.kwargs`` are exactly the keyword arguments of the docker
 SDK's ``client.containers.create(image, command, **kwargs)``, with plain JSON-able values (mounts and
-device requests are the dicts the engine API takes), so a role's ``pre_proc`` hook can edit them. The
+device requests are the dicts the engine API takes), so a role's ``pre_proc`` hook can edit them. Their
+``environment`` is exactly what TorchX puts there; ``default_env`` and ``scheduler_env`` (ours) are merged
+in when the container is created (``env``), and every rendering shows the merged environment. The
 request renders three ways: ``repr`` (readable, per container, one row per value: control characters are
 shown as escapes), ``docker_run_command()`` (a shell-quoted ``docker run`` line to reproduce a replica by
 hand) and ``to_json()`` (for the notebook's rich display).
