@@ -2,7 +2,9 @@
 
 Pure data (no docker import): ``DockerContainer.kwargs`` are exactly the keyword arguments of the docker
 SDK's ``client.containers.create(image, command, **kwargs)``, with plain JSON-able values (mounts and
-device requests are the dicts the engine API takes), so a role's ``pre_proc`` hook can edit them. The
+device requests are the dicts the engine API takes), so a role's ``pre_proc`` hook can edit them. Their
+``environment`` is exactly what TorchX puts there; ``default_env`` and ``scheduler_env`` (ours) are merged
+in when the container is created (``env``), and every rendering shows the merged environment. The
 request renders three ways: ``repr`` (readable, per container, one row per value: control characters are
 shown as escapes), ``docker_run_command()`` (a shell-quoted ``docker run`` line to reproduce a replica by
 hand) and ``to_json()`` (for the notebook's rich display).
@@ -64,6 +66,7 @@ def package_version() -> str:
     return __version__
 
 PULL_POLICIES = ("never", "missing", "always")
+ENV_LEGEND = "env: kwargs['environment'], as TorchX sets it; env+: added or replaced when the container is created"
 
 # kwargs rendered as `docker run` flags; anything else shows up in a trailing comment
 _SIMPLE_FLAGS = {
@@ -82,6 +85,12 @@ class DockerContainer:
     image: str
     command: List[str]
     kwargs: Dict[str, Any] = field(default_factory=dict)
+    default_env: Dict[str, str] = field(default_factory=dict)
+    """Set in the container when it is created, unless ``kwargs["environment"]`` names the variable too
+    (``PYTHONUNBUFFERED=1``: a role's own value wins)."""
+    scheduler_env: Dict[str, str] = field(default_factory=dict)
+    """Set in the container when it is created, over ``kwargs["environment"]`` (``JUPYTER_SCHED_APP_ID``
+    and the like). Both stay out of ``kwargs["environment"]``, which holds exactly what TorchX puts there."""
 
     # -- read-only views of the common kwargs ---------------------------------------------------------
     @property
@@ -94,7 +103,18 @@ class DockerContainer:
 
     @property
     def env(self) -> Dict[str, str]:
-        return dict(self.kwargs.get("environment") or {})
+        """The environment the container gets: ``default_env``, then ``kwargs["environment"]`` over it,
+        then ``scheduler_env`` over both."""
+        return {**self.default_env, **(self.kwargs.get("environment") or {}), **self.scheduler_env}
+
+    def create_kwargs(self) -> Dict[str, Any]:
+        """``kwargs`` as ``containers.create`` receives them: the ``environment`` is :attr:`env`."""
+        return {**self.kwargs, "environment": self.env}
+
+    def added_env(self) -> Dict[str, str]:
+        """What creating the container adds to or changes in ``kwargs["environment"]``."""
+        requested = self.kwargs.get("environment") or {}
+        return {k: v for k, v in self.env.items() if k not in requested or requested[k] != v}
 
     @property
     def role(self) -> str:
@@ -120,7 +140,7 @@ class DockerContainer:
                 groups.append([flag, str(kw[key])])
         for key, value in (kw.get("labels") or {}).items():
             groups.append(["--label", f"{key}={value}"])
-        for key, value in (kw.get("environment") or {}).items():
+        for key, value in self.env.items():
             groups.append(["--env", f"{key}={value}"])
         for mount in kw.get("mounts") or []:
             groups.append(["--mount", _mount_flag(mount)])
@@ -153,6 +173,7 @@ class DockerContainer:
     def to_json(self) -> Dict[str, Any]:
         kw = self.kwargs
         policy = kw.get("restart_policy") or {}
+        gpus = _gpus(kw)
         return {
             "name": self.name,
             "role": self.role,
@@ -160,6 +181,8 @@ class DockerContainer:
             "image": self.image,
             "command": list(self.command),
             "env": self.env,
+            "default_env": dict(self.default_env),
+            "scheduler_env": dict(self.scheduler_env),
             "labels": self.labels,
             "network": self.network,
             "hostname": kw.get("hostname"),
@@ -168,7 +191,7 @@ class DockerContainer:
             "cpus": kw["nano_cpus"] / 1e9 if kw.get("nano_cpus") else None,
             "memory": kw.get("mem_limit"),
             "shm_size": kw.get("shm_size"),
-            "gpus": sum(int(r.get("count", 0)) for r in kw.get("device_requests") or []) or None,
+            "gpus": int(gpus) if gpus.isdigit() else gpus or None,  # a number, "all" or None
             "restart_policy": dict(policy) if policy else None,
             "privileged": bool(kw.get("privileged")),
             "docker_run": self.docker_run_command(),
@@ -215,10 +238,15 @@ class DockerJob:
 
     def dryrun_view(self) -> DryRunView:
         """The request in neutral terms (see ``specs.dryrun``): one plan per container."""
-        return DryRunView([_plan(c) for c in self.containers], warnings=self.warnings())
+        added = sorted({k for c in self.containers for k in c.added_env()})
+        text = f"{', '.join(added)} are set when each container is created; kwargs['environment'] holds the rest"
+        notes = [("env", text)]
+        return DryRunView([_plan(c) for c in self.containers], notes=notes if added else [], warnings=self.warnings())
 
     def __repr__(self) -> str:
         out = [f"DockerJob(app_id={self.app_id}, network={self.network}, pull={self.pull})"]
+        if any(c.added_env() for c in self.containers):
+            out.append(f"  ({ENV_LEGEND})")
         for container in self.containers:
             out.extend("  " + line for line in _format_container(container))
         return "\n".join(out)
@@ -255,8 +283,11 @@ def _format_container(c: DockerContainer) -> List[str]:
     row("image", c.image)
     row("command", shlex.join(c.command))
     env = kw.get("environment") or {}
+    added = c.added_env()
     for i, (key, value) in enumerate(env.items()):
-        row("env" if i == 0 else "", f"{key}={value}")
+        row("env" if i == 0 else "", f"{key}={value}" + ("  (replaced, see env+)" if key in added else ""))
+    for i, (key, value) in enumerate(added.items()):  # not in kwargs["environment"]: added at create time
+        row("env+" if i == 0 else "", f"{key}={value}")
     for i, mount in enumerate(kw.get("mounts") or []):
         ro = " (readonly)" if mount.get("ReadOnly") else ""
         row("mounts" if i == 0 else "", f"{mount.get('Type')} {mount.get('Source')} -> {mount.get('Target')}{ro}")
@@ -269,7 +300,7 @@ def _format_container(c: DockerContainer) -> List[str]:
         limits.append(f"memory={kw['mem_limit']}")
     if kw.get("shm_size"):
         limits.append(f"shm={kw['shm_size']}")
-    gpus = sum(int(r.get("count", 0)) for r in kw.get("device_requests") or [])
+    gpus = _gpus(kw)
     if gpus:
         limits.append(f"gpus={gpus}")
     row("limits", " ".join(limits) or "none")
@@ -314,6 +345,13 @@ def _mount_flag(mount: Dict[str, Any]) -> str:
     if mount.get("ReadOnly"):
         parts.append("readonly")
     return ",".join(parts)
+
+
+def _gpus(kw: Dict[str, Any]) -> str:
+    """How many GPUs the device requests ask for: a number, ``all`` (count -1) or "" (none). A request is
+    the SDK's ``DeviceRequest`` (``Count``, as TorchX builds it) or our plain dict (``count``)."""
+    counts = [int(r.get("count", r.get("Count", -1))) for r in kw.get("device_requests") or []]
+    return "all" if -1 in counts else str(sum(counts) or "")
 
 
 def _gpus_flag(request: Dict[str, Any]) -> str:

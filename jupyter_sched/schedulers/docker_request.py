@@ -4,9 +4,13 @@ Pure (no engine, no docker import). The rules:
 
 * container ``name`` and ``hostname``: ``{app_id[-30:]}-{role}-{k}``, at most 63 characters;
 * labels ``jupyter_sched.*``: version, app id and name, session, role name and index, replica id, cancel grace;
-* env, lowest to highest: ``PYTHONUNBUFFERED=1``, ``copy_env`` matches, cfg ``env``, the role's env, then the
-  scheduler's ``JUPYTER_SCHED_{RANK0_HOST,APP_ID,ROLE_NAME,REPLICA_ID,IMAGE}``; macros are applied per replica
-  (``img_root`` is empty, ``rank0_env`` names ``JUPYTER_SCHED_RANK0_HOST``);
+* ``kwargs["environment"]`` is exactly TorchX's, lowest to highest: ``copy_env`` matches, cfg ``env``, the
+  role's env, then ``TORCHX_RANK0_HOST`` (rank 0's container name); so code written for TorchX reads the
+  same variables and a request compares equal to TorchX's. Our additions are kept apart, in the container's
+  ``default_env`` (``PYTHONUNBUFFERED=1``, under all of those) and ``scheduler_env``
+  (``JUPYTER_SCHED_{APP_ID,ROLE_NAME,REPLICA_ID,IMAGE}``, over them), and merged in when the container is
+  created (``DockerContainer.env``); the dry run shows both. Macros are applied per replica (``img_root`` is
+  empty, ``rank0_env`` names ``TORCHX_RANK0_HOST``);
 * command: ``[entrypoint, *args]`` as docker's CMD (an image ENTRYPOINT still applies);
 * bind and volume mounts as engine mount dicts, device mounts as ``src:dst:perm``;
 * ``cpu`` -> ``nano_cpus``, ``memMB`` -> memory limit and ``/dev/shm`` size, ``gpu`` -> a device request,
@@ -55,7 +59,9 @@ from jupyter_sched.specs import (
 )
 from jupyter_sched.specs.names import safe_name
 
-RANK0_ENV = "JUPYTER_SCHED_RANK0_HOST"  # the same variable as the local backend
+RANK0_ENV = "TORCHX_RANK0_HOST"  # TorchX's name, which ${rank0_env} names: code written for TorchX reads it
+UNBUFFERED = {"PYTHONUNBUFFERED": "1"}
+"""Python's output reaches ``docker logs`` as it is written; a role's own ``PYTHONUNBUFFERED`` wins."""
 _MAX_HOSTNAME = 63
 
 
@@ -75,7 +81,7 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id:
     if grace < 0:
         raise InvalidRunConfigException(f"cancel_grace={grace} must be 0 or more seconds", "cancel_grace", cfg)
     network = str(cfg.get("network") or DEFAULT_NETWORK)
-    base_env = {"PYTHONUNBUFFERED": "1"}
+    base_env: Dict[str, str] = {}
     for pattern in cfg.get("copy_env") or []:  # type: ignore[union-attr]
         base_env.update({k: v for k, v in os.environ.items() if fnmatch.fnmatchcase(k, pattern)})
     base_env.update(cfg.get("env") or {})  # type: ignore[arg-type]
@@ -90,17 +96,13 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id:
         for k in range(role.num_replicas):
             values = macros.Values(img_root="", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV)
             replica = values.apply(role)
-            env = dict(base_env)
-            env.update(replica.env)
-            env.update(
-                {
-                    RANK0_ENV: rank0,
-                    "JUPYTER_SCHED_APP_ID": app_id,
-                    "JUPYTER_SCHED_ROLE_NAME": role.name,
-                    "JUPYTER_SCHED_REPLICA_ID": str(k),
-                    "JUPYTER_SCHED_IMAGE": role.image,
-                }
-            )
+            env = {**base_env, **replica.env, RANK0_ENV: rank0}
+            ours = {
+                "JUPYTER_SCHED_APP_ID": app_id,
+                "JUPYTER_SCHED_ROLE_NAME": role.name,
+                "JUPYTER_SCHED_REPLICA_ID": str(k),
+                "JUPYTER_SCHED_IMAGE": role.image,
+            }
             labels = {
                 LABEL_VERSION: package_version(),
                 LABEL_APP_ID: app_id,
@@ -126,7 +128,8 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id:
                 kwargs["restart_policy"] = {"Name": "on-failure", "MaximumRetryCount": role.max_retries}
             if cfg.get("privileged"):
                 kwargs["privileged"] = True
-            containers.append(DockerContainer(role.image, [replica.entrypoint, *replica.args], kwargs))
+            command = [replica.entrypoint, *replica.args]
+            containers.append(DockerContainer(role.image, command, kwargs, dict(UNBUFFERED), ours))
     return DockerJob(app_id, containers, network=network, pull=pull, notes=notes)
 
 

@@ -4,7 +4,9 @@ Stateless: every container carries ``jupyter_sched.*`` labels (app id and name, 
 index, replica id, cancel grace, version), so ``describe``, ``list``, ``log_iter`` and ``cancel`` work from
 any process, e.g. after a kernel restart. Replicas share the user-defined bridge network ``jupyter_sched``
 (run option ``network``) and reach each other by container name; every replica gets the rank-0 container's
-name in ``JUPYTER_SCHED_RANK0_HOST`` (``${rank0_env}`` in args names that variable).
+name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names that variable); the request's
+``environment`` is exactly TorchX's, our ``PYTHONUNBUFFERED`` and ``JUPYTER_SCHED_*`` are added at create
+(see ``docker_request``).
 
 * Resources are enforced: ``cpu`` -> ``nano_cpus``, ``memMB`` -> memory limit and ``/dev/shm`` size,
   ``gpu`` -> a device request. ``max_retries`` becomes a per-container ``on-failure`` restart policy: docker
@@ -251,7 +253,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         return job.app_id
 
     def _create(self, client: "docker.DockerClient", container: DockerContainer, network_id: str) -> str:
-        kwargs = dict(container.kwargs)
+        kwargs = container.create_kwargs()  # the environment gets the container's default and scheduler env
         kwargs["network"] = network_id
         return client.containers.create(container.image, container.command, **kwargs).id
 

@@ -123,6 +123,60 @@ def test_env_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "OTHER_T" not in env
 
 
+def test_request_environment_is_exactly_torchx_set_and_ours_is_kept_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JSCHED_T_COPY", "c")
+    role_env = {"ROLE_V": "r", "PYTHONUNBUFFERED": "0", "JUPYTER_SCHED_APP_ID": "mine"}
+    app = AppDef("e", [Role("r", BUSYBOX, entrypoint="true", env=role_env, num_replicas=2)])
+    job = dryrun(app, {"copy_env": ["JSCHED_T_*"], "env": {"CFG_V": "g"}}).request
+    c = job.containers[1]
+    rank0 = f"{job.app_id}-r-0"
+    assert RANK0_ENV == "TORCHX_RANK0_HOST" and RANK0_ENV not in c.default_env
+    assert c.kwargs["environment"] == {"JSCHED_T_COPY": "c", "CFG_V": "g", **role_env, RANK0_ENV: rank0}
+    assert c.default_env == {"PYTHONUNBUFFERED": "1"}
+    ours = {"JUPYTER_SCHED_APP_ID": job.app_id, "JUPYTER_SCHED_ROLE_NAME": "r", "JUPYTER_SCHED_REPLICA_ID": "1",
+            "JUPYTER_SCHED_IMAGE": BUSYBOX}  # fmt: skip
+    assert c.scheduler_env == ours
+    # what the container gets: the role's PYTHONUNBUFFERED wins over our default, our variables win over it
+    want = {"JSCHED_T_COPY": "c", "CFG_V": "g", "ROLE_V": "r", "PYTHONUNBUFFERED": "0", RANK0_ENV: rank0, **ours}
+    assert c.env == want and c.create_kwargs()["environment"] == want
+    assert c.added_env() == ours
+    assert c.kwargs["environment"]["JUPYTER_SCHED_APP_ID"] == "mine"  # creating does not change the request
+    plain = dryrun(AppDef("p", [Role("r", BUSYBOX, entrypoint="true")])).request.containers[0]
+    assert plain.env["PYTHONUNBUFFERED"] == "1" and "PYTHONUNBUFFERED" not in plain.kwargs["environment"]
+
+
+def test_dry_run_shows_both_parts_of_the_environment() -> None:
+    app = AppDef("e", [Role("r", BUSYBOX, entrypoint="true", env={"ROLE_V": "r"})])
+    info = dryrun(app)
+    c = info.request.containers[0]
+    lines = repr(info).splitlines()
+    assert lines[1].startswith("  (env: kwargs['environment']") and "env+:" in lines[1]
+    env_row = next(i for i, line in enumerate(lines) if line.startswith("    env:  "))
+    plus_row = next(i for i, line in enumerate(lines) if line.startswith("    env+: "))
+    requested = [line.split()[-1] for line in lines[env_row:plus_row]]
+    added = [line.split()[-1] for line in lines[plus_row:plus_row + 5]]  # fmt: skip
+    assert requested == ["ROLE_V=r", f"{RANK0_ENV}={c.name}"]
+    assert added == ["PYTHONUNBUFFERED=1", *(f"{k}={v}" for k, v in c.scheduler_env.items())]
+    argv = shlex.split(c.docker_run_command())
+    assert [b for a, b in zip(argv, argv[1:], strict=False) if a == "--env"] == [f"{k}={v}" for k, v in c.env.items()]
+    view = info.request.dryrun_view()
+    assert view.replicas[0].env == c.env
+    assert view.notes == [
+        ("env", f"{', '.join(sorted(c.added_env()))} are set when each container is created;"
+                " kwargs['environment'] holds the rest"),
+    ]  # fmt: skip
+    data = c.to_json()
+    assert data["env"] == c.env and data["kwargs"]["environment"] == c.kwargs["environment"]
+    assert data["default_env"] == c.default_env and data["scheduler_env"] == c.scheduler_env
+
+
+def test_a_role_value_replaced_at_create_is_marked_in_the_dry_run() -> None:
+    app = AppDef("e", [Role("r", BUSYBOX, entrypoint="true", env={"JUPYTER_SCHED_ROLE_NAME": "mine"})])
+    lines = repr(dryrun(app).request).splitlines()
+    assert "    env:      JUPYTER_SCHED_ROLE_NAME=mine  (replaced, see env+)" in lines
+    assert "              JUPYTER_SCHED_ROLE_NAME=r" in lines  # under env+
+
+
 def test_run_options() -> None:
     opts = DockerScheduler("s").run_opts()
     for key in ("copy_env", "env", "privileged", "pull", "cancel_grace", "network", "image_repo", "quiet"):
@@ -240,6 +294,23 @@ def test_to_json_is_json() -> None:
 def test_peer_style_container_construction() -> None:
     c = DockerContainer("img", ["echo", "hi"], {"name": "n"})
     assert c.name == "n" and "img echo hi" in c.docker_run_command()
+    # TorchX's three arguments: nothing is added to the environment, and equal arguments compare equal
+    kwargs = {"name": "n", "environment": {"A": "1"}}
+    c = DockerContainer("img", ["echo"], kwargs)
+    assert c == DockerContainer("img", ["echo"], dict(kwargs)) and c.env == {"A": "1"} and not c.added_env()
+    assert c.create_kwargs() == kwargs
+    text = repr(DockerJob("a", [c]))
+    assert "env+" not in text and "(env:" not in text and "A=1" in text
+
+
+def test_gpus_of_sdk_device_requests_are_shown() -> None:
+    # TorchX (and a pre_proc hook) may hand the SDK's DeviceRequest, whose keys are the engine's (Count)
+    from docker.types import DeviceRequest
+
+    c = DockerContainer("img", ["x"], {"device_requests": [DeviceRequest(count=4, capabilities=[["gpu"]])]})
+    assert "limits:   gpus=4" in repr(c) and c.to_json()["gpus"] == 4
+    c.kwargs["device_requests"].append({"count": -1})
+    assert "limits:   gpus=all" in repr(c) and c.to_json()["gpus"] == "all"
 
 
 # -- states ---------------------------------------------------------------------------------------------------

@@ -174,7 +174,7 @@ def test_no_engine_says_how_to_start_one(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 
 def test_replicas_reach_rank0_by_name(docker_sched: DockerScheduler) -> None:
-    rank0_host = f"$${{{macros.rank0_env}}}"  # -> ${JUPYTER_SCHED_RANK0_HOST}, expanded by the shell
+    rank0_host = f"$${{{macros.rank0_env}}}"  # -> ${TORCHX_RANK0_HOST}, expanded by the shell
     script = (
         'if [ "$JUPYTER_SCHED_REPLICA_ID" = 0 ]; then nc -l -p 9000; '
         "else for i in $(seq 50); do "
@@ -194,7 +194,7 @@ def test_env_precedence_inside_the_container(docker_sched: DockerScheduler, monk
     monkeypatch.setenv("JSCHED_TEST_B", "copy")
     monkeypatch.setenv("JSCHED_TEST_C", "copy")
     app = sh(
-        "env | grep -E '^(JSCHED_TEST_|JUPYTER_SCHED_RANK0)' | sort", env={"JSCHED_TEST_C": "role", RANK0_ENV: "role"}
+        "env | grep -E '^(JSCHED_TEST_|TORCHX_RANK0)' | sort", env={"JSCHED_TEST_C": "role", RANK0_ENV: "role"}
     )
     cfg = {"copy_env": ["JSCHED_TEST_*"], "env": {"JSCHED_TEST_B": "cfg", "JSCHED_TEST_C": "cfg"}}
     app_id = docker_sched.submit(app, cfg)
@@ -202,6 +202,23 @@ def test_env_precedence_inside_the_container(docker_sched: DockerScheduler, monk
     assert logs(docker_sched, app_id) == (
         f"JSCHED_TEST_A=copy\nJSCHED_TEST_B=cfg\nJSCHED_TEST_C=role\n{RANK0_ENV}={app_id}-main-0\n"
     )
+
+
+def test_the_container_gets_our_variables_beside_torchx_environment(docker_sched: DockerScheduler) -> None:
+    # the request's environment is TorchX's; PYTHONUNBUFFERED and JUPYTER_SCHED_* are added at create
+    script = "env | grep -E '^(PYTHONUNBUFFERED|JUPYTER_SCHED_|TORCHX_)' | sort"
+    info = docker_sched.submit_dryrun(sh(script), {})
+    assert set(info.request.containers[0].kwargs["environment"]) == {RANK0_ENV}
+    app_id = docker_sched.schedule(info)
+    assert wait_done(docker_sched, app_id).state == AppState.SUCCEEDED
+    assert logs(docker_sched, app_id) == (
+        f"JUPYTER_SCHED_APP_ID={app_id}\nJUPYTER_SCHED_IMAGE={BUSYBOX}\nJUPYTER_SCHED_REPLICA_ID=0\n"
+        f"JUPYTER_SCHED_ROLE_NAME=main\nPYTHONUNBUFFERED=1\n{RANK0_ENV}={app_id}-main-0\n"
+    )
+    # a role's own PYTHONUNBUFFERED wins over our default
+    app_id = docker_sched.submit(sh("echo $PYTHONUNBUFFERED", env={"PYTHONUNBUFFERED": "0"}), {})
+    wait_done(docker_sched, app_id)
+    assert logs(docker_sched, app_id) == "0\n"
 
 
 def test_bind_volume_and_device_mounts(docker_sched: DockerScheduler, tmp_path, volumes: list) -> None:  # type: ignore[no-untyped-def]
