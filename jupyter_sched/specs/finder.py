@@ -3,7 +3,8 @@
 The finding itself is :mod:`jupyter_sched.components.finder` (built-ins, the ``jupyter_sched.components``
 entry-point group, ``path/file.py:fn`` and ``module.path:fn``); this module gives it the names TorchX
 documents, including :class:`ModuleComponentsFinder` (the components of a package, named as TorchX names
-them) and the package predicates it relies on. It is imported lazily, so the data model keeps no dependency on the component library.
+them) and the package predicates it relies on. It is imported lazily, so the data model keeps no
+dependency on the component library.
 :class:`ComponentNotFoundException` is the error TorchX code catches; ours
 (``components.errors.ComponentNotFoundError``) is a subclass of it and of ``ValueError``.
 """
