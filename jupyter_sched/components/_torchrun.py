@@ -17,9 +17,9 @@ from jupyter_sched.specs import macros
 RANK0_HOST = "@rank0_host"
 """Placeholder for the rank-0 host in an argument (``@rank0_host:29500``); the prelude replaces it."""
 
-# argv: sh -c PRELUDE ddp ARGS...  Each argument starting with @rank0_host gets the host (localhost if the
+# argv: sh -c LAUNCH_PRELUDE ddp ARGS...  Each argument starting with @rank0_host gets the host (localhost if the
 # scheduler sets none), then ARGS is exec'd. $$ is a literal $ for the macro substitution.
-PRELUDE = (
+LAUNCH_PRELUDE = (
     'h="$${' + macros.rank0_env + ':-localhost}"; '
     'for a do shift; case "$$a" in ' + RANK0_HOST + '*) a="$$h$${a#' + RANK0_HOST + '}";; esac; '
     'set -- "$$@" "$$a"; done; exec "$$@"'

@@ -14,8 +14,16 @@ import os
 import socket
 from typing import Dict, List, Optional
 
-from jupyter_sched.components import _torchrun as torchrun
 from jupyter_sched.components._common import DEFAULT_IMAGE, PYTHON, common_args, make_app
+from jupyter_sched.components._torchrun import (
+    DEBUG_ENV,
+    LAUNCH_PRELUDE,
+    RANK0_HOST,
+    experiment_and_run,
+    nnodes_arg,
+    parse_j,
+    role_name,
+)
 from jupyter_sched.components.builder import rest_after
 from jupyter_sched.specs import AppDef, macros
 
@@ -151,27 +159,27 @@ def ddp(
     """
     if (script is None) == (m is None):
         raise ValueError("give exactly one of --script FILE or -m MODULE")
-    min_nodes, max_nodes, nproc = torchrun.parse_j(j)
+    min_nodes, max_nodes, nproc = parse_j(j)
     if not 0 < rdzv_port < 65536:
         raise ValueError(f"--rdzv_port must be between 1 and 65535 (got {rdzv_port})")
-    endpoint = "localhost:0" if max_nodes == 1 else f"{torchrun.RANK0_HOST}:{rdzv_port}"
+    endpoint = "localhost:0" if max_nodes == 1 else f"{RANK0_HOST}:{rdzv_port}"
     launcher = [
         PYTHON, "-m", "torch.distributed.run", "--rdzv_backend", rdzv_backend, "--rdzv_endpoint", endpoint,
-        "--rdzv_id", macros.app_id, "--nnodes", torchrun.nnodes_arg(min_nodes, max_nodes),
+        "--rdzv_id", macros.app_id, "--nnodes", nnodes_arg(min_nodes, max_nodes),
         "--nproc_per_node", str(nproc), "--tee", str(tee),
     ]  # fmt: skip
     if rdzv_backend == "static":
         launcher += ["--node_rank", macros.replica_id]
     launcher += [script] if script is not None else ["-m", str(m)]
-    experiment, run = torchrun.experiment_and_run(name, script, m)
+    experiment, run = experiment_and_run(name, script, m)
     base_env = {
         "TORCHX_TRACKING_EXPERIMENT_NAME": experiment,
         "LOGLEVEL": os.environ.get("LOGLEVEL", "WARNING"),
         "PYTHONUNBUFFERED": "1",
-        **(torchrun.DEBUG_ENV if debug else {}),
+        **(DEBUG_ENV if debug else {}),
     }
     app = make_app(
-        _clean(run), torchrun.role_name(script, m), "sh", ["-c", torchrun.PRELUDE, "ddp", *launcher, *script_args],
+        _clean(run), role_name(script, m), "sh", ["-c", LAUNCH_PRELUDE, "ddp", *launcher, *script_args],
         image=image, num_replicas=max_nodes, cpu=cpu, gpu=gpu, memMB=memMB, h=h, env=env,
         max_retries=max_retries, mounts=mounts, base_env=base_env, python_arg=_COMMAND_AT,
     )  # fmt: skip
