@@ -24,8 +24,9 @@ PKG = Path(__file__).resolve().parents[1] / "jupyter_sched"
 ALLOWED: Dict[str, Set[str]] = {
     "specs": set(),
     "logs": set(),
+    "util": set(),  # TorchX's torchx.util path: entry-point loading (a leaf, like logs)
     "schedulers": {"specs", "logs"},
-    "components": {"specs"},
+    "components": {"specs", "util"},
     "runner": {"specs", "schedulers", "logs", "components"},
     "frontend": {"specs", "schedulers", "logs", "components", "runner"},
     "cli": {"specs", "schedulers", "logs", "components", "runner", "frontend"},

@@ -38,6 +38,9 @@ from jupyter_sched.components.finder import (
     materialize,
 )
 
+__component_modules__ = ("dist", "utils")
+"""The submodules that hold the built-ins (the rest is machinery; see :mod:`.modules`)."""
+
 __all__ = [
     "Component", "Flag", "build_component",
     "ComponentArgError", "ComponentError", "ComponentHelp", "ComponentNotFoundError", "ComponentValidationError",

@@ -2,15 +2,17 @@
 
 A name resolves, in this order, to:
 
-1. a component from the entry-point group ``jupyter_sched.components``: an entry point ``name = pkg.mod:fn``
-   is the component ``name``; ``name = pkg.mod`` makes every component function of the module available as
-   ``name.fn``. Plugins may override a built-in of the same name;
-2. a built-in: ``utils.echo``, ``utils.sh``, ``utils.python``, ``utils.touch``, ``dist.spmd``;
+1. a component from the entry-point group ``jupyter_sched.components`` (read through
+   :mod:`jupyter_sched.util.entrypoints`): an entry point ``name = pkg.mod:fn`` is the component ``name``;
+   ``name = pkg.mod`` makes every component of the module and its submodules available as ``name.fn``
+   (``name.sub.fn`` for ``pkg.mod.sub``), and as ``fn`` when ``name`` starts with ``_`` (TorchX's rule, so
+   ``_ = pkg.mod`` adds components without a prefix). Plugins may override a built-in of the same name;
+2. a built-in: ``dist.ddp``, ``dist.spmd``, ``utils.booth``, ``utils.echo``, ``utils.python``, ``utils.sh``,
+   ``utils.touch``;
 3. ``path/to/file.py:fn`` (a file, relative to the current directory; loaded afresh on every call so edits
    take effect) or ``package.module:fn`` (an importable module).
 
-A component function is a function whose return annotation is ``AppDef``.
-"""
+A component function is a public function whose return annotation is ``AppDef`` (see :mod:`.modules`)."""
 
 from __future__ import annotations
 
@@ -18,59 +20,35 @@ import difflib
 import hashlib
 import importlib
 import importlib.util
-import inspect
 import os
 import sys
-import typing
 import warnings
-from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from jupyter_sched.components.builder import Component, build_component
 from jupyter_sched.components.errors import ComponentNotFoundError, ComponentValidationError
+from jupyter_sched.components.modules import find_in_module, module_components
 from jupyter_sched.specs import AppDef
+from jupyter_sched.util import entrypoints
 
 GROUP = "jupyter_sched.components"
 BUILTIN_PACKAGE = "jupyter_sched.components"
-BUILTIN_MODULES = ("utils", "dist")
-
-
-def _is_component_fn(fn: Any, module: ModuleType) -> bool:
-    if (
-        not inspect.isfunction(fn)
-        or fn.__module__ != module.__name__
-        or fn.__name__.startswith("_")
-    ):
-        return False
-    try:
-        return typing.get_type_hints(fn).get("return") is AppDef
-    except Exception:  # noqa: BLE001 - unresolvable hints: not listed (get_component reports the error)
-        return fn.__annotations__.get("return") in ("AppDef", "specs.AppDef")
-
-
-def module_components(module: ModuleType) -> Dict[str, Callable[..., AppDef]]:
-    """The component functions a module defines (public functions annotated ``-> AppDef``), by name."""
-    return {name: fn for name, fn in sorted(vars(module).items()) if _is_component_fn(fn, module)}
 
 
 # -- built-ins and plugins --------------------------------------------------------------------------------------
 def _builtin_fns() -> Dict[str, Tuple[Callable[..., AppDef], str]]:
-    out: Dict[str, Tuple[Callable[..., AppDef], str]] = {}
-    for mod_name in BUILTIN_MODULES:
-        module = importlib.import_module(f"{BUILTIN_PACKAGE}.{mod_name}")
-        for fn_name, fn in module_components(module).items():
-            out[f"{mod_name}.{fn_name}"] = (fn, "builtin")
-    return out
+    return {name: (fn, "builtin") for name, fn in find_in_module(BUILTIN_PACKAGE).items()}
 
 
 def _plugin_fns(only: Optional[str] = None) -> Dict[str, Tuple[Callable[..., AppDef], str]]:
     """Components from entry points. With ``only``, just the entry points that could provide that name are
     loaded, and a failure to load one is raised; otherwise a broken plugin is skipped with a warning."""
     out: Dict[str, Tuple[Callable[..., AppDef], str]] = {}
-    for ep in entry_points(group=GROUP):
+    for ep in entrypoints.select(GROUP):
         origin = f"entry point {ep.name} = {ep.value}"
-        if only is not None and only != ep.name and not only.startswith(ep.name + "."):
+        prefix = "" if ep.name.startswith("_") else ep.name  # `_...` entries add no prefix (TorchX's rule)
+        if only is not None and prefix and only != prefix and not only.startswith(prefix + "."):
             continue
         try:
             obj = ep.load()
@@ -80,8 +58,7 @@ def _plugin_fns(only: Optional[str] = None) -> Dict[str, Tuple[Callable[..., App
             warnings.warn(f"skipping component plugin {origin}: {e}", stacklevel=2)
             continue
         if isinstance(obj, ModuleType):
-            for fn_name, fn in module_components(obj).items():
-                out[f"{ep.name}.{fn_name}"] = (fn, origin)
+            out.update((name, (fn, origin)) for name, fn in find_in_module(obj, prefix).items())
         else:
             out[ep.name] = (obj, origin)
     return out

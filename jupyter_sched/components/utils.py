@@ -1,4 +1,5 @@
-"""Built-in utility components: ``utils.echo``, ``utils.sh``, ``utils.python`` and ``utils.touch``.
+"""Built-in utility components: ``utils.echo``, ``utils.sh``, ``utils.python``, ``utils.touch`` and
+``utils.booth``.
 
 Each takes the shared flags ``--name --image --num_replicas --cpu --gpu --memMB --h --env --max_retries
 --mounts`` (see ``jupyter-sched run utils.echo --help``).
@@ -148,6 +149,44 @@ def touch(
     return make_app(
         name or "touch", "touch", "touch", [file], image=image, num_replicas=num_replicas, cpu=cpu, gpu=gpu,
         memMB=memMB, h=h, env=env, max_retries=max_retries, mounts=mounts,
+    )  # fmt: skip
+
+
+@common_args
+def booth(
+    x1: float,
+    x2: float,
+    trial_idx: int = 0,
+    tracker_base: str = "/tmp/jupyter-sched-booth",
+    name: Optional[str] = None,
+    image: str = DEFAULT_IMAGE,
+    num_replicas: int = 1,
+    cpu: int = 1,
+    gpu: int = 0,
+    memMB: int = 1024,  # noqa: N803
+    h: Optional[str] = None,
+    env: Optional[Dict[str, str]] = None,
+    max_retries: int = 0,
+    mounts: Optional[List[str]] = None,
+) -> AppDef:
+    """Evaluates Booth's function (x1 + 2*x2 - 7)^2 + (2*x1 + x2 - 5)^2: a toy objective for searches.
+
+    The value is written as ``{"booth_eval": VALUE}`` (JSON) to the file TRACKER_BASE/TRIAL_IDX, the
+    layout TorchX's ``FsspecResultTracker(TRACKER_BASE)[TRIAL_IDX]`` reads. The minimum is 0, at (1, 3).
+    It runs ``python -m jupyter_sched.components.apps.booth``, so an image must have jupyter_sched.
+
+    Args:
+        x1: the first coordinate
+        x2: the second coordinate
+        trial_idx: the trial's number, the key of its result (for hyper-parameter searches)
+        tracker_base: the directory results are written to, as seen by the replica
+    """
+    args = ["-m", "jupyter_sched.components.apps.booth", "--x1", str(x1), "--x2", str(x2),
+            "--trial_idx", str(trial_idx), "--tracker_base", tracker_base]  # fmt: skip
+    return make_app(
+        name or "booth", "booth", PYTHON, args, image=image, num_replicas=num_replicas, cpu=cpu, gpu=gpu,
+        memMB=memMB, h=h, env=env, max_retries=max_retries, mounts=mounts,
+        base_env={"PYTHONUNBUFFERED": "1"}, python_arg=0,
     )  # fmt: skip
 
 

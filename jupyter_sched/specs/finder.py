@@ -2,7 +2,9 @@
 
 The finding itself is :mod:`jupyter_sched.components.finder` (built-ins, the ``jupyter_sched.components``
 entry-point group, ``path/file.py:fn`` and ``module.path:fn``); this module gives it the names TorchX
-documents. It is imported lazily, so the data model keeps no dependency on the component library.
+documents, including :class:`ModuleComponentsFinder` (the components of a package, named as TorchX names
+them) and the package predicates it relies on. It is imported lazily, so the data model keeps no
+dependency on the component library.
 :class:`ComponentNotFoundException` is the error TorchX code catches; ours
 (``components.errors.ComponentNotFoundError``) is a subclass of it and of ``ValueError``.
 """
@@ -14,18 +16,21 @@ import ast
 import inspect
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Union
 
 __all__ = [
     "ComponentNotFoundException", "ComponentValidationException", "ComponentsFinder", "CustomComponentsFinder",
-    "FoundComponent", "get_component", "get_builtin_source", "get_components", "module_relname",
+    "FoundComponent", "ModuleComponentsFinder", "get_component", "get_builtin_source", "get_components",
+    "is_namespace_package", "is_package", "module_relname",
 ]  # fmt: skip
 
 
 @dataclass
 class FoundComponent:
-    """A component as TorchX's finder describes one: its name, description, function and its name, and
-    the problems that keep it from being used (empty: it is valid; an invalid one raises instead)."""
+    """A component as TorchX's finder describes one: its name, description (the docstring's text, or a
+    line saying there is none), function and its name, and the problems that keep it from being used
+    (empty: it is valid; :func:`get_component` raises for an invalid one, :meth:`ComponentsFinder.find`
+    lists it with its problems)."""
 
     name: str
     description: str
@@ -42,8 +47,25 @@ class ComponentValidationException(Exception):
     """The function found is not a valid component (the message names the parameter and the fix)."""
 
 
+def _description(description: str, fn: Callable[..., Any]) -> str:
+    name = getattr(fn, "__name__", "component")
+    return description or f"{name} (no docstring: its first line would describe the component here)"
+
+
 def _found(component: Any) -> FoundComponent:
-    return FoundComponent(component.name, component.description, component.fn.__name__, component.fn)
+    fn = component.fn
+    return FoundComponent(component.name, _description(component.description, fn), fn.__name__, fn)
+
+
+def is_namespace_package(module: ModuleType) -> bool:
+    """Whether ``module`` is a namespace package (a directory without ``__init__.py``: it has no file)."""
+    return getattr(module, "__file__", None) is None
+
+
+def is_package(module: ModuleType) -> bool:
+    """Whether ``module`` is a package, regular or namespace (it has a ``__path__``), rather than a module
+    of one file; :func:`is_namespace_package` tells the two kinds of package apart."""
+    return hasattr(module, "__path__")
 
 
 def get_component(name: str) -> FoundComponent:
@@ -76,6 +98,41 @@ class CustomComponentsFinder(ComponentsFinder):
         """A one-element list; raises :class:`ComponentNotFoundException` when the file or function is
         missing and :class:`ComponentValidationException` when the function is not a valid component."""
         return [get_component(f"{self._filepath}:{self._function_name}")]
+
+
+class ModuleComponentsFinder(ComponentsFinder):
+    """Finds the components of a module, or of a package and its submodules (recursively), named as
+    TorchX names them: ``GROUP.SUBMODULE.FUNCTION``, where ``SUBMODULE`` is the module's path below
+    ``module`` and an empty ``group`` is left out. ``ModuleComponentsFinder("jupyter_sched.components",
+    "")`` finds the built-ins (``dist.ddp``, ``utils.echo``...); for a file ``pkg/sub/mod.py`` defining
+    ``echo``, ``("pkg.sub", "")`` finds ``mod.echo``, ``("pkg.sub", "my")`` ``my.mod.echo`` and
+    ``("pkg.sub.mod", "my_echo")`` ``my_echo.echo``.
+
+    ``module`` is a module or its dotted name (imported now). A component is a public function annotated
+    ``-> AppDef`` in a public submodule (see :mod:`jupyter_sched.components.modules`); one that is not
+    valid is listed with its ``validation_errors``.
+    """
+
+    def __init__(self, module: Union[str, ModuleType], group: str) -> None:
+        from jupyter_sched.components.modules import as_module
+
+        self.base_module: ModuleType = as_module(module)
+        self.group = group
+
+    def find(self) -> List[FoundComponent]:
+        """The components found, sorted by name."""
+        from jupyter_sched.components.builder import build_component
+        from jupyter_sched.components.errors import ComponentValidationError
+        from jupyter_sched.components.modules import find_in_module
+
+        out = []
+        for name, fn in sorted(find_in_module(self.base_module, self.group).items()):
+            try:
+                out.append(_found(build_component(name, fn, self.base_module.__name__)))
+            except ComponentValidationError as e:
+                doc = (inspect.getdoc(fn) or "").split("\n\n")[0].strip()
+                out.append(FoundComponent(name, _description(doc, fn), fn.__name__, fn, [str(e)]))
+        return out
 
 
 def get_components() -> Dict[str, FoundComponent]:

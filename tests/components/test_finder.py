@@ -16,7 +16,7 @@ from jupyter_sched.components import (
     materialize,
 )
 
-BUILTINS = ["dist.spmd", "utils.echo", "utils.python", "utils.sh", "utils.touch"]
+BUILTINS = ["dist.ddp", "dist.spmd", "utils.booth", "utils.echo", "utils.python", "utils.sh", "utils.touch"]
 
 PLUGIN = '''
 from jupyter_sched.specs import AppDef, Role
@@ -76,7 +76,7 @@ def test_unknown_names_suggest_close_ones_and_list_what_exists() -> None:
         ComponentNotFoundError, match=r"no component named 'utils.ech'\. Did you mean utils.echo"
     ) as info:
         get_component("utils.ech")
-    assert "dist.spmd, utils.echo, utils.python, utils.sh, utils.touch" in str(info.value)
+    assert ", ".join(BUILTINS) in str(info.value)
     with pytest.raises(ComponentNotFoundError, match=r"write train.py:FUNCTION"):
         get_component("train.py")
     with pytest.raises(ComponentNotFoundError, match=r"no component given"):
@@ -144,3 +144,34 @@ def test_entry_point_plugins(plugin: Path) -> None:
 def test_materialize_reports_bad_flags_of_builtins() -> None:
     with pytest.raises(ComponentArgError, match=r"utils.touch: missing required flag --file"):
         materialize("utils.touch", [])
+
+
+NOPREFIX = {
+    "jsched_np_pkg/__init__.py": "",
+    "jsched_np_pkg/top.py": PLUGIN,
+    "jsched_np_pkg/sub/__init__.py": "",
+    "jsched_np_pkg/sub/deep.py": PLUGIN.replace("def hello", "def deep_hello"),
+    "jsched_np_pkg/_private.py": PLUGIN.replace("def hello", "def hidden"),
+}
+
+
+def test_underscore_entry_points_add_components_without_a_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TorchX's rule: ``_ = pkg`` adds pkg's components (and its public submodules') with no group."""
+    for rel, text in NOPREFIX.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    info = tmp_path / "jsched_np-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: jsched-np\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[jupyter_sched.components]\n_ = jsched_np_pkg\ngrp = jsched_np_pkg.sub\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert materialize("top.hello", ["--who", "np"]).roles[0].args == ["np"]
+    assert materialize("sub.deep.deep_hello", []).roles[0].args == ["plugin"]
+    assert materialize("grp.deep.deep_hello", []).roles[0].args == ["plugin"]
+    names = {c.name for c in list_components()}
+    assert {"top.hello", "sub.deep.deep_hello", "grp.deep.deep_hello", "dist.ddp"} <= names
+    assert not any("hidden" in n for n in names)  # _private.py is not searched

@@ -1,0 +1,1 @@
+"""Programs the built-in components run (``python -m jupyter_sched.components.apps.NAME``)."""

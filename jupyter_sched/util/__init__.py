@@ -1,0 +1,1 @@
+"""Small helpers under TorchX's ``torchx.util`` module path, for code written against TorchX."""
