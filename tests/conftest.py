@@ -66,6 +66,18 @@ def require_module(name: str, why: str) -> None:
         pytest.skip(f"{name} is not installed ({why})", allow_module_level=True)
 
 
+@pytest.fixture
+def torch_installed() -> None:
+    """Requires PyTorch (scripts/setup/torch.sh installs the CPU build into the main venv). Tests using it
+    are marked ``torch``: the other Pythons' venvs (scripts/ci/python_versions.sh) deselect them."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        if IN_CI:
+            raise RuntimeError("torch is not installed; CI=true: scripts/setup/torch.sh installs it") from e
+        pytest.skip("torch is not installed (bash scripts/setup/torch.sh)")
+
+
 @pytest.fixture(scope="session")
 def docker_engine() -> None:
     """Requires a running Docker engine (``bash scripts/setup/docker.sh`` starts one)."""

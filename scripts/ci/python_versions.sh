@@ -19,7 +19,8 @@ TESTS=(  # what differs between Pythons: parsing (config, times, typing syntax),
     tests/test_runner.py tests/schedulers/test_local_scheduler.py tests/schedulers/test_api_registry.py
     tests/notebook/test_kernel.py tests/notebook/test_extension.py tests/notebook/test_log_model.py
 )
-# what the subset needs (the rest of [test] is browsers and notebooks, run on the main Python only)
+# what the subset needs (the rest of [test] is browsers, notebooks, torch and torchx: main Python only;
+# tests needing torch or torchx are marked so and deselected here)
 DEPS=(pytest pytest-timeout hypothesis pyte jupyter_client ipykernel nbformat nbclient pyyaml)
 
 find_python() {
@@ -46,7 +47,7 @@ for v in ${PYTHONS:-3.10 3.12 3.13}; do
     echo "=== Python $v ($("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])')) ==="
     start=$SECONDS
     # PYTHONPATH would point the venv's interpreter at another checkout: the editable install finds this one
-    if ! env -u PYTHONPATH "$venv/bin/python" -m pytest "${TESTS[@]}" -q -p no:cacheprovider "$@"; then
+    if ! env -u PYTHONPATH "$venv/bin/python" -m pytest "${TESTS[@]}" -q -p no:cacheprovider -m "not torch and not torchx" "$@"; then
         status=1
     fi
     echo "=== Python $v: $((SECONDS - start)) s ==="

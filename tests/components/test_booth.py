@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from jupyter_sched.components.apps.booth import booth, main, read_result, write_result
 from jupyter_sched.specs import AppState
 from jupyter_sched.specs.finder import get_builtin_source
@@ -42,6 +44,7 @@ def test_results_are_read_back_and_replaced(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "trial").iterdir()) == ["a"]  # no temporary file left
 
 
+@pytest.mark.torchx
 def test_torchx_reads_what_booth_wrote(tmp_path: Path) -> None:
     require_module("torchx", "the cross-check reads the result with TorchX's own tracker")
     from torchx.runtime import tracking

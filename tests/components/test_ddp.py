@@ -33,13 +33,13 @@ def results(logs: Dict[Tuple[str, int], str]) -> Dict[int, list]:  # type: ignor
 
 
 @pytest.fixture
-def script(tmp_path: Path) -> Path:
-    pytest.importorskip("torch", reason="torch is not installed in this environment")
+def script(tmp_path: Path, torch_installed: None) -> Path:
     path = tmp_path / "allreduce.py"
     path.write_text(ALL_REDUCE)
     return path
 
 
+@pytest.mark.torch
 def test_one_node_of_two_processes(run_local: RunLocal, script: Path) -> None:
     handle, status, logs = run_local("dist.ddp", ["-j", "1x2", "--script", str(script), "a", "--b"])
     assert status.state.name == "SUCCEEDED", logs
@@ -47,6 +47,7 @@ def test_one_node_of_two_processes(run_local: RunLocal, script: Path) -> None:
     assert results(logs) == {0: ["rank 0/2 sum=3.0 argv=['a', '--b']", "rank 1/2 sum=3.0 argv=['a', '--b']"]}
 
 
+@pytest.mark.torch
 def test_two_nodes_meet_at_the_rank0_host(run_local: RunLocal, script: Path) -> None:
     port = str(free_port())
     _, status, logs = run_local("dist.ddp", ["-j", "2x1", "--rdzv_port", port, "--script", str(script)])

@@ -87,8 +87,8 @@ def test_a_module_with_a_user_master_addr(
     assert logs[("rdv_module", 0)] == "sum=1 world=2 argv=[]\n"
 
 
-def test_pytorch_ddp_on_gloo(run_local: RunLocal, tmp_path: Path) -> None:
-    pytest.importorskip("torch", reason="torch is not installed in this environment")
+@pytest.mark.torch
+def test_pytorch_ddp_on_gloo(run_local: RunLocal, tmp_path: Path, torch_installed: None) -> None:
     script = tmp_path / "ddp.py"
     script.write_text(DDP)
     _, status, logs = run_local("dist.spmd", ["--num_replicas", "2", "--script", str(script)])
