@@ -226,12 +226,12 @@ class DockerWorkspaceMixin(WorkspaceMixin):
         """Builds, tags (and with ``image_repo`` pushes) the workspace image and points ``role.image`` at it.
         ``image_repo`` is checked before anything is built; if the push fails, the tag made for it is removed
         again (and with it the image, unless something else still uses it): nobody can refer to it."""
-        client = self._docker()
         quiet = bool(cfg.get("quiet"))
         base = role.image
         repo = cfg.get("image_repo")
         repo_name = check_image_repo(str(repo)) if repo else None
-        source = open_workspace(workspace)
+        source = open_workspace(workspace)  # a bad workspace is refused before the engine is contacted
+        client = self._docker()
         image_id = build_workspace(client, role.image, source, str(cfg.get("pull") or "missing"), quiet)
         tag = image_id.split(":", 1)[-1][:12]
         if repo_name:

@@ -27,6 +27,10 @@ Walk = Iterator[Tuple[str, List[str], List[str]]]
 like ``os.walk`` top-down, removing a name from the subdirectories skips it."""
 
 
+class WorkspaceError(ValueError):
+    """The workspace cannot be read: the message names ``workspace`` and says the fix."""
+
+
 class WorkspaceSource:
     """The files of a workspace, read-only. ``url`` is how it is named on the image (its label and the
     ``WORKSPACE`` build arg): the absolute path of a local directory, else the URL as given."""
@@ -130,28 +134,33 @@ def is_url(workspace: str) -> bool:
     return _SCHEME.match(workspace) is not None
 
 
+def is_file_url(workspace: str) -> bool:
+    """Whether ``workspace`` is a ``file://`` URL: a local directory, like a plain path."""
+    return workspace[:7].lower() == "file://"
+
+
 def open_workspace(workspace: str) -> WorkspaceSource:
-    """The workspace's files; a ValueError naming ``workspace`` and the fix if it cannot be read."""
+    """The workspace's files; a :class:`WorkspaceError` naming ``workspace`` and the fix if it cannot be read."""
     match = _SCHEME.match(workspace)
-    if match is None or (match.group(1).lower() == "file" and match.group(2) == "://"):
+    if match is None or is_file_url(workspace):
         return LocalWorkspace(local_directory(workspace))
     scheme = match.group(1)
     try:
         import fsspec.core
     except ImportError:
-        raise ValueError(
+        raise WorkspaceError(
             f"workspace={workspace!r} is a URL, and reading one needs fsspec: pip install fsspec"
             " (or give a directory on this machine, e.g. workspace='.')"
         ) from None
     try:
         fs, path = fsspec.core.url_to_fs(workspace)
     except ImportError as e:
-        raise ValueError(
+        raise WorkspaceError(
             f"workspace={workspace!r}: the {scheme} filesystem is not available ({e}); install the fsspec"
             f" package for {scheme}:// URLs (e.g. pip install s3fs for s3://)"
         ) from None
     except ValueError as e:
-        raise ValueError(
+        raise WorkspaceError(
             f"workspace={workspace!r}: fsspec cannot open this URL ({e}); use a URL of a filesystem fsspec"
             " knows (memory://, s3://, gs://, ...) or a directory on this machine"
         ) from None
@@ -162,13 +171,13 @@ def open_workspace(workspace: str) -> WorkspaceSource:
         is_dir = fs.isdir(path)
         exists = is_dir or fs.exists(path)
     except Exception as e:  # noqa: BLE001 - any filesystem's own error (credentials, network): said in words
-        raise ValueError(
+        raise WorkspaceError(
             f"workspace={workspace!r}: cannot read it ({type(e).__name__}: {e}); check the URL and the"
             f" credentials of its {scheme} filesystem"
         ) from None
     if not is_dir:
         what = "is a file, not a directory" if exists else "does not exist"
-        raise ValueError(
+        raise WorkspaceError(
             f"workspace={workspace!r} {what} on its {scheme} filesystem; the workspace must be a directory:"
             " create it (with the files to copy into the image) or fix the URL"
         )
@@ -177,10 +186,10 @@ def open_workspace(workspace: str) -> WorkspaceSource:
 
 def local_directory(workspace: str, named: Optional[str] = None) -> str:
     """The absolute path of the local directory ``workspace`` (a path or ``file://`` URL) names."""
-    path = workspace[len("file://") :] if workspace.startswith("file://") else workspace
+    path = workspace[len("file://") :] if is_file_url(workspace) else workspace
     path = os.path.abspath(os.path.expanduser(path))
     if not os.path.isdir(path):
-        raise ValueError(
+        raise WorkspaceError(
             f"workspace {named or workspace!r} is not a directory on this machine; the docker backend builds"
             " a directory (a local path or an fsspec URL) into the role's image (e.g. workspace='.')"
         )
