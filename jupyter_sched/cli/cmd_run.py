@@ -21,6 +21,7 @@ from jupyter_sched.frontend.config import ConfigError, load_config
 from jupyter_sched.frontend.run_args import RunArgs, checked_app, parse_run_args
 from jupyter_sched.frontend.run_options import HELP
 from jupyter_sched.runner import get_runner
+from jupyter_sched.schedulers.workspace_source import WorkspaceError, is_file_url, is_url
 from jupyter_sched.specs import AppDryRunInfo, AppState, AppStatus, InvalidAppError, InvalidRunConfigException
 from jupyter_sched.specs.masking import mask_lines
 
@@ -64,11 +65,13 @@ def report_end(handle: str, status: Optional[AppStatus]) -> int:
 
 
 def dryrun(runner: Any, app: Any, args: RunArgs) -> AppDryRunInfo:
-    """``runner.dryrun`` with ``--workspace`` checked first: a missing directory, or a scheduler without
-    workspace support, is a usage error (exit 2) naming the flag."""
+    """``runner.dryrun`` with ``--workspace`` checked first: a missing directory, a URL that cannot be read
+    (an fsspec URL is checked by the scheduler) or a scheduler without workspace support, is a usage error
+    (exit 2) naming the flag."""
     workspace = args.workspace
-    if workspace:
-        full = os.path.abspath(os.path.expanduser(workspace))
+    if workspace and (is_file_url(workspace) or not is_url(workspace)):
+        path = workspace[len("file://") :] if is_file_url(workspace) else workspace
+        full = os.path.abspath(os.path.expanduser(path))
         if not os.path.isdir(full):
             raise CliUsageError(
                 f"--workspace {workspace!r}: not a directory (looked at {full}); give the directory to"
@@ -78,6 +81,8 @@ def dryrun(runner: Any, app: Any, args: RunArgs) -> AppDryRunInfo:
         return runner.dryrun(app, args.scheduler, args.cfg, workspace)
     except (InvalidAppError, InvalidRunConfigException):
         raise
+    except WorkspaceError as e:
+        raise CliUsageError(f"--workspace {workspace!r}: {e}") from None
     except ValueError as e:
         if workspace and "does not support workspaces" in str(e):
             reason = str(e).partition(": ")[2] or str(e)

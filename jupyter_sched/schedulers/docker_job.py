@@ -41,7 +41,8 @@ name a replica whose container was removed (``docker rm``) instead of losing it 
 LABEL_CANCELLED_AT = "jupyter_sched.cancelled-at"
 """Only on an app's cancel record (see ``docker_scheduler``): when the app was cancelled."""
 LABEL_WORKSPACE = "jupyter_sched.workspace"
-"""On images built from a workspace: the directory they were built from."""
+"""On images built from a workspace: the directory or fsspec URL they were built from (and the same key in
+the metadata of a role whose image it is, so the request can say so)."""
 
 DEFAULT_NETWORK = "jupyter_sched"
 
@@ -212,6 +213,8 @@ class DockerJob:
     pull: str = "missing"
     notes: List[str] = field(default_factory=list)
     """What would likely go wrong in the containers, found while building the request (see ``warnings``)."""
+    workspaces: Dict[str, str] = field(default_factory=dict)
+    """Image -> the workspace (directory or URL) it was built from, for the images built from one."""
 
     def warnings(self) -> List[str]:
         """Problems the dry run can see before anything runs, in words that say the fix: a script that is
@@ -234,19 +237,22 @@ class DockerJob:
             "pull": self.pull,
             "containers": [c.to_json() for c in self.containers],
             "warnings": self.warnings(),
+            "workspaces": dict(self.workspaces),
         }
 
     def dryrun_view(self) -> DryRunView:
         """The request in neutral terms (see ``specs.dryrun``): one plan per container."""
         added = sorted({k for c in self.containers for k in c.added_env()})
         text = f"{', '.join(added)} are set when each container is created; kwargs['environment'] holds the rest"
-        notes = [("env", text)]
-        return DryRunView([_plan(c) for c in self.containers], notes=notes if added else [], warnings=self.warnings())
+        notes = [("env", text)] if added else []
+        notes += [("workspace", f"{image} was built from workspace {url}") for image, url in self.workspaces.items()]
+        return DryRunView([_plan(c) for c in self.containers], notes=notes, warnings=self.warnings())
 
     def __repr__(self) -> str:
         out = [f"DockerJob(app_id={self.app_id}, network={self.network}, pull={self.pull})"]
         if any(c.added_env() for c in self.containers):
             out.append(f"  ({ENV_LEGEND})")
+        out.extend(f"  workspace: {image} was built from {_one_line(url)}" for image, url in self.workspaces.items())
         for container in self.containers:
             out.extend("  " + line for line in _format_container(container))
         return "\n".join(out)

@@ -40,6 +40,7 @@ from jupyter_sched.schedulers.docker_job import (
     LABEL_ROLE_NAME,
     LABEL_SESSION,
     LABEL_VERSION,
+    LABEL_WORKSPACE,
     PULL_POLICIES,
     DockerContainer,
     DockerJob,
@@ -130,7 +131,10 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id:
                 kwargs["privileged"] = True
             command = [replica.entrypoint, *replica.args]
             containers.append(DockerContainer(role.image, command, kwargs, dict(UNBUFFERED), ours))
-    return DockerJob(app_id, containers, network=network, pull=pull, notes=notes)
+    workspaces = {
+        role.image: str(role.metadata[LABEL_WORKSPACE]) for role in app.roles if role.metadata.get(LABEL_WORKSPACE)
+    }
+    return DockerJob(app_id, containers, network=network, pull=pull, notes=notes, workspaces=workspaces)
 
 
 def container_names(app_id: str, roles: List[Role]) -> Dict[Tuple[int, int], str]:

@@ -1,33 +1,36 @@
-"""Workspaces for the docker backend: overlay a local directory on a role's image, build it, maybe push it.
+"""Workspaces for the docker backend: overlay a directory on a role's image, build it, maybe push it.
 
-The build context is the workspace directory minus what its ``.dockerignore`` excludes (docker's own rules:
-``**``, ``!`` exceptions, the last matching pattern wins, a pattern also matches everything under a matching
-directory). The Dockerfile is the workspace's ``Dockerfile.jupyter_sched`` if it has one, else::
+The workspace is a local directory (a path or ``file://`` URL) or any fsspec URL (``memory://run1/``,
+``s3://bucket/dir``; see ``workspace_source``). The build context is its files minus what its
+``.dockerignore`` excludes (docker's own rules, see ``docker_ignore``). The Dockerfile is the workspace's
+``Dockerfile.jupyter_sched`` if it has one, else::
 
     ARG IMAGE
     FROM $IMAGE
     WORKDIR <the image's WORKDIR, or /workspace>
     COPY . <that directory>
 
-``IMAGE`` (the role's image) and ``WORKSPACE`` (the directory) are passed as build args when the Dockerfile
-declares them. Neither Dockerfile nor ``.dockerignore`` ends up in the image. The result is tagged
-``jupyter-sched/workspace:<id>`` (or ``<image_repo>:<id>``, then pushed there) and labelled
-``jupyter_sched.workspace``, so ``DockerScheduler.cleanup`` can remove it with the app that used it.
+``IMAGE`` (the role's image) and ``WORKSPACE`` (the directory's absolute path, or the URL) are passed as
+build args when the Dockerfile declares them. Neither Dockerfile nor ``.dockerignore`` ends up in the
+image. The result is tagged ``jupyter-sched/workspace:<id>`` (or ``<image_repo>:<id>``, then pushed there)
+and labelled ``jupyter_sched.workspace`` (the directory or URL), so ``DockerScheduler.cleanup`` can remove
+it with the app that used it. The role's ``metadata["jupyter_sched.workspace"]`` records the same, for the dry run.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import posixpath
 import re
 import tarfile
 import tempfile
-from typing import IO, TYPE_CHECKING, List, Mapping, Optional, Tuple
+from typing import IO, TYPE_CHECKING, List, Mapping, Optional
 
 from jupyter_sched.schedulers.api import WorkspaceMixin
 from jupyter_sched.schedulers.docker_engine import ensure_image, explain, split_image
+from jupyter_sched.schedulers.docker_ignore import compile_patterns, dockerignore_lines, is_ignored
 from jupyter_sched.schedulers.docker_job import LABEL_VERSION, LABEL_WORKSPACE, LOCAL_WORKSPACE_REPO, package_version
+from jupyter_sched.schedulers.workspace_source import WorkspaceSource, open_workspace
 from jupyter_sched.specs import CfgVal, Role, runopts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,102 +48,18 @@ class WorkspaceBuildError(RuntimeError):
     """The workspace image could not be built or pushed; the message holds the end of the build log."""
 
 
-# -- .dockerignore --------------------------------------------------------------------------------------------
-
-_Pattern = Tuple[bool, "re.Pattern[str]", int]
-
-
-def read_dockerignore(root: str) -> List[str]:
-    try:
-        with open(os.path.join(root, ".dockerignore"), encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-
-
-def compile_patterns(lines: List[str]) -> List[_Pattern]:
-    """(is_exception, regex, number of path segments) per ``.dockerignore`` line, as docker compiles them."""
-    out: List[_Pattern] = []
-    for line in lines:
-        exception = line.startswith("!")
-        text = line[1:].strip() if exception else line
-        if not text:
-            continue
-        text = posixpath.normpath(text)
-        if len(text) > 1 and text.startswith("/"):
-            text = text.lstrip("/")
-        out.append((exception, re.compile(_to_regex(text)), len(text.split("/"))))
-    return out
-
-
-def _to_regex(pattern: str) -> str:
-    out = ["^"]
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        if ch == "*":
-            if i + 1 < n and pattern[i + 1] == "*":
-                i += 2
-                if i < n and pattern[i] == "/":
-                    i += 1
-                out.append(".*" if i >= n else "(.*/)?")
-                continue
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(pattern[i]))
-        elif ch == "[":
-            end = pattern.find("]", i + 1)
-            if end < 0:
-                out.append(r"\[")
-            else:
-                body = pattern[i + 1 : end]
-                if body.startswith("^"):
-                    body = "^" + body[1:].replace("\\", "\\\\")
-                out.append("[" + body + "]")
-                i = end
-        elif ch in ".+()|{}$^":
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-        i += 1
-    out.append("$")
-    return "".join(out)
-
-
-def is_ignored(path: str, patterns: List[_Pattern]) -> bool:
-    """Whether ``path`` (relative, ``/``-separated) is excluded from the build context."""
-    matched = False
-    parent = posixpath.dirname(path)
-    parent_dirs = parent.split("/") if parent else []
-    for exception, regex, ndirs in patterns:
-        if exception != matched:  # only an exception can undo a match, only a pattern can make one
-            continue
-        match = regex.match(path) is not None
-        if not match and parent_dirs and ndirs <= len(parent_dirs):
-            match = regex.match("/".join(parent_dirs[:ndirs])) is not None
-        if match:
-            matched = not exception
-    return matched
-
-
 # -- build context ----------------------------------------------------------------------------------------------
 
 
-def make_context(root: str, dockerfile: str) -> IO[bytes]:
-    """An uncompressed tar of ``root`` (``.dockerignore`` applied) with ``dockerfile`` as
+def make_context(source: WorkspaceSource, dockerfile: str) -> IO[bytes]:
+    """An uncompressed tar of the workspace (``.dockerignore`` applied) with ``dockerfile`` as
     ``Dockerfile.jupyter_sched`` and a ``.dockerignore`` that keeps both out of the image."""
-    patterns = compile_patterns(read_dockerignore(root))
+    patterns = compile_patterns(dockerignore_lines(source.read_text(".dockerignore") or ""))
     can_prune = not any(exception for exception, _, _ in patterns)
     spool = tempfile.SpooledTemporaryFile(max_size=32 << 20)
     control = {WORKSPACE_DOCKERFILE, ".dockerignore"}
     with tarfile.open(fileobj=spool, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for current, dirs, files in os.walk(root):
-            rel_dir = os.path.relpath(current, root).replace(os.sep, "/")
-            rel_dir = "" if rel_dir == "." else rel_dir
+        for rel_dir, dirs, files in source.walk():
             keep_dirs = []
             for d in sorted(dirs):
                 rel = posixpath.join(rel_dir, d)
@@ -148,14 +67,14 @@ def make_context(root: str, dockerfile: str) -> IO[bytes]:
                 if ignored and can_prune:
                     continue
                 if not ignored:
-                    tar.add(os.path.join(current, d), arcname=rel, recursive=False)
+                    source.add(tar, rel)
                 keep_dirs.append(d)
             dirs[:] = keep_dirs
             for name in sorted(files):
                 rel = posixpath.join(rel_dir, name)
                 if rel in control or is_ignored(rel, patterns):
                     continue
-                tar.add(os.path.join(current, name), arcname=rel, recursive=False)
+                source.add(tar, rel)
         _add_text(tar, WORKSPACE_DOCKERFILE, dockerfile)
         _add_text(tar, ".dockerignore", f"{WORKSPACE_DOCKERFILE}\n.dockerignore\n")
     spool.seek(0)
@@ -181,39 +100,28 @@ def _declared_args(dockerfile: str) -> List[str]:
     return [m.group(1) for m in re.finditer(r"^\s*ARG\s+([A-Za-z_][A-Za-z0-9_]*)", dockerfile, re.M | re.I)]
 
 
-def local_workspace_path(workspace: str) -> str:
-    path = workspace[len("file://") :] if workspace.startswith("file://") else workspace
-    path = os.path.abspath(os.path.expanduser(path))
-    if not os.path.isdir(path):
-        raise ValueError(
-            f"workspace {workspace!r} is not a directory on this machine; the docker backend builds a local"
-            " directory into the role's image (e.g. workspace='.')"
-        )
-    return path
-
-
 # -- build and push -----------------------------------------------------------------------------------------------
 
 
 def build_workspace(
-    client: "docker.DockerClient", image: str, workspace: str, pull: str = "missing", quiet: bool = False
+    client: "docker.DockerClient", image: str, source: WorkspaceSource, pull: str = "missing", quiet: bool = False
 ) -> str:
-    """Builds ``workspace`` on top of ``image`` and returns the new image's id (``sha256:...``)."""
-    root = local_workspace_path(workspace)
-    custom = os.path.join(root, WORKSPACE_DOCKERFILE)
-    if os.path.isfile(custom):
-        with open(custom, encoding="utf-8") as f:
-            dockerfile = f.read()
+    """Builds the workspace ``source`` (see :func:`open_workspace`) on top of ``image`` and returns the new
+    image's id (``sha256:...``)."""
+    root = source.url
+    custom = source.read_text(WORKSPACE_DOCKERFILE)
+    if custom is not None:
+        dockerfile = custom
     else:
         ensure_image(client, image, pull, quiet=quiet)
         workdir = client.api.inspect_image(image).get("Config", {}).get("WorkingDir") or DEFAULT_WORKDIR
         dockerfile = default_dockerfile(workdir)
     declared = set(_declared_args(dockerfile))
-    if "IMAGE" in declared and os.path.isfile(custom):
+    if "IMAGE" in declared and custom is not None:
         ensure_image(client, image, pull, quiet=quiet)
     args = {k: v for k, v in (("IMAGE", image), ("WORKSPACE", root)) if k in declared}
     labels = {LABEL_WORKSPACE: root, LABEL_BASE_IMAGE: image, LABEL_VERSION: package_version()}
-    context = make_context(root, dockerfile)
+    context = make_context(source, dockerfile)
     log: List[str] = []
     image_id: Optional[str] = None
     try:
@@ -297,7 +205,6 @@ def check_image_repo(repo: str) -> str:
     return repo
 
 
-
 class DockerWorkspaceMixin(WorkspaceMixin):
     """Builds a workspace into role[0]'s image; see the module docstring. Needs ``self._docker()``."""
 
@@ -319,12 +226,13 @@ class DockerWorkspaceMixin(WorkspaceMixin):
         """Builds, tags (and with ``image_repo`` pushes) the workspace image and points ``role.image`` at it.
         ``image_repo`` is checked before anything is built; if the push fails, the tag made for it is removed
         again (and with it the image, unless something else still uses it): nobody can refer to it."""
-        client = self._docker()
         quiet = bool(cfg.get("quiet"))
         base = role.image
         repo = cfg.get("image_repo")
         repo_name = check_image_repo(str(repo)) if repo else None
-        image_id = build_workspace(client, role.image, workspace, str(cfg.get("pull") or "missing"), quiet)
+        source = open_workspace(workspace)  # a bad workspace is refused before the engine is contacted
+        client = self._docker()
+        image_id = build_workspace(client, role.image, source, str(cfg.get("pull") or "missing"), quiet)
         tag = image_id.split(":", 1)[-1][:12]
         if repo_name:
             try:
@@ -345,5 +253,6 @@ class DockerWorkspaceMixin(WorkspaceMixin):
         else:
             client.api.tag(image_id, LOCAL_WORKSPACE_REPO, tag)
             role.image = f"{LOCAL_WORKSPACE_REPO}:{tag}"
+        role.metadata[LABEL_WORKSPACE] = source.url
         if not quiet:
             logger.info("built %s from workspace %s on top of %s", role.image, workspace, base)

@@ -171,6 +171,15 @@ def test_bad_workspaces_are_usage_errors(cli: Cli, tmp_path: Path) -> None:
         f"--workspace 'no-such-dir': not a directory (looked at {cli.cwd / 'no-such-dir'})"
         in missing.stderr
     )
+    as_url = cli("run", "-s", "local_docker", "--workspace", f"file://{cli.cwd}/no-such-dir", "utils.echo")
+    assert as_url.returncode == 2 and f"not a directory (looked at {cli.cwd / 'no-such-dir'})" in as_url.stderr
+    # an fsspec URL is checked on its own filesystem (no engine needed: nothing is built)
+    remote = cli("run", "-s", "local_docker", "--workspace", "memory://no-such-dir/", "utils.echo")
+    assert remote.returncode == 2, remote.stderr
+    assert remote.stderr.startswith(
+        "jupyter-sched: error: --workspace 'memory://no-such-dir/': workspace='memory://no-such-dir/' does not"
+        " exist on its memory filesystem"
+    )
 
 
 def test_component_errors_name_the_component_or_the_config_file(cli: Cli) -> None:

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from jupyter_sched.schedulers.docker_ignore import compile_patterns, is_ignored
 from jupyter_sched.schedulers.docker_job import (
     LABEL_APP_ID,
     LABEL_REPLICA_ID,
@@ -22,7 +23,6 @@ from jupyter_sched.schedulers.docker_logs import Cursor, docker_time
 from jupyter_sched.schedulers.docker_request import container_names
 from jupyter_sched.schedulers.docker_scheduler import RANK0_ENV, DockerScheduler, create_scheduler
 from jupyter_sched.schedulers.docker_state import app_state, exit_code_of_status, parse_time, replica_state
-from jupyter_sched.schedulers.docker_workspace import compile_patterns, is_ignored
 from jupyter_sched.specs import (
     AppDef,
     AppState,
