@@ -26,10 +26,12 @@ from .usage_programs import MB, hog_code
 
 pytestmark = pytest.mark.timeout(180)
 
-GROW = (  # 4 MB more every 50 ms, touched, so the stats see it growing towards the limit
+# 4 MB more every 200 ms, touched: it reaches the 64 MB limit after about 3 s, so the engine's stats (one
+# sample a second) see it growing; a container killed within a second may end before its first sample
+GROW = (
     "import time\nchunks = []\nfor i in range(100):\n"
     "    chunks.append(bytearray(4 << 20))\n    for j in range(0, 4 << 20, 4096):\n        chunks[-1][j] = 1\n"
-    "    time.sleep(0.05)\n"
+    "    time.sleep(0.2)\n"
 )
 
 
