@@ -25,9 +25,11 @@ def test_builtins_lists_names_and_first_docstring_lines(cli: Cli) -> None:
     proc = cli("builtins")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0] == "Found 5 builtin components:"
-    assert [line.split()[1] for line in lines[1:6]] == [
+    assert lines[0] == "Found 7 builtin components:"
+    assert [line.split()[1] for line in lines[1:8]] == [
+        "dist.ddp",
         "dist.spmd",
+        "utils.booth",
         "utils.echo",
         "utils.python",
         "utils.sh",

@@ -50,4 +50,4 @@ def test_torchx_reads_what_booth_wrote(tmp_path: Path) -> None:
     from torchx.runtime import tracking
 
     main(["--x1", "0", "--x2", "0", "--trial_idx", "3", "--tracker_base", str(tmp_path)])
-    assert tracking.FsspecResultTracker(str(tmp_path))[3] == {"booth_eval": 74.0}
+    assert tracking.FsspecResultTracker(str(tmp_path))["3"] == {"booth_eval": 74.0}
