@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
 from jupyter_sched.schedulers.api import role_summary
+from jupyter_sched.schedulers.slurm_files import BATCH_LOG, LOG_FILES, MANIFEST, SCRIPT_NAME, SRUN_LOG, WRAPPER_NAME
 from jupyter_sched.schedulers.slurm_fit import check_fit
 from jupyter_sched.schedulers.slurm_opts import sbatch_extra
 from jupyter_sched.specs import AppDef, CfgVal, DryRunView, ReplicaPlan, macros
@@ -35,12 +36,6 @@ __all__ = [
 
 RANK0_ENV = "TORCHX_RANK0_HOST"  # TorchX's name, so code written for TorchX finds rank 0
 ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
-SCRIPT_NAME = "job.sbatch"
-WRAPPER_NAME = "slurm_replica.py"
-BATCH_LOG = "batch.out"
-SRUN_LOG = "srun.log"  # what srun and the wrapper itself print about a replica (not its output)
-MANIFEST = "job.json"
-LOG_FILES = ("stdout.log", "stderr.log", "combined.log")
 
 # ${app_id} is the Slurm job id, known only once the job runs: it is rendered as "$SLURM_JOB_ID".
 _APP_ID_MARK = "\x00app_id\x00"

@@ -17,7 +17,6 @@ the user's home, usually is).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -38,18 +37,16 @@ from jupyter_sched.schedulers.api import (
     unknown_replica,
 )
 from jupyter_sched.schedulers.log_files import read_error_file
-from jupyter_sched.schedulers.slurm_batch import (
-    BATCH_LOG,
-    LOG_FILES,
-    MANIFEST,
-    SCRIPT_NAME,
-    SRUN_LOG,
-    WRAPPER_NAME,
-    SlurmBatchRequest,
-    build_request,
-    check_fit,
-)
+from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest, build_request, check_fit
 from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, parse_exit_code, parse_time, split_job_id
+from jupyter_sched.schedulers.slurm_files import (
+    MANIFEST,
+    SRUN_LOG,
+    materialize,
+    read_json,
+    record_submitted,
+    recorded_jobs,
+)
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
 from jupyter_sched.schedulers.slurm_usage import SlurmUsage
@@ -192,36 +189,6 @@ def _ended_steps(steps: Dict[int, Dict[str, str]]) -> Set[int]:
     return {offset for offset, row in steps.items() if map_state(row["State"]).is_terminal}
 
 
-def _read_json(path: str) -> Optional[Dict[str, Any]]:
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _write_json(path: str, data: Dict[str, Any]) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(_private_file(tmp), "w") as f:
-        json.dump(data, f, indent=1)
-    os.replace(tmp, path)
-
-
-def _private_dir(path: str) -> None:
-    """``path`` (and missing parents) as a directory only its owner can enter: 0700, whatever the umask."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    os.chmod(path, 0o700)
-
-
-def _private_file(path: str) -> str:
-    """Creates ``path`` (empty, if missing) readable by its owner only (0600); returns it. Job files hold
-    the replicas' env (tokens passed with ``-e``) and what jobs print."""
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-    os.chmod(path, 0o600)
-    return path
-
-
 def _srun_problem(rep_dir: str) -> str:
     """The last thing Slurm or the wrapper itself said about a replica (``srun.log``: the wrapper could not
     start, or crashed), which its own logs cannot hold; "" if nothing but cancellation notices."""
@@ -321,7 +288,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         request = dryrun_info.request
         if not request.capacity_checked and dryrun_info.app is not None:
             self._check_capacity(dryrun_info.app, request, dryrun_info.cfg, strict=True)
-        manifest = self._materialize(request)
+        manifest = materialize(request)
         submitted = time.time()
         try:
             proc = slurm_cli.run(request.sbatch_cmd)
@@ -337,55 +304,8 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
                 f"sbatch refused app {request.app_name!r}: {detail}; {slurm_opts.blame(detail, dryrun_info.cfg)}"
             )
         job_id = proc.stdout.strip().split(";")[0]
-        manifest.update(job_id=job_id, submitted=submitted)
-        _write_json(os.path.join(request.app_dir, MANIFEST), manifest)
-        _private_dir(self._index_dir())
-        _write_json(
-            os.path.join(self._index_dir(), f"{job_id}.json"),
-            {"job_id": job_id, "name": request.app_name, "app_dir": request.app_dir, "submitted": submitted},
-        )
+        record_submitted(request, manifest, self._index_dir(), job_id, submitted)
         return job_id
-
-    def _materialize(self, request: SlurmBatchRequest) -> Dict[str, Any]:
-        """Writes the app's directory: script, replica wrapper, manifest and empty log files (so readers never
-        wait for a file a replica that failed to start would create)."""
-        try:
-            os.makedirs(os.path.dirname(request.app_dir), exist_ok=True)
-            os.mkdir(request.app_dir, 0o700)
-            os.chmod(request.app_dir, 0o700)
-            _private_file(os.path.join(request.app_dir, BATCH_LOG))  # Slurm keeps the mode of a file it reopens
-            for rep in request.replicas:
-                _private_dir(os.path.dirname(rep.dir))
-                _private_dir(rep.dir)
-                for name in LOG_FILES:
-                    for path in (os.path.join(rep.dir, name), os.path.join(rep.dir, name[: -len(".log")] + ".idx")):
-                        _private_file(path)
-            script = os.path.join(request.app_dir, SCRIPT_NAME)
-            with open(_private_file(script), "w") as f:  # sbatch reads it; it holds the replicas' env
-                f.write(request.script)
-            wrapper = os.path.join(request.app_dir, WRAPPER_NAME)
-            shutil.copyfile(os.path.join(os.path.dirname(__file__), WRAPPER_NAME), _private_file(wrapper))
-            manifest = {
-                "app_name": request.app_name,
-                "session": request.session,
-                "job_id": None,
-                "app_dir": request.app_dir,
-                "cwd": request.cwd,
-                "max_retries": request.max_retries,
-                "roles": request.roles,
-                "replicas": [
-                    {"role": r.role, "replica_id": r.replica_id, "component": r.offset, "dir": r.dir}
-                    for r in request.replicas
-                ],
-            }
-            _write_json(os.path.join(request.app_dir, MANIFEST), manifest)
-        except OSError as e:
-            shutil.rmtree(request.app_dir, ignore_errors=True)
-            raise ValueError(
-                f"job_dir: cannot write the app directory {request.app_dir!r} ({e.strerror or e})."
-                " Set --cfg job_dir=<a writable directory every node can see>."
-            ) from e
-        return manifest
 
     # -- describe --------------------------------------------------------------------------------------------------
     def _job(self, app_id: str) -> Optional[_Job]:
@@ -433,7 +353,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
 
     def _attach_manifest(self, job: _Job) -> _Job:
         work_dir = job.leader.work_dir
-        manifest = _read_json(os.path.join(work_dir, MANIFEST)) if work_dir else None
+        manifest = read_json(os.path.join(work_dir, MANIFEST)) if work_dir else None
         if manifest is not None and str(manifest.get("job_id")) != job.job_id:
             manifest = None
         job.manifest = manifest
@@ -544,17 +464,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
     def list(self) -> List[ListAppResponse]:
         """Jobs this session submitted (from any process), with their states from Slurm. Jobs Slurm no longer
         knows (or whose id now belongs to another job, after a cluster reset) are left out."""
-        entries: Dict[str, Dict[str, Any]] = {}
-        try:
-            names = os.listdir(self._index_dir())
-        except OSError:
-            return []
-        for name in names:
-            if not name.endswith(".json"):
-                continue
-            entry = _read_json(os.path.join(self._index_dir(), name))
-            if entry and str(entry.get("job_id", "")).isdigit():
-                entries[str(entry["job_id"])] = entry
+        entries = recorded_jobs(self._index_dir())
         if not entries:
             return []
         ids = sorted(entries, key=int)
