@@ -26,6 +26,7 @@ from jupyter_sched.schedulers.api import role_summary
 from jupyter_sched.schedulers.slurm_files import BATCH_LOG, LOG_FILES, MANIFEST, SCRIPT_NAME, SRUN_LOG, WRAPPER_NAME
 from jupyter_sched.schedulers.slurm_fit import check_fit
 from jupyter_sched.schedulers.slurm_opts import sbatch_extra
+from jupyter_sched.schedulers.slurm_script import APP_ID_MARK, RANK0_ENV, readable, render_script, shell_word
 from jupyter_sched.specs import AppDef, CfgVal, DryRunView, ReplicaPlan, macros
 from jupyter_sched.specs.names import safe_name
 
@@ -34,32 +35,7 @@ __all__ = [
     "SlurmBatchRequest", "SlurmReplica", "build_request", "check_fit", "render_script", "shell_word",
 ]  # fmt: skip
 
-RANK0_ENV = "TORCHX_RANK0_HOST"  # TorchX's name, so code written for TorchX finds rank 0
 ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
-
-# ${app_id} is the Slurm job id, known only once the job runs: it is rendered as "$SLURM_JOB_ID".
-_APP_ID_MARK = "\x00app_id\x00"
-_JOB_ID_SHELL = '"$SLURM_JOB_ID"'
-
-
-def shell_word(text: str) -> str:
-    """``text`` quoted for bash, with every ``${app_id}`` (already replaced by a marker) expanding to the
-    job id at run time."""
-    parts = text.split(_APP_ID_MARK)
-    if len(parts) == 1:
-        return shlex.quote(text)
-    out = []
-    for i, part in enumerate(parts):
-        if i:
-            out.append(_JOB_ID_SHELL)
-        if part:
-            out.append(shlex.quote(part))
-    return "".join(out)
-
-
-def _readable(text: str) -> str:
-    return text.replace(_APP_ID_MARK, "${SLURM_JOB_ID}")
-
 
 def _opt(flag: str, value: Any) -> str:
     value = str(value)
@@ -97,7 +73,7 @@ class SlurmReplica:
             "sbatch": list(self.sbatch_opts),
             "srun": list(self.srun_opts),
             "command": " ".join(self.command),
-            "env": {k: _readable(v) for k, v in self.env.items()},
+            "env": {k: readable(v) for k, v in self.env.items()},
             "logs": {name[: -len(".log")]: os.path.join(self.dir, name) for name in LOG_FILES},
         }
 
@@ -186,64 +162,6 @@ class SlurmBatchRequest:
         return "\n".join(head + ["    " + line if line else "" for line in self.script.splitlines()])
 
 
-def render_script(req: SlurmBatchRequest) -> str:
-    """The batch script: one ``#SBATCH`` option per line (a ``#SBATCH hetjob`` line between components), then
-    one ``srun`` whose groups and options are on lines of their own."""
-    wrapper_src = os.path.join(os.path.dirname(os.path.abspath(__file__)), WRAPPER_NAME)
-    app_dir = shlex.quote(req.app_dir)
-    lines = [
-        "#!/bin/bash",
-        f"# jupyter_sched app {req.app_name!r} (session {req.session!r}): {len(req.replicas)} replica(s),"
-        + (" one het-job component each." if req.heterogeneous else " a plain job."),
-        f"# jupyter_sched submits it as {shlex.quote(req.script_path)}, with the replicas' log wrapper beside it.",
-        "# To submit it yourself, put the wrapper there first:",
-        f"#   umask 077 && mkdir -p {app_dir} && cp {shlex.quote(wrapper_src)} {app_dir}/"
-        " && sbatch --parsable THIS_FILE",
-    ]
-    for rep in req.replicas:
-        if rep.offset:
-            lines.append("#SBATCH hetjob")
-        opts = rep.sbatch_opts + (req.job_opts if rep.offset == 0 else [])
-        lines += ["#SBATCH " + opt for opt in opts]
-    lines += [
-        "",
-        "# What the job writes (logs, srun messages) is for its owner only.",
-        "umask 077",
-        "# srun writes each replica's own messages into <role>/<k>/srun.log: its directory must exist.",
-        "mkdir -p " + " ".join(shlex.quote(rep.dir) for rep in req.replicas),
-        "# Replicas find the rank-0 node's address in $" + RANK0_ENV + ".",
-        'rank0_node=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}" | head -n 1)',
-        f"{RANK0_ENV}=$(scontrol show node \"$rank0_node\" 2>/dev/null | sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p')",
-        f'export {RANK0_ENV}="${{{RANK0_ENV}:-$rank0_node}}"',
-        "export PYTHONUNBUFFERED=1",
-        'echo "jupyter_sched: job $SLURM_JOB_ID attempt ${SLURM_RESTART_COUNT:-0} on $SLURM_JOB_NODELIST'
-        f' (rank 0: ${RANK0_ENV})"',
-        "",
-    ]
-    groups = []
-    for rep in req.replicas:
-        words = rep.srun_opts + rep.command
-        # the options, then the wrapper and its replica dir, each -e, and the command: each on a line of its own
-        parts, i = [" ".join(rep.srun_opts)], len(rep.srun_opts)
-        sep = words.index("--", i)
-        head = words[i:sep]
-        parts.append(" ".join(head[:3]))
-        parts += [" ".join(head[j : j + 2]) for j in range(3, len(head), 2)]
-        parts.append(" ".join(words[sep:]))
-        groups.append(" \\\n    ".join(p for p in parts if p))
-    lines.append("srun " + " \\\n  : ".join(groups))
-    lines.append("rc=$?")
-    if req.max_retries > 0:
-        lines += [
-            f'if [ "$rc" -ne 0 ] && [ "${{SLURM_RESTART_COUNT:-0}}" -lt {req.max_retries} ]; then',
-            '    echo "jupyter_sched: attempt ${SLURM_RESTART_COUNT:-0} failed (exit $rc): requeueing" >&2',
-            '    scontrol requeue "$SLURM_JOB_ID"',
-            "fi",
-        ]
-    lines.append('exit "$rc"')
-    return "\n".join(lines) + "\n"
-
-
 # -- building the request ------------------------------------------------------------------------------------------
 
 _COMPONENT_CFG = (("partition", "--partition"), ("time", "--time"), ("qos", "--qos"), ("constraint", "--constraint"),
@@ -265,7 +183,7 @@ def build_request(app: AppDef, cfg: Mapping[str, CfgVal], session: str, app_dir:
     offset = 0
     for role in app.roles:
         for k in range(role.num_replicas):
-            values = macros.Values(img_root=cwd, app_id=_APP_ID_MARK, replica_id=str(k), rank0_env=RANK0_ENV)
+            values = macros.Values(img_root=cwd, app_id=APP_ID_MARK, replica_id=str(k), rank0_env=RANK0_ENV)
             r = values.apply(role)
             rep_dir = os.path.join(app_dir, safe_name(role.name, "role"), str(k))
             res = role.resource
@@ -286,7 +204,7 @@ def build_request(app: AppDef, cfg: Mapping[str, CfgVal], session: str, app_dir:
             env = dict(r.env)
             env.setdefault(ERROR_FILE_ENV, os.path.join(rep_dir, "error.json"))
             # the same identity variables as the local and docker backends
-            env["JUPYTER_SCHED_APP_ID"] = _APP_ID_MARK
+            env["JUPYTER_SCHED_APP_ID"] = APP_ID_MARK
             env["JUPYTER_SCHED_ROLE_NAME"] = role.name
             env["JUPYTER_SCHED_REPLICA_ID"] = str(k)
             command = [shlex.quote(python), shlex.quote(wrapper), shlex.quote(rep_dir), "-C", shlex.quote(cwd)]
