@@ -18,12 +18,10 @@ the user's home, usually is).
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import time
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers import slurm_cli, slurm_opts
 from jupyter_sched.schedulers.api import (
@@ -38,15 +36,15 @@ from jupyter_sched.schedulers.api import (
 )
 from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest, build_request, check_fit
-from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, parse_exit_code, parse_time, split_job_id
+from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, split_job_id
 from jupyter_sched.schedulers.slurm_files import (
     MANIFEST,
     SRUN_LOG,
     materialize,
-    read_json,
     record_submitted,
     recorded_jobs,
 )
+from jupyter_sched.schedulers.slurm_job import SlurmComponent, SlurmJob, SlurmJobReader
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
 from jupyter_sched.schedulers.slurm_usage import SlurmUsage
@@ -71,8 +69,6 @@ from jupyter_sched.specs.usage import UsageSample
 __all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "create_scheduler", "default_job_root"]
 
 _FINISHED_RECHECK = 0.5  # seconds between Slurm queries while a log iterator waits for a replica to end
-_ENDED_CACHE = 1000  # ended jobs remembered per scheduler
-_STEP_LAG = 10.0  # longest wait for sacct to record the steps of a job that just ended (slurmdbd lags under load)
 
 
 def default_job_root() -> str:
@@ -84,109 +80,6 @@ def default_job_root() -> str:
         return env
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(state, "jupyter_sched", "slurm")
-
-
-# -- what Slurm says about one job ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _Component:
-    offset: int
-    state: str
-    reason: str
-    nodes: str
-    start: Optional[float]
-    end: Optional[float]
-    exit_code: Optional[int]
-    work_dir: str
-    name: str
-
-
-@dataclass
-class _Job:
-    job_id: str
-    components: List[_Component]
-    steps: Dict[int, Dict[str, str]]  # component offset -> sacct row of its step 0 (current attempt only)
-    restarts: int
-    manifest: Optional[Dict[str, Any]] = None
-    replicas: List[Tuple[str, int]] = field(default_factory=list)  # (role, replica id) by component offset
-    complete: bool = False  # ended, and the database has the step (exit code) of every replica that started
-
-    @property
-    def leader(self) -> _Component:
-        return self.components[0]
-
-    @property
-    def state(self) -> AppState:
-        return map_state(self.leader.state)
-
-
-def _from_controller(records: List[Dict[str, str]]) -> Tuple[List[_Component], int]:
-    comps = [
-        _Component(
-            offset=int(r.get("HetJobOffset") or 0),
-            state=r.get("JobState", ""),
-            reason=r.get("Reason", ""),
-            nodes=r.get("NodeList", "") if r.get("NodeList") not in ("(null)", None) else "",
-            start=parse_time(r.get("StartTime")),
-            end=parse_time(r.get("EndTime")),
-            exit_code=parse_exit_code(r.get("ExitCode")),
-            work_dir=r.get("WorkDir", ""),
-            name=r.get("JobName", ""),
-        )
-        for r in records
-    ]
-    restarts = int(records[0].get("Restarts") or 0) if records else 0
-    return comps, restarts
-
-
-def _from_accounting(rows: List[Dict[str, str]]) -> Tuple[List[_Component], int]:
-    latest: Dict[int, Dict[str, str]] = {}
-    attempts: Dict[int, int] = {}
-    for row in rows:
-        ids = split_job_id(row["JobID"])
-        if ids.step is not None:
-            continue
-        offset = ids.component or 0
-        latest[offset] = row  # sacct lists earlier attempts first
-        attempts[offset] = attempts.get(offset, 0) + 1
-    comps = [
-        _Component(
-            offset=offset,
-            state=row["State"],
-            reason="",
-            nodes=row["NodeList"] if row["NodeList"] != "None assigned" else "",
-            start=parse_time(row["Start"]),
-            end=parse_time(row["End"]),
-            exit_code=parse_exit_code(row["ExitCode"]),
-            work_dir=row["WorkDir"],
-            name=row["JobName"],
-        )
-        for offset, row in sorted(latest.items())
-    ]
-    return comps, max(attempts.get(0, 1) - 1, 0)
-
-
-def _current_steps(rows: List[Dict[str, str]], comps: List[_Component]) -> Dict[int, Dict[str, str]]:
-    """Each component's step 0 *of the current attempt* (a requeued job's old steps started earlier)."""
-    start = {c.offset: c.start for c in comps}
-    steps: Dict[int, Dict[str, str]] = {}
-    for row in rows:
-        ids = split_job_id(row["JobID"])
-        if ids.step != "0":
-            continue
-        offset = ids.component or 0
-        began, step_start = start.get(offset), parse_time(row["Start"])
-        if began is None or step_start is None or step_start < began:
-            continue
-        steps[offset] = row
-    return steps
-
-
-def _ended_steps(steps: Dict[int, Dict[str, str]]) -> Set[int]:
-    """Offsets whose step the database already records as ended (with its exit code): a step can be listed
-    while still RUNNING there for a moment after the controller has ended the job."""
-    return {offset for offset, row in steps.items() if map_state(row["State"]).is_terminal}
 
 
 def _srun_problem(rep_dir: str) -> str:
@@ -217,7 +110,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         super().__init__("slurm", session_name)
         self._root = os.path.abspath(os.path.expanduser(job_root or default_job_root()))
         self._finished: Dict[Tuple[str, str, int], Tuple[bool, float]] = {}
-        self._ended: Dict[str, _Job] = {}  # jobs that ended, as Slurm finally recorded them
+        self._jobs = SlurmJobReader()
         self._usage = SlurmUsage()
         self._sinfo: Optional[Tuple[float, Dict[str, slurm_cli.Partition]]] = None
 
@@ -308,69 +201,9 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         return job_id
 
     # -- describe --------------------------------------------------------------------------------------------------
-    def _job(self, app_id: str) -> Optional[_Job]:
+    def _job(self, app_id: str) -> Optional[SlurmJob]:
         """What Slurm knows of job ``app_id`` (None if nothing, or if it names a non-leader het component)."""
-        if not re.fullmatch(r"\d+", app_id or ""):
-            return None
-        cached = self._ended.get(app_id)
-        if cached is not None and cached.complete:
-            return cached
-        records = slurm_cli.job_components(app_id)
-        comps: List[_Component] = []
-        restarts = 0
-        if records:
-            het = records[0].get("HetJobId")
-            if het and het != app_id:
-                return None
-            comps, restarts = _from_controller(records)
-            if comps[0].start is None:  # pending: no steps yet, no need to ask the database
-                return self._attach_manifest(_Job(app_id, comps, {}, restarts))
-        # an ended job kept without every step's exit code is read again, once, without waiting
-        deadline = time.monotonic() + (0.0 if cached is not None else _STEP_LAG)
-        while True:
-            accounting = slurm_cli.accounting_rows([app_id])
-            rows = [r for r in accounting or [] if split_job_id(r["JobID"]).job == app_id]
-            if not records:
-                if not rows:
-                    return None
-                comps, restarts = _from_accounting(rows)
-                if not comps:
-                    return None
-            job = _Job(app_id, comps, _current_steps(rows, comps), restarts)
-            if not job.state.is_terminal or accounting is None:
-                return self._attach_manifest(job)
-            job.complete = all(c.offset in _ended_steps(job.steps) for c in comps if c.start is not None)
-            if job.complete or time.monotonic() >= deadline:
-                # The database records a step a moment after the controller ends the job: wait for it so
-                # that the final status has every replica's exit code, then keep it (it cannot change). If
-                # it is still missing at the deadline, keep what there is; later calls look once more.
-                self._ended.pop(app_id, None)
-                while len(self._ended) >= _ENDED_CACHE:
-                    self._ended.pop(next(iter(self._ended)))
-                self._ended[app_id] = self._attach_manifest(job)
-                return self._ended[app_id]
-            time.sleep(0.1)
-
-    def _attach_manifest(self, job: _Job) -> _Job:
-        work_dir = job.leader.work_dir
-        manifest = read_json(os.path.join(work_dir, MANIFEST)) if work_dir else None
-        if manifest is not None and str(manifest.get("job_id")) != job.job_id:
-            manifest = None
-        job.manifest = manifest
-        by_offset: Dict[int, Tuple[str, int]] = {}
-        if manifest:
-            for rep in manifest.get("replicas", []):
-                by_offset[int(rep["component"])] = (str(rep["role"]), int(rep["replica_id"]))
-        for comp in job.components:
-            if comp.offset in by_offset:
-                job.replicas.append(by_offset[comp.offset])
-                continue
-            parts = comp.name.split(":")
-            if len(parts) == 3 and parts[2].isdigit():
-                job.replicas.append((parts[1], int(parts[2])))
-            else:
-                job.replicas.append((comp.name or "job", comp.offset))
-        return job
+        return self._jobs.read(app_id)
 
     def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
         job = self._job(app_id)
@@ -378,9 +211,9 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
             return None
         app_state = job.state
         roles: Dict[str, RoleStatus] = {}
-        rep_dirs = self._replica_dirs(job)
+        rep_dirs = job.replica_dirs()
         for comp, (role, k) in zip(job.components, job.replicas):
-            state, exit_code, started, finished = self._replica_state(job, comp, app_state)
+            state, exit_code, started, finished = job.replica_state(comp, app_state)
             oom = self._oom_text(job, comp)
             if oom and state == AppState.CANCELLED:  # OverMemoryKill cancels the step: it failed
                 state = AppState.FAILED
@@ -435,31 +268,6 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
             roles=[role_from_summary(r) for r in manifest.get("roles", [])],
         )
 
-    @staticmethod
-    def _replica_state(
-        job: _Job, comp: _Component, app_state: AppState
-    ) -> Tuple[AppState, Optional[int], Optional[float], Optional[float]]:
-        """A replica's state, exit code, start and end: from its own step when Slurm has one for the current
-        attempt, else from its component (which shares the job's state)."""
-        step = job.steps.get(comp.offset)
-        if step is not None:
-            state = map_state(step["State"])
-            if state.is_terminal:
-                return state, parse_exit_code(step["ExitCode"]), parse_time(step["Start"]), parse_time(step["End"])
-            if not app_state.is_terminal:
-                return AppState.RUNNING, None, parse_time(step["Start"]), None
-        state = map_state(comp.state)
-        if app_state.is_terminal:
-            state = app_state
-        exit_code = comp.exit_code if state.is_terminal and len(job.components) == 1 else None
-        return state, exit_code, comp.start, comp.end if state.is_terminal else None
-
-    @staticmethod
-    def _replica_dirs(job: _Job) -> Dict[Tuple[str, int], str]:
-        if not job.manifest:
-            return {}
-        return {(str(r["role"]), int(r["replica_id"])): str(r["dir"]) for r in job.manifest.get("replicas", [])}
-
     # -- list ------------------------------------------------------------------------------------------------------
     def list(self) -> List[ListAppResponse]:
         """Jobs this session submitted (from any process), with their states from Slurm. Jobs Slurm no longer
@@ -505,12 +313,12 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
             raise UnknownAppException(app_id)
         reps = []
         for comp, (role, k) in zip(job.components, job.replicas):
-            state, _, started, finished = self._replica_state(job, comp, job.state)
+            state, _, started, finished = job.replica_state(comp, job.state)
             if state == AppState.RUNNING or state.is_terminal:
                 reps.append((role, k, comp.offset, state == AppState.RUNNING, started, finished))
         return self._usage.samples(app_id, reps, het=len(job.components) > 1)
 
-    def _oom_text(self, job: _Job, comp: _Component) -> str:
+    def _oom_text(self, job: SlurmJob, comp: SlurmComponent) -> str:
         """"killed: out of memory (...)" for a replica whose step Slurm ended for its memory: OUT_OF_MEMORY
         (cgroup enforcement), or killed by SIGKILL, which ``slurm_usage`` then checks against its memory
         (OverMemoryKill); "" otherwise, without asking sacct again."""
@@ -568,7 +376,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         job = self._job(app_id)
         if job is None:
             raise UnknownAppException(app_id)
-        dirs = self._replica_dirs(job)
+        dirs = job.replica_dirs()
         if not dirs:
             raise ValueError(
                 f"Slurm job {app_id} was not submitted by jupyter_sched (no {MANIFEST} in its work dir"

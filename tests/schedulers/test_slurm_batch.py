@@ -408,7 +408,7 @@ def test_dryrun_script_is_readable() -> None:
 def test_a_step_still_running_in_the_database_is_not_final() -> None:
     """sacct can list a step as RUNNING for a moment after the controller ended the job; describe must
     wait for it (else the final status misses that replica's exit code)."""
-    from jupyter_sched.schedulers.slurm_scheduler import _ended_steps
+    from jupyter_sched.schedulers.slurm_job import ended_steps as _ended_steps
 
     steps = {0: {"State": "COMPLETED"}, 1: {"State": "RUNNING"}, 2: {"State": "FAILED"}, 3: {"State": "CANCELLED by 0"}}
     assert _ended_steps(steps) == {0, 2, 3}
