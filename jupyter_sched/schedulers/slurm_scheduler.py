@@ -30,34 +30,29 @@ from jupyter_sched.schedulers.api import (
     Scheduler,
     Stream,
     checked_app,
-    role_from_summary,
     stream_arg,
     unknown_replica,
 )
-from jupyter_sched.schedulers.log_files import read_error_file
 from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest, build_request, check_fit
-from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state, split_job_id
+from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state
 from jupyter_sched.schedulers.slurm_files import (
     MANIFEST,
-    SRUN_LOG,
     materialize,
     record_submitted,
     recorded_jobs,
 )
-from jupyter_sched.schedulers.slurm_job import SlurmComponent, SlurmJob, SlurmJobReader
+from jupyter_sched.schedulers.slurm_job import SlurmJob, SlurmJobReader
 from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
+from jupyter_sched.schedulers.slurm_status import describe_job, list_jobs
 from jupyter_sched.schedulers.slurm_usage import SlurmUsage
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import (
-    NONE,
     AppDef,
     AppDryRunInfo,
     AppState,
     CfgVal,
-    ReplicaStatus,
-    RoleStatus,
     UnknownAppException,
     random_id,
     runopts,
@@ -80,19 +75,6 @@ def default_job_root() -> str:
         return env
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(state, "jupyter_sched", "slurm")
-
-
-def _srun_problem(rep_dir: str) -> str:
-    """The last thing Slurm or the wrapper itself said about a replica (``srun.log``: the wrapper could not
-    start, or crashed), which its own logs cannot hold; "" if nothing but cancellation notices."""
-    try:
-        with open(os.path.join(rep_dir, SRUN_LOG), "rb") as f:
-            f.seek(max(os.fstat(f.fileno()).st_size - 4096, 0))
-            tail = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    said = [line.strip() for line in tail.splitlines() if line.strip() and "*** STEP " not in line]
-    return said[-1][:300] if said else ""
 
 
 _UNKNOWN_CLUSTER_MAX = 4096
@@ -209,92 +191,13 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         job = self._job(app_id)
         if job is None:
             return None
-        app_state = job.state
-        roles: Dict[str, RoleStatus] = {}
-        rep_dirs = job.replica_dirs()
-        for comp, (role, k) in zip(job.components, job.replicas):
-            state, exit_code, started, finished = job.replica_state(comp, app_state)
-            oom = self._oom_text(job, comp)
-            if oom and state == AppState.CANCELLED:  # OverMemoryKill cancels the step: it failed
-                state = AppState.FAILED
-            rep_dir = rep_dirs.get((role, k))
-            error = read_error_file(os.path.join(rep_dir, "error.json")) if rep_dir else NONE
-            roles.setdefault(role, RoleStatus(role, [])).replicas.append(
-                ReplicaStatus(
-                    id=k,
-                    state=state,
-                    role=role,
-                    hostname=comp.nodes,
-                    structured_error_msg=oom if oom and error == NONE else error,  # as the docker backend
-                    exit_code=exit_code,
-                    started=started,
-                    finished=finished,
-                    num_restarts=job.restarts,
-                    msg=oom,
-                    usage=self._usage.totals(job.steps.get(comp.offset), started, finished)
-                    if state.is_terminal
-                    else None,
-                )
-            )
-        errors = [
-            r.structured_error_msg for rs in roles.values() for r in rs.replicas if r.structured_error_msg != NONE
-        ]
-        leader = job.leader
-        msg = slurm_cli.slurm_state_name(leader.state)
-        # a cancelled job keeps the reason it last waited for ("CANCELLED (BeginTime)"): not worth saying
-        if leader.reason and leader.reason not in ("None", "(null)") and app_state != AppState.CANCELLED:
-            msg += f" ({leader.reason})"
-        if job.restarts:
-            msg += f"; requeued {job.restarts} time(s)"
-        problems = [
-            f"{role}[{r.id}]: {line}"
-            for role, rs in roles.items()
-            for r in rs.replicas
-            if r.state == AppState.FAILED and ((role, r.id) in rep_dirs or r.msg)
-            for line in [r.msg or _srun_problem(rep_dirs[(role, r.id)])]  # killed for memory, else srun's word
-            if line
-        ]
-        if problems:
-            msg += ": " + "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
-        manifest = job.manifest or {}
-        return DescribeAppResponse(
-            app_id=app_id,
-            state=app_state,
-            num_restarts=job.restarts,
-            msg=msg,
-            structured_error_msg=errors[0] if errors else NONE,
-            ui_url=f"file://{manifest['app_dir']}" if manifest.get("app_dir") else None,
-            roles_statuses=list(roles.values()),
-            roles=[role_from_summary(r) for r in manifest.get("roles", [])],
-        )
+        return describe_job(app_id, job, self._usage)
 
     # -- list ------------------------------------------------------------------------------------------------------
     def list(self) -> List[ListAppResponse]:
         """Jobs this session submitted (from any process), with their states from Slurm. Jobs Slurm no longer
         knows (or whose id now belongs to another job, after a cluster reset) are left out."""
-        entries = recorded_jobs(self._index_dir())
-        if not entries:
-            return []
-        ids = sorted(entries, key=int)
-        found: Dict[str, Tuple[str, str]] = {
-            job_id: (row["State"], row["WorkDir"]) for job_id, row in slurm_cli.queue_states(ids).items()
-        }
-        rest = [i for i in ids if i not in found]
-        for row in slurm_cli.accounting_rows(rest, allocations_only=True) or []:
-            parts = split_job_id(row["JobID"])
-            if parts.step is None and parts.component in (None, 0) and parts.job in entries:
-                found[parts.job] = (row["State"], row["WorkDir"])  # the last attempt wins
-        out = []
-        for job_id in ids:
-            if job_id not in found:
-                continue
-            state, work_dir = found[job_id]
-            if os.path.normpath(work_dir) != os.path.normpath(str(entries[job_id].get("app_dir"))):
-                continue
-            out.append(
-                ListAppResponse(app_id=job_id, state=map_state(state), name=str(entries[job_id].get("name", "")))
-            )
-        return out
+        return list_jobs(recorded_jobs(self._index_dir()))
 
     # -- cancel ----------------------------------------------------------------------------------------------------
     def _cancel_existing(self, app_id: str) -> None:
@@ -317,17 +220,6 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
             if state == AppState.RUNNING or state.is_terminal:
                 reps.append((role, k, comp.offset, state == AppState.RUNNING, started, finished))
         return self._usage.samples(app_id, reps, het=len(job.components) > 1)
-
-    def _oom_text(self, job: SlurmJob, comp: SlurmComponent) -> str:
-        """"killed: out of memory (...)" for a replica whose step Slurm ended for its memory: OUT_OF_MEMORY
-        (cgroup enforcement), or killed by SIGKILL, which ``slurm_usage`` then checks against its memory
-        (OverMemoryKill); "" otherwise, without asking sacct again."""
-        step = job.steps.get(comp.offset) or {}
-        state = step.get("State") or comp.state
-        killed = step.get("ExitCode", "").endswith(":9") and map_state(state).is_terminal
-        if not (state.startswith("OUT_OF_MEMORY") or killed):
-            return ""
-        return self._usage.oom_text(job.job_id, comp.offset, len(job.components) > 1)
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Slurm has no change feed for one job: poll, but not more than ten times a second."""
