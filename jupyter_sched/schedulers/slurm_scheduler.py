@@ -31,18 +31,16 @@ from jupyter_sched.schedulers.api import (
     Stream,
     checked_app,
     stream_arg,
-    unknown_replica,
 )
 from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest, build_request, check_fit
-from jupyter_sched.schedulers.slurm_cli import SlurmError, map_state
+from jupyter_sched.schedulers.slurm_cli import SlurmError
 from jupyter_sched.schedulers.slurm_files import (
-    MANIFEST,
     materialize,
     record_submitted,
     recorded_jobs,
 )
 from jupyter_sched.schedulers.slurm_job import SlurmJob, SlurmJobReader
-from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
+from jupyter_sched.schedulers.slurm_logs import ReplicaEnds, SlurmLogIterator, replica_log_path
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
 from jupyter_sched.schedulers.slurm_status import describe_job, list_jobs
 from jupyter_sched.schedulers.slurm_usage import SlurmUsage
@@ -63,7 +61,6 @@ from jupyter_sched.specs.usage import UsageSample
 
 __all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "create_scheduler", "default_job_root"]
 
-_FINISHED_RECHECK = 0.5  # seconds between Slurm queries while a log iterator waits for a replica to end
 
 
 def default_job_root() -> str:
@@ -91,8 +88,8 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
     def __init__(self, session_name: str, job_root: Optional[str] = None) -> None:
         super().__init__("slurm", session_name)
         self._root = os.path.abspath(os.path.expanduser(job_root or default_job_root()))
-        self._finished: Dict[Tuple[str, str, int], Tuple[bool, float]] = {}
         self._jobs = SlurmJobReader()
+        self._ends = ReplicaEnds(self._jobs.read)
         self._usage = SlurmUsage()
         self._sinfo: Optional[Tuple[float, Dict[str, slurm_cli.Partition]]] = None
 
@@ -268,55 +265,15 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         job = self._job(app_id)
         if job is None:
             raise UnknownAppException(app_id)
-        dirs = job.replica_dirs()
-        if not dirs:
-            raise ValueError(
-                f"Slurm job {app_id} was not submitted by jupyter_sched (no {MANIFEST} in its work dir"
-                f" {job.leader.work_dir!r}), so its replicas' log files are unknown; read its output files"
-                " (scontrol show job shows StdOut) directly"
-            )
-        rep_dir = dirs.get((role_name, k))
-        if rep_dir is None:
-            raise unknown_replica(app_id, role_name, k, dirs)
-        path = os.path.join(
-            rep_dir, {Stream.STDOUT: "stdout.log", Stream.STDERR: "stderr.log"}.get(stream, "combined.log")
-        )
-        if not os.path.exists(path):
-            raise ValueError(
-                f"the log file {path} does not exist here: job_dir must be on a filesystem shared with the nodes"
-            )
+        path = replica_log_path(app_id, job, role_name, k, stream)
         return SlurmLogIterator(
             path,
-            finished=lambda: self._replica_finished(app_id, role_name, k),
+            finished=lambda: self._ends.finished(app_id, role_name, k),
             regex=regex,
             should_tail=should_tail,
             since=since,
             until=until,
         )
-
-    def _replica_finished(self, app_id: str, role_name: str, k: int) -> bool:
-        """True once the replica can write nothing more: the app ended, or the replica's step ended and no
-        retry can start it again. Slurm is asked at most every half second per replica."""
-        key = (app_id, role_name, k)
-        done, checked = self._finished.get(key, (False, 0.0))
-        if done or time.monotonic() - checked < _FINISHED_RECHECK:
-            return done
-        done = self._query_finished(app_id, role_name, k)
-        self._finished[key] = (done, time.monotonic())
-        return done
-
-    def _query_finished(self, app_id: str, role_name: str, k: int) -> bool:
-        job = self._job(app_id)
-        if job is None or job.state.is_terminal:
-            return True
-        max_retries = int((job.manifest or {}).get("max_retries", 0))
-        if job.restarts < max_retries:
-            return False
-        for comp, (role, rk) in zip(job.components, job.replicas):
-            if (role, rk) == (role_name, k):
-                step = job.steps.get(comp.offset)
-                return step is not None and map_state(step["State"]).is_terminal
-        return True
 
 
 def create_scheduler(session_name: str, job_root: Optional[str] = None, **kwargs: Any) -> SlurmScheduler:
