@@ -13,15 +13,19 @@ Logs are the files the replica wrapper writes on the node (``<app_dir>/<role>/<k
 with time indexes), read with the same line and ``\\r`` semantics as the local backend (:mod:`slurm_logs`).
 The app directory must be on a filesystem every node shares with the submitting machine (the default, under
 the user's home, usually is).
+
+The class keeps the Scheduler methods and delegates: the request to :mod:`slurm_batch`, the capacity check
+and ``sbatch`` to :mod:`slurm_submit`, the app directory and the session's index to :mod:`slurm_files`,
+reading a job from Slurm to :mod:`slurm_job`, the answers of ``describe`` and ``list`` to
+:mod:`slurm_status`, log files to :mod:`slurm_logs`, usage to :mod:`slurm_usage`.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers import slurm_cli, slurm_opts
 from jupyter_sched.schedulers.api import (
@@ -32,17 +36,14 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
-from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest, build_request, check_fit
+from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest, build_request
 from jupyter_sched.schedulers.slurm_cli import SlurmError
-from jupyter_sched.schedulers.slurm_files import (
-    materialize,
-    record_submitted,
-    recorded_jobs,
-)
+from jupyter_sched.schedulers.slurm_files import recorded_jobs
 from jupyter_sched.schedulers.slurm_job import SlurmJob, SlurmJobReader
 from jupyter_sched.schedulers.slurm_logs import ReplicaEnds, SlurmLogIterator, replica_log_path
 from jupyter_sched.schedulers.slurm_opts import SlurmOpts
 from jupyter_sched.schedulers.slurm_status import describe_job, list_jobs
+from jupyter_sched.schedulers.slurm_submit import ClusterCapacity, submit
 from jupyter_sched.schedulers.slurm_usage import SlurmUsage
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
@@ -55,12 +56,10 @@ from jupyter_sched.specs import (
     random_id,
     runopts,
 )
-from jupyter_sched.specs.limits import max_replicas_from_env
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.usage import UsageSample
 
 __all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "create_scheduler", "default_job_root"]
-
 
 
 def default_job_root() -> str:
@@ -72,11 +71,6 @@ def default_job_root() -> str:
         return env
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(state, "jupyter_sched", "slurm")
-
-
-_UNKNOWN_CLUSTER_MAX = 4096
-"""The replica bound when ``sinfo`` does not answer (the dry run cannot check the cluster)."""
-_SINFO_TTL_S = 10.0
 
 
 # -- the scheduler -------------------------------------------------------------------------------------------------
@@ -91,7 +85,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         self._jobs = SlurmJobReader()
         self._ends = ReplicaEnds(self._jobs.read)
         self._usage = SlurmUsage()
-        self._sinfo: Optional[Tuple[float, Dict[str, slurm_cli.Partition]]] = None
+        self._cluster = ClusterCapacity()
 
     # -- options and dry run ---------------------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
@@ -104,20 +98,8 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         """The cluster's size: one replica per node, so an app can never have more replicas than the cluster
         has nodes (``JUPYTER_SCHED_MAX_REPLICAS`` overrides it). Checked before any request is built; the
         capacity check then refines it per partition, resources and constraint. Without ``sinfo``,
-        ``_UNKNOWN_CLUSTER_MAX``."""
-        try:
-            parts = self._partitions()
-        except SlurmError:
-            return max_replicas_from_env(os.environ, _UNKNOWN_CLUSTER_MAX)
-        nodes = {node.name for part in parts.values() for node in part.nodes}
-        return max_replicas_from_env(os.environ, len(nodes) or 1)
-
-    def _partitions(self) -> Dict[str, slurm_cli.Partition]:
-        """``sinfo``'s partitions, asked at most once per ``_SINFO_TTL_S`` (a dry run needs them twice)."""
-        now = time.monotonic()
-        if self._sinfo is None or now - self._sinfo[0] > _SINFO_TTL_S:
-            self._sinfo = (now, slurm_cli.partitions())
-        return self._sinfo[1]
+        ``slurm_submit.UNKNOWN_CLUSTER_MAX``."""
+        return self._cluster.max_replicas()
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmBatchRequest]:
         app = checked_app(self, app)
@@ -125,7 +107,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         job_dir = os.path.abspath(os.path.expanduser(str(cfg.get("job_dir") or self._session_dir())))
         app_dir = os.path.join(job_dir, f"{safe_name(app.name)}-{random_id()}")
         request = build_request(app, cfg, self.session_name, app_dir, cwd)
-        self._check_capacity(app, request, cfg, strict=False)
+        self._cluster.check(app, request, cfg, strict=False)
         return AppDryRunInfo(request, repr)
 
     def _session_dir(self) -> str:
@@ -134,50 +116,12 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
     def _index_dir(self) -> str:
         return os.path.join(self._session_dir(), "jobs")
 
-    def _check_capacity(self, app: AppDef, request: SlurmBatchRequest, cfg: Mapping[str, CfgVal], strict: bool) -> None:
-        """Refuses (InvalidAppError) an app the cluster cannot hold. Without an answer from ``sinfo`` the
-        dry run only notes that nothing was checked; ``schedule`` then raises."""
-        try:
-            parts = self._partitions()
-        except SlurmError as e:
-            if strict:
-                raise
-            request.capacity = f"not checked ({e})"
-            return
-        constraint = cfg.get("constraint")
-        limit = cfg.get("time")
-        request.capacity = check_fit(
-            app,
-            parts,
-            partition=request.partition,
-            constraint=str(constraint) if constraint else None,
-            time_limit=str(limit) if limit else None,
-        )
-        request.capacity_checked = True
-
     # -- submit ----------------------------------------------------------------------------------------------------
     def schedule(self, dryrun_info: AppDryRunInfo[SlurmBatchRequest]) -> str:
         request = dryrun_info.request
         if not request.capacity_checked and dryrun_info.app is not None:
-            self._check_capacity(dryrun_info.app, request, dryrun_info.cfg, strict=True)
-        manifest = materialize(request)
-        submitted = time.time()
-        try:
-            proc = slurm_cli.run(request.sbatch_cmd)
-        except SlurmError:
-            shutil.rmtree(request.app_dir, ignore_errors=True)
-            raise
-        if proc.returncode != 0:
-            shutil.rmtree(request.app_dir, ignore_errors=True)
-            detail = (proc.stderr or proc.stdout).strip()
-            detail = " ".join(line for line in detail.splitlines() if not line.startswith("Try "))
-            detail = detail or f"exit {proc.returncode}"
-            raise SlurmError(
-                f"sbatch refused app {request.app_name!r}: {detail}; {slurm_opts.blame(detail, dryrun_info.cfg)}"
-            )
-        job_id = proc.stdout.strip().split(";")[0]
-        record_submitted(request, manifest, self._index_dir(), job_id, submitted)
-        return job_id
+            self._cluster.check(dryrun_info.app, request, dryrun_info.cfg, strict=True)
+        return submit(request, dryrun_info.cfg, self._index_dir())
 
     # -- describe --------------------------------------------------------------------------------------------------
     def _job(self, app_id: str) -> Optional[SlurmJob]:
