@@ -88,6 +88,7 @@ class SlurmJob:
 
 
 def from_controller(records: List[Dict[str, str]]) -> Tuple[List[SlurmComponent], int]:
+    """The components ``scontrol show job`` lists (one record each) and the job's requeue count."""
     comps = [
         SlurmComponent(
             offset=int(r.get("HetJobOffset") or 0),
@@ -107,6 +108,8 @@ def from_controller(records: List[Dict[str, str]]) -> Tuple[List[SlurmComponent]
 
 
 def from_accounting(rows: List[Dict[str, str]]) -> Tuple[List[SlurmComponent], int]:
+    """The components of a job the controller forgot, from ``sacct``'s allocation rows (the last attempt of
+    each), and how many earlier attempts there were."""
     latest: Dict[int, Dict[str, str]] = {}
     attempts: Dict[int, int] = {}
     for row in rows:
