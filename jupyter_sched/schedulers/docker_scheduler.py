@@ -38,7 +38,7 @@ import os
 import threading
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, TypeVar
 
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -81,6 +81,7 @@ from jupyter_sched.schedulers.docker_job import (
     package_version,
 )
 from jupyter_sched.schedulers.docker_logs import DockerLogIterator
+from jupyter_sched.schedulers.docker_options import DockerOpts, run_opts
 from jupyter_sched.schedulers.docker_request import (
     RANK0_ENV,
     DockerSubmitError,
@@ -131,17 +132,6 @@ CANCEL_RECORD_SUFFIX = "-cancelled"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class DockerOpts(TypedDict, total=False):
-    copy_env: Optional[List[str]]
-    env: Optional[Dict[str, str]]
-    privileged: bool
-    pull: str
-    cancel_grace: float
-    network: str
-    image_repo: Optional[str]
-    quiet: bool
-
-
 def _engine_errors(method: F) -> F:
     """Turns a lost connection to the engine into DockerNotAvailableError (with how to start one)."""
 
@@ -186,29 +176,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
 
     # -- options and dry run ---------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
-        opts = runopts()
-        opts.add("copy_env", List[str], "glob patterns of environment variables to copy into the replicas, e.g. FOO_*")
-        opts.add(
-            "env",
-            Dict[str, str],
-            "environment variables of the replicas, ENV1:v1,ENV2:v2 (or ; between them); they override"
-            " copy_env and are overridden by the role's env",
-        )
-        opts.add("privileged", bool, "run the containers privileged", default=False)
-        opts.add(
-            "pull",
-            str,
-            "when to pull images: never, missing (only if not on the engine) or always",
-            default="missing",
-        )
-        opts.add(
-            "cancel_grace",
-            float,
-            "seconds between SIGTERM and SIGKILL when the app is cancelled (docker counts whole seconds)",
-            default=10.0,
-        )
-        opts.add("network", str, "user-defined bridge network the replicas join", default=DEFAULT_NETWORK)
-        return opts
+        return run_opts()
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
         """A role without resources runs without limits."""
