@@ -29,6 +29,7 @@ from jupyter_sched.schedulers.docker_views import (
     job_text,
 )
 from jupyter_sched.specs.dryrun import DryRunView
+from jupyter_sched.specs.dryrun import ReplicaPlan as ReplicaPlan  # re-export: importable from here before
 
 LABEL_PREFIX = "jupyter_sched."
 LABEL_VERSION = "jupyter_sched.version"

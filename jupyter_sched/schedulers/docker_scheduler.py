@@ -21,19 +21,12 @@ name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names tha
   most 0.5 s): a process that exits right after ``cancel`` (the CLI) still cancels every replica.
 * Exited containers are kept, with their logs, until :meth:`DockerScheduler.cleanup` (or ``prune``).
 
-How a cancel is recorded: a label cannot be added to a running container, and an exit code of 137 says
-nothing about who sent the SIGKILL. So ``cancel`` first creates a tiny *cancel record*: a container that
-is created but never started (no process, no network), named ``<app_id>-cancelled`` and labelled with the
-app id, the session and ``jupyter_sched.cancelled-at=<unix time>``. It is returned by the same label query
-that finds the replicas, so it costs ``describe``/``list`` nothing extra, any process sees it, its fixed
-name makes concurrent cancels idempotent, and ``cleanup`` removes it with the replicas. A replica that
-ends with a non-zero code after that time is CANCELLED, not FAILED.
+How a cancel is recorded (a *cancel record* container, so any process sees it) is in ``docker_cancel``.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import os
 import threading
 import time
@@ -49,6 +42,7 @@ from jupyter_sched.schedulers.api import (
     stream_arg,
     unknown_replica,
 )
+from jupyter_sched.schedulers.docker_cancel import CANCEL_RECORD_SUFFIX, cancel_app
 from jupyter_sched.schedulers.docker_engine import (
     DockerNotAvailableError,
     connect,
@@ -56,29 +50,22 @@ from jupyter_sched.schedulers.docker_engine import (
     ensure_network,
     explain,
     has_docker,
-    is_conflict,
     is_not_found,
     lost_engine,
     parallel,
-    send_stop,
-    start_threads,
 )
 from jupyter_sched.schedulers.docker_job import (
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_APP_NAME,
-    LABEL_CANCEL_GRACE,
-    LABEL_CANCELLED_AT,
     LABEL_OWNER,
     LABEL_REPLICA_ID,
     LABEL_ROLE_NAME,
     LABEL_SESSION,
-    LABEL_VERSION,
     LABEL_WORKSPACE,
     DockerContainer,
     DockerJob,
     owner_name,
-    package_version,
 )
 from jupyter_sched.schedulers.docker_logs import DockerLogIterator
 from jupyter_sched.schedulers.docker_options import DockerOpts, run_opts
@@ -123,12 +110,24 @@ from jupyter_sched.specs.usage import UsageSample, oom_message
 if TYPE_CHECKING:  # pragma: no cover
     import docker
 
+# Names this module imported before its machinery moved to the docker_* modules: still importable from here.
+from jupyter_sched.schedulers.docker_engine import (  # noqa: F401
+    is_conflict,
+    send_stop,
+    start_threads,
+)
+from jupyter_sched.schedulers.docker_job import (  # noqa: F401
+    LABEL_CANCEL_GRACE,
+    LABEL_CANCELLED_AT,
+    LABEL_VERSION,
+    package_version,
+)
+
 __all__ = [
     "CANCEL_RECORD_SUFFIX", "DockerContainer", "DockerJob", "DockerNotAvailableError", "DockerOpts",
     "DockerScheduler", "DockerSubmitError", "RANK0_ENV", "create_scheduler", "has_docker",
 ]  # fmt: skip
 
-CANCEL_RECORD_SUFFIX = "-cancelled"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -439,44 +438,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
     # -- cancel --------------------------------------------------------------------------------------------
     @_engine_errors
     def _cancel_existing(self, app_id: str) -> None:
-        rows = self._rows(app_id)
-        replicas = [r for r in rows if not is_cancel_record(r)]
-        cancelled = cancelled_at(rows)
-        if cancelled is None:
-            if all(row_state(r, None).is_terminal for r in replicas):
-                return  # already over: nothing to cancel
-            self._record_cancel(app_id, replicas)
-        live = [r for r in replicas if r.get("State") in ("running", "restarting", "paused")]
-        client = self._docker()
-        threads = start_threads(
-            send_stop, [(client, r["Id"], _grace_of(r)) for r in live], name=f"jsched-cancel-{app_id}"
-        )
+        threads = cancel_app(self._docker(), app_id, self._rows(app_id), self.session_name)
         self._stop_threads = [t for t in self._stop_threads if t.is_alive()] + threads
-
-    def _record_cancel(self, app_id: str, replicas: List[Dict[str, Any]]) -> None:
-        """Creates the app's cancel record (see the module docstring); a second cancel finds it there."""
-        labels = dict(replicas[0].get("Labels") or {})
-        record_labels = {
-            LABEL_VERSION: package_version(),
-            LABEL_APP_ID: app_id,
-            LABEL_APP_NAME: labels.get(LABEL_APP_NAME, ""),
-            LABEL_SESSION: labels.get(LABEL_SESSION, self.session_name),
-            LABEL_OWNER: labels.get(LABEL_OWNER, owner_name()),
-            LABEL_CANCELLED_AT: repr(time.time()),
-        }
-        api = self._docker().api
-        try:
-            api.create_container(
-                replicas[0]["ImageID"],
-                command=["jupyter-sched-cancel-record"],
-                name=f"{app_id}{CANCEL_RECORD_SUFFIX}",
-                labels=record_labels,
-                network_disabled=True,
-                host_config=api.create_host_config(network_mode="none"),
-            )
-        except Exception as e:  # noqa: BLE001
-            if not is_conflict(e):  # 409: another process recorded it first
-                raise
 
     def _is_cancelled(self, app_id: str) -> bool:
         return cancelled_at(self._rows(app_id)) is not None
@@ -604,15 +567,6 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             stream=stream,
             is_cancelled=lambda: self._is_cancelled(app_id),
         )
-
-
-def _grace_of(row: Dict[str, Any]) -> int:
-    try:
-        grace = float((row.get("Labels") or {}).get(LABEL_CANCEL_GRACE, "10"))
-    except ValueError:
-        grace = 10.0
-    return max(0, math.ceil(grace))
-
 
 
 def create_scheduler(
