@@ -40,9 +40,9 @@ from jupyter_sched.schedulers.api import (
     Stream,
     checked_app,
     stream_arg,
-    unknown_replica,
 )
 from jupyter_sched.schedulers.docker_cancel import CANCEL_RECORD_SUFFIX, cancel_app
+from jupyter_sched.schedulers.docker_describe import describe_response, list_responses, replica_row
 from jupyter_sched.schedulers.docker_engine import (
     DockerNotAvailableError,
     connect,
@@ -57,10 +57,7 @@ from jupyter_sched.schedulers.docker_engine import (
 from jupyter_sched.schedulers.docker_job import (
     DEFAULT_NETWORK,
     LABEL_APP_ID,
-    LABEL_APP_NAME,
     LABEL_OWNER,
-    LABEL_REPLICA_ID,
-    LABEL_ROLE_NAME,
     LABEL_SESSION,
     LABEL_WORKSPACE,
     DockerContainer,
@@ -78,13 +75,8 @@ from jupyter_sched.schedulers.docker_request import (
 )
 from jupyter_sched.schedulers.docker_state import (
     ReplicaView,
-    app_id_of,
-    app_state,
     cancelled_at,
-    expected_replicas,
-    gone_message,
     is_cancel_record,
-    replica_state,
     row_state,
 )
 from jupyter_sched.schedulers.docker_usage import TOTALS_DIR, DockerUsage
@@ -92,36 +84,34 @@ from jupyter_sched.schedulers.docker_workspace import DockerWorkspaceMixin
 from jupyter_sched.schedulers.local_scheduler import default_log_dir
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import (
-    NONE,
     AppDef,
     AppDryRunInfo,
-    AppState,
     CfgVal,
-    ReplicaStatus,
-    Role,
-    RoleStatus,
     UnknownAppException,
     make_unique,
     runopts,
 )
 from jupyter_sched.specs.names import safe_name
-from jupyter_sched.specs.usage import UsageSample, oom_message
+from jupyter_sched.specs.usage import UsageSample
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
 
 # Names this module imported before its machinery moved to the docker_* modules: still importable from here.
-from jupyter_sched.schedulers.docker_engine import (  # noqa: F401
-    is_conflict,
-    send_stop,
-    start_threads,
-)
+from jupyter_sched.schedulers.api import unknown_replica  # noqa: F401
+from jupyter_sched.schedulers.docker_engine import is_conflict, send_stop, start_threads  # noqa: F401
 from jupyter_sched.schedulers.docker_job import (  # noqa: F401
+    LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
     LABEL_CANCELLED_AT,
+    LABEL_REPLICA_ID,
+    LABEL_ROLE_NAME,
     LABEL_VERSION,
     package_version,
 )
+from jupyter_sched.schedulers.docker_state import app_id_of, app_state, expected_replicas, gone_message, replica_state  # noqa: F401
+from jupyter_sched.specs import NONE, AppState, ReplicaStatus, Role, RoleStatus  # noqa: F401
+from jupyter_sched.specs.usage import oom_message  # noqa: F401
 
 __all__ = [
     "CANCEL_RECORD_SUFFIX", "DockerContainer", "DockerJob", "DockerNotAvailableError", "DockerOpts",
@@ -267,109 +257,19 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         if not replicas:
             return None
         self._described[app_id] = asked
-        cancelled = cancelled_at(rows)
         api = self._docker().api
         infos = parallel(lambda r: api.inspect_container(r["Id"]), replicas, max_workers=4 if len(replicas) > 4 else 1)
         for _, err in infos:
             if err is not None and not is_not_found(err):
                 raise err
-        views = [ReplicaView.from_inspect(info) for info, _ in infos if info is not None]
-        if not views:  # removed between the list and the inspects
-            return None
-        views.sort(key=lambda v: (v.role_index, v.replica_id))
-        roles: Dict[str, RoleStatus] = {}
-        role_defs: Dict[str, Role] = {}
-        failures: List[str] = []
-        states: List[AppState] = []
-        limits = {(i.get("Name") or "").lstrip("/"): (i.get("HostConfig") or {}).get("Memory") for i, _ in infos if i}
-        for v in views:
-            state = replica_state(v.word, v.exit_code, cancelled=cancelled, finished=v.finished)
-            states.append(state)
-            why = v.failure()
-            totals = self._usage.totals(v.name, v.started, v.finished) if v.finished is not None else None
-            oom = ""
-            if v.oom_killed:
-                oom = oom_message(limits.get(v.name) or None, totals.peak_rss_bytes if totals else None)
-                why = "; ".join([oom, *([v.error] if v.error else [])])
-            if state == AppState.FAILED:
-                failures.append(
-                    f"{v.role}[{v.replica_id}] exited with code {v.exit_code}" + (f" ({why})" if why else "")
-                )
-            roles.setdefault(v.role, RoleStatus(v.role, [])).replicas.append(
-                ReplicaStatus(
-                    id=v.replica_id,
-                    state=state,
-                    role=v.role,
-                    hostname=v.name,
-                    structured_error_msg=why if why and state == AppState.FAILED else NONE,
-                    exit_code=v.exit_code,
-                    started=v.started,
-                    finished=v.finished,
-                    num_restarts=v.restart_count,
-                    usage=totals,
-                    msg=oom,
-                )
-            )
-            if v.role not in role_defs:
-                role_defs[v.role] = Role(
-                    name=v.role,
-                    image=v.image,
-                    entrypoint=v.command[0] if v.command else "",
-                    args=v.command[1:],
-                    num_replicas=0,
-                    max_retries=v.max_retries,
-                )
-            role_defs[v.role].num_replicas += 1
-        present = {(v.role, v.replica_id) for v in views}
-        for role, k in expected_replicas(replicas):
-            if (role, k) in present:
-                continue
-            states.append(AppState.FAILED)  # its outcome is unknowable: the app cannot be said to succeed
-            failures.append(gone_message(role, k))
-            roles.setdefault(role, RoleStatus(role, [])).replicas.append(
-                ReplicaStatus(
-                    id=k, state=AppState.UNKNOWN, role=role, hostname="", structured_error_msg=gone_message(role, k)
-                )
-            )
-            if role in role_defs:
-                role_defs[role].num_replicas += 1
-        for role_status in roles.values():
-            role_status.replicas.sort(key=lambda r: r.id)
-        state = app_state(states, cancelled is not None)
-        if state == AppState.CANCELLED:
-            msg = f"cancelled at {datetime.fromtimestamp(cancelled or 0).isoformat(timespec='seconds')}"
-        else:
-            msg = "; ".join(failures) if failures else NONE
-        return DescribeAppResponse(
-            app_id=app_id,
-            state=state,
-            num_restarts=sum(v.restart_count for v in views),
-            msg=msg,
-            structured_error_msg=NONE,
-            ui_url=None,
-            roles_statuses=list(roles.values()),
-            roles=list(role_defs.values()),
-        )
+        return describe_response(app_id, rows, [i for i, _ in infos if i is not None], self._usage.totals)
 
     @_engine_errors
     def list(self) -> List[ListAppResponse]:
         """This session's apps of this user (``LABEL_OWNER``), each once, from one label-filtered container
         list (no inspects)."""
         labels = [f"{LABEL_SESSION}={self.session_name}", f"{LABEL_OWNER}={owner_name()}"]
-        rows = self._docker().api.containers(all=True, filters={"label": labels})
-        apps: Dict[str, List[Dict[str, Any]]] = {}
-        for row in rows:
-            apps.setdefault(app_id_of(row), []).append(row)
-        out = []
-        for app_id, group in apps.items():
-            replicas = [r for r in group if not is_cancel_record(r)]
-            if not app_id or not replicas:
-                continue
-            cancelled = cancelled_at(group)
-            state = app_state([row_state(r, cancelled) for r in replicas], cancelled is not None)
-            name = (replicas[0].get("Labels") or {}).get(LABEL_APP_NAME, "")
-            out.append(ListAppResponse(app_id=app_id, state=state, name=name))
-        return sorted(out, key=lambda r: r.app_id)
+        return list_responses(self._docker().api.containers(all=True, filters={"label": labels}))
 
     # -- usage ------------------------------------------------------------------------------------------------
     @_engine_errors
@@ -543,23 +443,10 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         """Lines of replica ``k`` of ``role_name`` (see ``docker_logs`` for follow and ``\\r`` details).
         A naive ``since``/``until`` is local time."""
         stream = stream_arg(streams)
-        replicas = [r for r in self._rows(app_id) if not is_cancel_record(r)]
-        if not replicas:
-            raise UnknownAppException(app_id)
-        match = [
-            r for r in replicas
-            if (r.get("Labels") or {}).get(LABEL_ROLE_NAME) == role_name
-            and (r.get("Labels") or {}).get(LABEL_REPLICA_ID) == str(k)
-        ]  # fmt: skip
-        if not match:
-            if (role_name, k) in expected_replicas(replicas):
-                raise LookupError(gone_message(role_name, k))
-            labels = [r.get("Labels") or {} for r in replicas]
-            pairs = ((lb.get(LABEL_ROLE_NAME, ""), int(lb.get(LABEL_REPLICA_ID, -1))) for lb in labels)
-            raise unknown_replica(app_id, role_name, k, pairs)
+        row = replica_row(app_id, self._rows(app_id), role_name, k)
         return DockerLogIterator(
             self._docker(),
-            match[0]["Id"],
+            row["Id"],
             regex=regex,
             since=since,
             until=until,
