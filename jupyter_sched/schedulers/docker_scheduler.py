@@ -74,7 +74,6 @@ from jupyter_sched.schedulers.docker_request import (
     images_of,
 )
 from jupyter_sched.schedulers.docker_state import (
-    ReplicaView,
     cancelled_at,
     is_cancel_record,
     row_state,
@@ -109,7 +108,14 @@ from jupyter_sched.schedulers.docker_job import (  # noqa: F401
     LABEL_VERSION,
     package_version,
 )
-from jupyter_sched.schedulers.docker_state import app_id_of, app_state, expected_replicas, gone_message, replica_state  # noqa: F401
+from jupyter_sched.schedulers.docker_state import (  # noqa: F401
+    ReplicaView,
+    app_id_of,
+    app_state,
+    expected_replicas,
+    gone_message,
+    replica_state,
+)
 from jupyter_sched.specs import NONE, AppState, ReplicaStatus, Role, RoleStatus  # noqa: F401
 from jupyter_sched.specs.usage import oom_message  # noqa: F401
 
@@ -281,27 +287,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             raise UnknownAppException(app_id)
         api = self._docker().api
         infos = [i for i, _ in parallel(lambda r: api.inspect_container(r["Id"]), rows) if i is not None]
-        views = sorted(
-            ((ReplicaView.from_inspect(i), i) for i in infos), key=lambda vi: (vi[0].role_index, vi[0].replica_id)
-        )
-        running = [i["Id"] for v, i in views if v.word in ("running", "restarting", "paused")]
-        for v, i in views:
-            if i["Id"] in running:
-                self._usage.watch(i, v.role, v.replica_id)
-        live = self._usage.latest(running)
-        out = []
-        for v, i in views:
-            if i["Id"] in live:
-                out.append(live[i["Id"]])
-            elif v.finished is not None:
-                totals = self._usage.totals(v.name, v.started, v.finished)
-                if totals is not None:
-                    out.append(UsageSample(
-                        v.role, v.replica_id, 0.0, totals.cpu_seconds, 0, totals.peak_rss_bytes,
-                        totals.mem_limit_bytes, wall_seconds=totals.wall_seconds, timestamp=v.finished,
-                        running=False,
-                    ))
-        return out
+        return self._usage.samples(infos)
 
     def _watch_usage(self, app_id: str) -> None:
         """Submit: start the app's stats streams at once, so its peak and totals are kept even if nobody
