@@ -46,9 +46,7 @@ from jupyter_sched.schedulers.docker_describe import describe_response, list_res
 from jupyter_sched.schedulers.docker_engine import (
     DockerNotAvailableError,
     connect,
-    ensure_image,
     ensure_network,
-    explain,
     has_docker,
     is_not_found,
     lost_engine,
@@ -64,6 +62,7 @@ from jupyter_sched.schedulers.docker_job import (
     DockerJob,
     owner_name,
 )
+from jupyter_sched.schedulers.docker_launch import create_and_start, ensure_images
 from jupyter_sched.schedulers.docker_logs import DockerLogIterator
 from jupyter_sched.schedulers.docker_options import DockerOpts, run_opts
 from jupyter_sched.schedulers.docker_request import (
@@ -71,7 +70,6 @@ from jupyter_sched.schedulers.docker_request import (
     DockerSubmitError,
     build_job,
     check_host_paths,
-    images_of,
 )
 from jupyter_sched.schedulers.docker_state import (
     cancelled_at,
@@ -98,7 +96,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Names this module imported before its machinery moved to the docker_* modules: still importable from here.
 from jupyter_sched.schedulers.api import unknown_replica  # noqa: F401
-from jupyter_sched.schedulers.docker_engine import is_conflict, send_stop, start_threads  # noqa: F401
+from jupyter_sched.schedulers.docker_engine import ensure_image, explain, is_conflict, send_stop, start_threads  # noqa: F401
 from jupyter_sched.schedulers.docker_job import (  # noqa: F401
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
@@ -108,6 +106,7 @@ from jupyter_sched.schedulers.docker_job import (  # noqa: F401
     LABEL_VERSION,
     package_version,
 )
+from jupyter_sched.schedulers.docker_request import images_of  # noqa: F401
 from jupyter_sched.schedulers.docker_state import (  # noqa: F401
     ReplicaView,
     app_id_of,
@@ -191,22 +190,10 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         check_host_paths(job)
         client = self._docker()
         quiet = bool(dryrun_info.cfg.get("quiet", True)) if dryrun_info.cfg else True
-        for image, users in images_of(job).items():
-            try:
-                ensure_image(client, image, job.pull, quiet=quiet)
-            except LookupError as e:
-                raise DockerSubmitError(f"app {job.app_id}: {users} cannot run: {e}") from None
+        ensure_images(client, job, quiet)
         networks = {name: self._network(name) for name in {c.network or job.network for c in job.containers}}
         try:
-            results = parallel(lambda c: self._create(client, c, networks[c.network or job.network]), job.containers)
-            created = [(c, cid) for c, (cid, err) in zip(job.containers, results, strict=True) if cid]
-            failed = [(c, err) for c, (cid, err) in zip(job.containers, results, strict=True) if err]
-            if failed:
-                raise self._rollback(job, len(created), "create", *failed[0])
-            results = parallel(lambda item: client.api.start(item[1]), created)
-            failed = [(c, err) for (c, _), (_, err) in zip(created, results, strict=True) if err]
-            if failed:
-                raise self._rollback(job, len(created), "start", *failed[0])
+            create_and_start(client, job, networks, lambda: self._remove_app(job.app_id))
             threading.Thread(target=self._watch_usage, args=(job.app_id,), daemon=True).start()
         except DockerSubmitError:
             raise
@@ -214,21 +201,6 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             self._remove_app(job.app_id)
             raise
         return job.app_id
-
-    def _create(self, client: "docker.DockerClient", container: DockerContainer, network_id: str) -> str:
-        kwargs = container.create_kwargs()  # the environment gets the container's default and scheduler env
-        kwargs["network"] = network_id
-        return client.containers.create(container.image, container.command, **kwargs).id
-
-    def _rollback(
-        self, job: DockerJob, created: int, step: str, bad: DockerContainer, err: BaseException
-    ) -> DockerSubmitError:
-        self._remove_app(job.app_id)
-        return DockerSubmitError(
-            f"could not {step} replica {bad.role}[{bad.replica_id}] (container {bad.name}) of app {job.app_id}:"
-            f" {explain(err)}. Nothing of the app was left running: the {created} container(s) already"
-            " created were removed."
-        )
 
     def _remove_app(self, app_id: str) -> int:
         """Force-removes every container carrying the app's id (replicas and cancel record)."""
