@@ -42,6 +42,12 @@ from jupyter_sched.schedulers.api import (
     stream_arg,
 )
 from jupyter_sched.schedulers.docker_cancel import CANCEL_RECORD_SUFFIX, cancel_app
+from jupyter_sched.schedulers.docker_cleanup import (
+    check_removable,
+    remove_containers,
+    remove_network,
+    remove_workspace_image,
+)
 from jupyter_sched.schedulers.docker_describe import describe_response, list_responses, replica_row
 from jupyter_sched.schedulers.docker_engine import (
     DockerNotAvailableError,
@@ -57,7 +63,6 @@ from jupyter_sched.schedulers.docker_job import (
     LABEL_APP_ID,
     LABEL_OWNER,
     LABEL_SESSION,
-    LABEL_WORKSPACE,
     DockerContainer,
     DockerJob,
     owner_name,
@@ -74,7 +79,6 @@ from jupyter_sched.schedulers.docker_request import (
 from jupyter_sched.schedulers.docker_state import (
     cancelled_at,
     is_cancel_record,
-    row_state,
 )
 from jupyter_sched.schedulers.docker_usage import TOTALS_DIR, DockerUsage
 from jupyter_sched.schedulers.docker_workspace import DockerWorkspaceMixin
@@ -104,6 +108,7 @@ from jupyter_sched.schedulers.docker_job import (  # noqa: F401
     LABEL_REPLICA_ID,
     LABEL_ROLE_NAME,
     LABEL_VERSION,
+    LABEL_WORKSPACE,
     package_version,
 )
 from jupyter_sched.schedulers.docker_request import images_of  # noqa: F401
@@ -114,6 +119,7 @@ from jupyter_sched.schedulers.docker_state import (  # noqa: F401
     expected_replicas,
     gone_message,
     replica_state,
+    row_state,
 )
 from jupyter_sched.specs import NONE, AppState, ReplicaStatus, Role, RoleStatus  # noqa: F401
 from jupyter_sched.specs.usage import oom_message  # noqa: F401
@@ -205,9 +211,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
     def _remove_app(self, app_id: str) -> int:
         """Force-removes every container carrying the app's id (replicas and cancel record)."""
         ids = [row["Id"] for row in self._rows(app_id)]
-        api = self._docker().api
-        parallel(lambda cid: api.remove_container(cid, force=True, v=True), ids)
-        return len(ids)
+        return remove_containers(self._docker().api, ids)
 
     def _network(self, name: str) -> str:
         net_id = self._networks.get(name)
@@ -309,14 +313,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         images only it used; returns how many containers were removed. A running app is refused unless
         ``force`` (which kills it)."""
         rows = self._rows(app_id)
+        check_removable(app_id, rows, force)
         replicas = [r for r in rows if not is_cancel_record(r)]
-        cancelled = cancelled_at(rows)
-        live = [r for r in replicas if not row_state(r, cancelled).is_terminal]
-        if live and not force:
-            raise RuntimeError(
-                f"app {app_id} still has {len(live)} replica(s) running; cancel it and wait for it to end, or"
-                " call cleanup(app_id, force=True) to kill and remove it"
-            )
         images = {r.get("ImageID") for r in replicas if r.get("ImageID")}
         names = [str((r.get("Names") or [""])[0]).lstrip("/") for r in replicas]
         removed = self._remove_app(app_id)
@@ -324,7 +322,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         for name in names:
             self._usage.forget(name)
         for image in images:
-            self._remove_workspace_image(str(image))
+            remove_workspace_image(self._docker().api, str(image))
         return removed
 
     remove = cleanup
@@ -341,34 +339,9 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
 
     def remove_network(self, name: str = DEFAULT_NETWORK) -> bool:
         """Removes the network ``name`` (every copy of it) if no container is attached; True if removed."""
-        api = self._docker().api
-        removed = False
-        for net in api.networks(names=[name]):
-            if net.get("Name") != name:
-                continue
-            try:
-                api.remove_network(net["Id"])
-                removed = True
-            except Exception:  # noqa: BLE001 - in use (409) or already gone
-                pass
+        removed = remove_network(self._docker().api, name)
         self._networks.pop(name, None)
         return removed
-
-    def _remove_workspace_image(self, image_id: str) -> None:
-        api = self._docker().api
-        try:
-            info = api.inspect_image(image_id)
-        except Exception:  # noqa: BLE001
-            return
-        if LABEL_WORKSPACE not in ((info.get("Config") or {}).get("Labels") or {}):
-            return
-        if api.containers(all=True, filters={"ancestor": image_id}):
-            return  # another app still uses it
-        for tag in info.get("RepoTags") or [image_id]:
-            try:
-                api.remove_image(tag)
-            except Exception:  # noqa: BLE001
-                pass
 
     def close(self) -> None:
         """Closes the engine connection this scheduler opened. Containers are left as they are (docker state
