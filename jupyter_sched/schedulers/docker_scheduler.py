@@ -14,14 +14,17 @@ name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names tha
   ``num_restarts`` is docker's restart count.
 * ``schedule`` is all or nothing: it checks host paths and images first, creates every container, then
   starts them; if any step fails for any replica, the containers already created are removed and the
-  error names the replica. Images are pulled only under the ``pull`` policy (default: only if missing).
-* ``cancel`` records the cancel (below), then asks the engine to stop every replica, one thread each (the
-  image's stop signal, SIGKILL after ``cancel_grace``), and returns at once; the app ends CANCELLED. The
-  engine carries the stops through on its own, so the threads only wait until their request is sent (at
-  most 0.5 s): a process that exits right after ``cancel`` (the CLI) still cancels every replica.
+  error names the replica (``docker_launch``). Images are pulled only under the ``pull`` policy (default:
+  only if missing).
+* ``cancel`` records the cancel in a *cancel record* container that any process sees, then asks the engine
+  to stop every replica, one thread each (the image's stop signal, SIGKILL after ``cancel_grace``), and
+  returns at once; the app ends CANCELLED (``docker_cancel``). The threads only wait until their request
+  is sent (at most 0.5 s): a process that exits right after ``cancel`` (the CLI) still cancels every replica.
 * Exited containers are kept, with their logs, until :meth:`DockerScheduler.cleanup` (or ``prune``).
 
-How a cancel is recorded (a *cancel record* container, so any process sees it) is in ``docker_cancel``.
+The class keeps the public methods and the per-instance state (the engine client, cached network ids,
+stop threads, stats watchers); the machinery is in the ``docker_*`` modules named above and in
+``docker_describe`` (describe/list from container rows), ``docker_cleanup`` and ``docker_options``.
 """
 
 from __future__ import annotations
@@ -70,28 +73,13 @@ from jupyter_sched.schedulers.docker_job import (
 from jupyter_sched.schedulers.docker_launch import create_and_start, ensure_images
 from jupyter_sched.schedulers.docker_logs import DockerLogIterator
 from jupyter_sched.schedulers.docker_options import DockerOpts, run_opts
-from jupyter_sched.schedulers.docker_request import (
-    RANK0_ENV,
-    DockerSubmitError,
-    build_job,
-    check_host_paths,
-)
-from jupyter_sched.schedulers.docker_state import (
-    cancelled_at,
-    is_cancel_record,
-)
+from jupyter_sched.schedulers.docker_request import RANK0_ENV, DockerSubmitError, build_job, check_host_paths
+from jupyter_sched.schedulers.docker_state import cancelled_at, is_cancel_record
 from jupyter_sched.schedulers.docker_usage import TOTALS_DIR, DockerUsage
 from jupyter_sched.schedulers.docker_workspace import DockerWorkspaceMixin
 from jupyter_sched.schedulers.local_scheduler import default_log_dir
 from jupyter_sched.schedulers.usage_api import UsageMixin
-from jupyter_sched.specs import (
-    AppDef,
-    AppDryRunInfo,
-    CfgVal,
-    UnknownAppException,
-    make_unique,
-    runopts,
-)
+from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.usage import UsageSample
 
