@@ -14,31 +14,27 @@ name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names tha
   ``num_restarts`` is docker's restart count.
 * ``schedule`` is all or nothing: it checks host paths and images first, creates every container, then
   starts them; if any step fails for any replica, the containers already created are removed and the
-  error names the replica. Images are pulled only under the ``pull`` policy (default: only if missing).
-* ``cancel`` records the cancel (below), then asks the engine to stop every replica, one thread each (the
-  image's stop signal, SIGKILL after ``cancel_grace``), and returns at once; the app ends CANCELLED. The
-  engine carries the stops through on its own, so the threads only wait until their request is sent (at
-  most 0.5 s): a process that exits right after ``cancel`` (the CLI) still cancels every replica.
+  error names the replica (``docker_launch``). Images are pulled only under the ``pull`` policy (default:
+  only if missing).
+* ``cancel`` records the cancel in a *cancel record* container that any process sees, then asks the engine
+  to stop every replica, one thread each (the image's stop signal, SIGKILL after ``cancel_grace``), and
+  returns at once; the app ends CANCELLED (``docker_cancel``). The threads only wait until their request
+  is sent (at most 0.5 s): a process that exits right after ``cancel`` (the CLI) still cancels every replica.
 * Exited containers are kept, with their logs, until :meth:`DockerScheduler.cleanup` (or ``prune``).
 
-How a cancel is recorded: a label cannot be added to a running container, and an exit code of 137 says
-nothing about who sent the SIGKILL. So ``cancel`` first creates a tiny *cancel record*: a container that
-is created but never started (no process, no network), named ``<app_id>-cancelled`` and labelled with the
-app id, the session and ``jupyter_sched.cancelled-at=<unix time>``. It is returned by the same label query
-that finds the replicas, so it costs ``describe``/``list`` nothing extra, any process sees it, its fixed
-name makes concurrent cancels idempotent, and ``cleanup`` removes it with the replicas. A replica that
-ends with a non-zero code after that time is CANCELLED, not FAILED.
+The class keeps the public methods and the per-instance state (the engine client, cached network ids,
+stop threads, stats watchers); the machinery is in the ``docker_*`` modules named above and in
+``docker_describe`` (describe/list from container rows), ``docker_cleanup`` and ``docker_options``.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import os
 import threading
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, TypeVar
 
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -47,99 +43,81 @@ from jupyter_sched.schedulers.api import (
     Stream,
     checked_app,
     stream_arg,
-    unknown_replica,
 )
+from jupyter_sched.schedulers.docker_cancel import CANCEL_RECORD_SUFFIX, cancel_app
+from jupyter_sched.schedulers.docker_cleanup import (
+    check_removable,
+    remove_containers,
+    remove_network,
+    remove_workspace_image,
+)
+from jupyter_sched.schedulers.docker_describe import describe_response, list_responses, replica_row
 from jupyter_sched.schedulers.docker_engine import (
     DockerNotAvailableError,
     connect,
-    ensure_image,
     ensure_network,
-    explain,
     has_docker,
-    is_conflict,
     is_not_found,
     lost_engine,
     parallel,
-    send_stop,
-    start_threads,
 )
 from jupyter_sched.schedulers.docker_job import (
     DEFAULT_NETWORK,
     LABEL_APP_ID,
-    LABEL_APP_NAME,
-    LABEL_CANCEL_GRACE,
-    LABEL_CANCELLED_AT,
     LABEL_OWNER,
-    LABEL_REPLICA_ID,
-    LABEL_ROLE_NAME,
     LABEL_SESSION,
-    LABEL_VERSION,
-    LABEL_WORKSPACE,
     DockerContainer,
     DockerJob,
     owner_name,
-    package_version,
 )
+from jupyter_sched.schedulers.docker_launch import create_and_start, ensure_images
 from jupyter_sched.schedulers.docker_logs import DockerLogIterator
-from jupyter_sched.schedulers.docker_request import (
-    RANK0_ENV,
-    DockerSubmitError,
-    build_job,
-    check_host_paths,
-    images_of,
-)
-from jupyter_sched.schedulers.docker_state import (
-    ReplicaView,
-    app_id_of,
-    app_state,
-    cancelled_at,
-    expected_replicas,
-    gone_message,
-    is_cancel_record,
-    replica_state,
-    row_state,
-)
+from jupyter_sched.schedulers.docker_options import DockerOpts, run_opts
+from jupyter_sched.schedulers.docker_request import RANK0_ENV, DockerSubmitError, build_job, check_host_paths
+from jupyter_sched.schedulers.docker_state import cancelled_at, is_cancel_record
 from jupyter_sched.schedulers.docker_usage import TOTALS_DIR, DockerUsage
 from jupyter_sched.schedulers.docker_workspace import DockerWorkspaceMixin
 from jupyter_sched.schedulers.local_scheduler import default_log_dir
 from jupyter_sched.schedulers.usage_api import UsageMixin
-from jupyter_sched.specs import (
-    NONE,
-    AppDef,
-    AppDryRunInfo,
-    AppState,
-    CfgVal,
-    ReplicaStatus,
-    Role,
-    RoleStatus,
-    UnknownAppException,
-    make_unique,
-    runopts,
-)
+from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
 from jupyter_sched.specs.names import safe_name
-from jupyter_sched.specs.usage import UsageSample, oom_message
+from jupyter_sched.specs.usage import UsageSample
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
+
+# Names this module imported before its machinery moved to the docker_* modules: still importable from here.
+from jupyter_sched.schedulers.api import unknown_replica  # noqa: F401
+from jupyter_sched.schedulers.docker_engine import ensure_image, explain, is_conflict, send_stop, start_threads  # noqa: F401
+from jupyter_sched.schedulers.docker_job import (  # noqa: F401
+    LABEL_APP_NAME,
+    LABEL_CANCEL_GRACE,
+    LABEL_CANCELLED_AT,
+    LABEL_REPLICA_ID,
+    LABEL_ROLE_NAME,
+    LABEL_VERSION,
+    LABEL_WORKSPACE,
+    package_version,
+)
+from jupyter_sched.schedulers.docker_request import images_of  # noqa: F401
+from jupyter_sched.schedulers.docker_state import (  # noqa: F401
+    ReplicaView,
+    app_id_of,
+    app_state,
+    expected_replicas,
+    gone_message,
+    replica_state,
+    row_state,
+)
+from jupyter_sched.specs import NONE, AppState, ReplicaStatus, Role, RoleStatus  # noqa: F401
+from jupyter_sched.specs.usage import oom_message  # noqa: F401
 
 __all__ = [
     "CANCEL_RECORD_SUFFIX", "DockerContainer", "DockerJob", "DockerNotAvailableError", "DockerOpts",
     "DockerScheduler", "DockerSubmitError", "RANK0_ENV", "create_scheduler", "has_docker",
 ]  # fmt: skip
 
-CANCEL_RECORD_SUFFIX = "-cancelled"
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class DockerOpts(TypedDict, total=False):
-    copy_env: Optional[List[str]]
-    env: Optional[Dict[str, str]]
-    privileged: bool
-    pull: str
-    cancel_grace: float
-    network: str
-    image_repo: Optional[str]
-    quiet: bool
 
 
 def _engine_errors(method: F) -> F:
@@ -186,29 +164,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
 
     # -- options and dry run ---------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
-        opts = runopts()
-        opts.add("copy_env", List[str], "glob patterns of environment variables to copy into the replicas, e.g. FOO_*")
-        opts.add(
-            "env",
-            Dict[str, str],
-            "environment variables of the replicas, ENV1:v1,ENV2:v2 (or ; between them); they override"
-            " copy_env and are overridden by the role's env",
-        )
-        opts.add("privileged", bool, "run the containers privileged", default=False)
-        opts.add(
-            "pull",
-            str,
-            "when to pull images: never, missing (only if not on the engine) or always",
-            default="missing",
-        )
-        opts.add(
-            "cancel_grace",
-            float,
-            "seconds between SIGTERM and SIGKILL when the app is cancelled (docker counts whole seconds)",
-            default=10.0,
-        )
-        opts.add("network", str, "user-defined bridge network the replicas join", default=DEFAULT_NETWORK)
-        return opts
+        return run_opts()
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
         """A role without resources runs without limits."""
@@ -228,22 +184,10 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         check_host_paths(job)
         client = self._docker()
         quiet = bool(dryrun_info.cfg.get("quiet", True)) if dryrun_info.cfg else True
-        for image, users in images_of(job).items():
-            try:
-                ensure_image(client, image, job.pull, quiet=quiet)
-            except LookupError as e:
-                raise DockerSubmitError(f"app {job.app_id}: {users} cannot run: {e}") from None
+        ensure_images(client, job, quiet)
         networks = {name: self._network(name) for name in {c.network or job.network for c in job.containers}}
         try:
-            results = parallel(lambda c: self._create(client, c, networks[c.network or job.network]), job.containers)
-            created = [(c, cid) for c, (cid, err) in zip(job.containers, results, strict=True) if cid]
-            failed = [(c, err) for c, (cid, err) in zip(job.containers, results, strict=True) if err]
-            if failed:
-                raise self._rollback(job, len(created), "create", *failed[0])
-            results = parallel(lambda item: client.api.start(item[1]), created)
-            failed = [(c, err) for (c, _), (_, err) in zip(created, results, strict=True) if err]
-            if failed:
-                raise self._rollback(job, len(created), "start", *failed[0])
+            create_and_start(client, job, networks, lambda: self._remove_app(job.app_id))
             threading.Thread(target=self._watch_usage, args=(job.app_id,), daemon=True).start()
         except DockerSubmitError:
             raise
@@ -252,27 +196,10 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             raise
         return job.app_id
 
-    def _create(self, client: "docker.DockerClient", container: DockerContainer, network_id: str) -> str:
-        kwargs = container.create_kwargs()  # the environment gets the container's default and scheduler env
-        kwargs["network"] = network_id
-        return client.containers.create(container.image, container.command, **kwargs).id
-
-    def _rollback(
-        self, job: DockerJob, created: int, step: str, bad: DockerContainer, err: BaseException
-    ) -> DockerSubmitError:
-        self._remove_app(job.app_id)
-        return DockerSubmitError(
-            f"could not {step} replica {bad.role}[{bad.replica_id}] (container {bad.name}) of app {job.app_id}:"
-            f" {explain(err)}. Nothing of the app was left running: the {created} container(s) already"
-            " created were removed."
-        )
-
     def _remove_app(self, app_id: str) -> int:
         """Force-removes every container carrying the app's id (replicas and cancel record)."""
         ids = [row["Id"] for row in self._rows(app_id)]
-        api = self._docker().api
-        parallel(lambda cid: api.remove_container(cid, force=True, v=True), ids)
-        return len(ids)
+        return remove_containers(self._docker().api, ids)
 
     def _network(self, name: str) -> str:
         net_id = self._networks.get(name)
@@ -300,109 +227,19 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         if not replicas:
             return None
         self._described[app_id] = asked
-        cancelled = cancelled_at(rows)
         api = self._docker().api
         infos = parallel(lambda r: api.inspect_container(r["Id"]), replicas, max_workers=4 if len(replicas) > 4 else 1)
         for _, err in infos:
             if err is not None and not is_not_found(err):
                 raise err
-        views = [ReplicaView.from_inspect(info) for info, _ in infos if info is not None]
-        if not views:  # removed between the list and the inspects
-            return None
-        views.sort(key=lambda v: (v.role_index, v.replica_id))
-        roles: Dict[str, RoleStatus] = {}
-        role_defs: Dict[str, Role] = {}
-        failures: List[str] = []
-        states: List[AppState] = []
-        limits = {(i.get("Name") or "").lstrip("/"): (i.get("HostConfig") or {}).get("Memory") for i, _ in infos if i}
-        for v in views:
-            state = replica_state(v.word, v.exit_code, cancelled=cancelled, finished=v.finished)
-            states.append(state)
-            why = v.failure()
-            totals = self._usage.totals(v.name, v.started, v.finished) if v.finished is not None else None
-            oom = ""
-            if v.oom_killed:
-                oom = oom_message(limits.get(v.name) or None, totals.peak_rss_bytes if totals else None)
-                why = "; ".join([oom, *([v.error] if v.error else [])])
-            if state == AppState.FAILED:
-                failures.append(
-                    f"{v.role}[{v.replica_id}] exited with code {v.exit_code}" + (f" ({why})" if why else "")
-                )
-            roles.setdefault(v.role, RoleStatus(v.role, [])).replicas.append(
-                ReplicaStatus(
-                    id=v.replica_id,
-                    state=state,
-                    role=v.role,
-                    hostname=v.name,
-                    structured_error_msg=why if why and state == AppState.FAILED else NONE,
-                    exit_code=v.exit_code,
-                    started=v.started,
-                    finished=v.finished,
-                    num_restarts=v.restart_count,
-                    usage=totals,
-                    msg=oom,
-                )
-            )
-            if v.role not in role_defs:
-                role_defs[v.role] = Role(
-                    name=v.role,
-                    image=v.image,
-                    entrypoint=v.command[0] if v.command else "",
-                    args=v.command[1:],
-                    num_replicas=0,
-                    max_retries=v.max_retries,
-                )
-            role_defs[v.role].num_replicas += 1
-        present = {(v.role, v.replica_id) for v in views}
-        for role, k in expected_replicas(replicas):
-            if (role, k) in present:
-                continue
-            states.append(AppState.FAILED)  # its outcome is unknowable: the app cannot be said to succeed
-            failures.append(gone_message(role, k))
-            roles.setdefault(role, RoleStatus(role, [])).replicas.append(
-                ReplicaStatus(
-                    id=k, state=AppState.UNKNOWN, role=role, hostname="", structured_error_msg=gone_message(role, k)
-                )
-            )
-            if role in role_defs:
-                role_defs[role].num_replicas += 1
-        for role_status in roles.values():
-            role_status.replicas.sort(key=lambda r: r.id)
-        state = app_state(states, cancelled is not None)
-        if state == AppState.CANCELLED:
-            msg = f"cancelled at {datetime.fromtimestamp(cancelled or 0).isoformat(timespec='seconds')}"
-        else:
-            msg = "; ".join(failures) if failures else NONE
-        return DescribeAppResponse(
-            app_id=app_id,
-            state=state,
-            num_restarts=sum(v.restart_count for v in views),
-            msg=msg,
-            structured_error_msg=NONE,
-            ui_url=None,
-            roles_statuses=list(roles.values()),
-            roles=list(role_defs.values()),
-        )
+        return describe_response(app_id, rows, [i for i, _ in infos if i is not None], self._usage.totals)
 
     @_engine_errors
     def list(self) -> List[ListAppResponse]:
         """This session's apps of this user (``LABEL_OWNER``), each once, from one label-filtered container
         list (no inspects)."""
         labels = [f"{LABEL_SESSION}={self.session_name}", f"{LABEL_OWNER}={owner_name()}"]
-        rows = self._docker().api.containers(all=True, filters={"label": labels})
-        apps: Dict[str, List[Dict[str, Any]]] = {}
-        for row in rows:
-            apps.setdefault(app_id_of(row), []).append(row)
-        out = []
-        for app_id, group in apps.items():
-            replicas = [r for r in group if not is_cancel_record(r)]
-            if not app_id or not replicas:
-                continue
-            cancelled = cancelled_at(group)
-            state = app_state([row_state(r, cancelled) for r in replicas], cancelled is not None)
-            name = (replicas[0].get("Labels") or {}).get(LABEL_APP_NAME, "")
-            out.append(ListAppResponse(app_id=app_id, state=state, name=name))
-        return sorted(out, key=lambda r: r.app_id)
+        return list_responses(self._docker().api.containers(all=True, filters={"label": labels}))
 
     # -- usage ------------------------------------------------------------------------------------------------
     @_engine_errors
@@ -414,27 +251,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             raise UnknownAppException(app_id)
         api = self._docker().api
         infos = [i for i, _ in parallel(lambda r: api.inspect_container(r["Id"]), rows) if i is not None]
-        views = sorted(
-            ((ReplicaView.from_inspect(i), i) for i in infos), key=lambda vi: (vi[0].role_index, vi[0].replica_id)
-        )
-        running = [i["Id"] for v, i in views if v.word in ("running", "restarting", "paused")]
-        for v, i in views:
-            if i["Id"] in running:
-                self._usage.watch(i, v.role, v.replica_id)
-        live = self._usage.latest(running)
-        out = []
-        for v, i in views:
-            if i["Id"] in live:
-                out.append(live[i["Id"]])
-            elif v.finished is not None:
-                totals = self._usage.totals(v.name, v.started, v.finished)
-                if totals is not None:
-                    out.append(UsageSample(
-                        v.role, v.replica_id, 0.0, totals.cpu_seconds, 0, totals.peak_rss_bytes,
-                        totals.mem_limit_bytes, wall_seconds=totals.wall_seconds, timestamp=v.finished,
-                        running=False,
-                    ))
-        return out
+        return self._usage.samples(infos)
 
     def _watch_usage(self, app_id: str) -> None:
         """Submit: start the app's stats streams at once, so its peak and totals are kept even if nobody
@@ -471,44 +288,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
     # -- cancel --------------------------------------------------------------------------------------------
     @_engine_errors
     def _cancel_existing(self, app_id: str) -> None:
-        rows = self._rows(app_id)
-        replicas = [r for r in rows if not is_cancel_record(r)]
-        cancelled = cancelled_at(rows)
-        if cancelled is None:
-            if all(row_state(r, None).is_terminal for r in replicas):
-                return  # already over: nothing to cancel
-            self._record_cancel(app_id, replicas)
-        live = [r for r in replicas if r.get("State") in ("running", "restarting", "paused")]
-        client = self._docker()
-        threads = start_threads(
-            send_stop, [(client, r["Id"], _grace_of(r)) for r in live], name=f"jsched-cancel-{app_id}"
-        )
+        threads = cancel_app(self._docker(), app_id, self._rows(app_id), self.session_name)
         self._stop_threads = [t for t in self._stop_threads if t.is_alive()] + threads
-
-    def _record_cancel(self, app_id: str, replicas: List[Dict[str, Any]]) -> None:
-        """Creates the app's cancel record (see the module docstring); a second cancel finds it there."""
-        labels = dict(replicas[0].get("Labels") or {})
-        record_labels = {
-            LABEL_VERSION: package_version(),
-            LABEL_APP_ID: app_id,
-            LABEL_APP_NAME: labels.get(LABEL_APP_NAME, ""),
-            LABEL_SESSION: labels.get(LABEL_SESSION, self.session_name),
-            LABEL_OWNER: labels.get(LABEL_OWNER, owner_name()),
-            LABEL_CANCELLED_AT: repr(time.time()),
-        }
-        api = self._docker().api
-        try:
-            api.create_container(
-                replicas[0]["ImageID"],
-                command=["jupyter-sched-cancel-record"],
-                name=f"{app_id}{CANCEL_RECORD_SUFFIX}",
-                labels=record_labels,
-                network_disabled=True,
-                host_config=api.create_host_config(network_mode="none"),
-            )
-        except Exception as e:  # noqa: BLE001
-            if not is_conflict(e):  # 409: another process recorded it first
-                raise
 
     def _is_cancelled(self, app_id: str) -> bool:
         return cancelled_at(self._rows(app_id)) is not None
@@ -520,14 +301,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         images only it used; returns how many containers were removed. A running app is refused unless
         ``force`` (which kills it)."""
         rows = self._rows(app_id)
+        check_removable(app_id, rows, force)
         replicas = [r for r in rows if not is_cancel_record(r)]
-        cancelled = cancelled_at(rows)
-        live = [r for r in replicas if not row_state(r, cancelled).is_terminal]
-        if live and not force:
-            raise RuntimeError(
-                f"app {app_id} still has {len(live)} replica(s) running; cancel it and wait for it to end, or"
-                " call cleanup(app_id, force=True) to kill and remove it"
-            )
         images = {r.get("ImageID") for r in replicas if r.get("ImageID")}
         names = [str((r.get("Names") or [""])[0]).lstrip("/") for r in replicas]
         removed = self._remove_app(app_id)
@@ -535,7 +310,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         for name in names:
             self._usage.forget(name)
         for image in images:
-            self._remove_workspace_image(str(image))
+            remove_workspace_image(self._docker().api, str(image))
         return removed
 
     remove = cleanup
@@ -552,34 +327,9 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
 
     def remove_network(self, name: str = DEFAULT_NETWORK) -> bool:
         """Removes the network ``name`` (every copy of it) if no container is attached; True if removed."""
-        api = self._docker().api
-        removed = False
-        for net in api.networks(names=[name]):
-            if net.get("Name") != name:
-                continue
-            try:
-                api.remove_network(net["Id"])
-                removed = True
-            except Exception:  # noqa: BLE001 - in use (409) or already gone
-                pass
+        removed = remove_network(self._docker().api, name)
         self._networks.pop(name, None)
         return removed
-
-    def _remove_workspace_image(self, image_id: str) -> None:
-        api = self._docker().api
-        try:
-            info = api.inspect_image(image_id)
-        except Exception:  # noqa: BLE001
-            return
-        if LABEL_WORKSPACE not in ((info.get("Config") or {}).get("Labels") or {}):
-            return
-        if api.containers(all=True, filters={"ancestor": image_id}):
-            return  # another app still uses it
-        for tag in info.get("RepoTags") or [image_id]:
-            try:
-                api.remove_image(tag)
-            except Exception:  # noqa: BLE001
-                pass
 
     def close(self) -> None:
         """Closes the engine connection this scheduler opened. Containers are left as they are (docker state
@@ -612,23 +362,10 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         """Lines of replica ``k`` of ``role_name`` (see ``docker_logs`` for follow and ``\\r`` details).
         A naive ``since``/``until`` is local time."""
         stream = stream_arg(streams)
-        replicas = [r for r in self._rows(app_id) if not is_cancel_record(r)]
-        if not replicas:
-            raise UnknownAppException(app_id)
-        match = [
-            r for r in replicas
-            if (r.get("Labels") or {}).get(LABEL_ROLE_NAME) == role_name
-            and (r.get("Labels") or {}).get(LABEL_REPLICA_ID) == str(k)
-        ]  # fmt: skip
-        if not match:
-            if (role_name, k) in expected_replicas(replicas):
-                raise LookupError(gone_message(role_name, k))
-            labels = [r.get("Labels") or {} for r in replicas]
-            pairs = ((lb.get(LABEL_ROLE_NAME, ""), int(lb.get(LABEL_REPLICA_ID, -1))) for lb in labels)
-            raise unknown_replica(app_id, role_name, k, pairs)
+        row = replica_row(app_id, self._rows(app_id), role_name, k)
         return DockerLogIterator(
             self._docker(),
-            match[0]["Id"],
+            row["Id"],
             regex=regex,
             since=since,
             until=until,
@@ -636,15 +373,6 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             stream=stream,
             is_cancelled=lambda: self._is_cancelled(app_id),
         )
-
-
-def _grace_of(row: Dict[str, Any]) -> int:
-    try:
-        grace = float((row.get("Labels") or {}).get(LABEL_CANCEL_GRACE, "10"))
-    except ValueError:
-        grace = 10.0
-    return max(0, math.ceil(grace))
-
 
 
 def create_scheduler(

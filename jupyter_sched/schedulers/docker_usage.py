@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
-from jupyter_sched.schedulers.docker_state import parse_time
+from jupyter_sched.schedulers.docker_state import ReplicaView, parse_time
 from jupyter_sched.specs.usage import UsageSample, UsageTotals
 
 TOTALS_DIR = "_docker_usage"
@@ -151,6 +151,31 @@ class DockerUsage:
                 self._changed.wait(left)
             found = {c: self._watches[c].latest for c in container_ids if c in self._watches}
             return {c: sample for c, sample in found.items() if sample is not None}
+
+    def samples(self, infos: List[Dict[str, Any]]) -> List[UsageSample]:
+        """``DockerScheduler.usage`` from the replicas' inspects: a running replica's latest record (its first
+        ask starts its stream), an ended one's totals if a stream kept them; ordered by role, then replica."""
+        views = sorted(
+            ((ReplicaView.from_inspect(i), i) for i in infos), key=lambda vi: (vi[0].role_index, vi[0].replica_id)
+        )
+        running = [i["Id"] for v, i in views if v.word in ("running", "restarting", "paused")]
+        for v, i in views:
+            if i["Id"] in running:
+                self.watch(i, v.role, v.replica_id)
+        live = self.latest(running)
+        out = []
+        for v, i in views:
+            if i["Id"] in live:
+                out.append(live[i["Id"]])
+            elif v.finished is not None:
+                totals = self.totals(v.name, v.started, v.finished)
+                if totals is not None:
+                    out.append(UsageSample(
+                        v.role, v.replica_id, 0.0, totals.cpu_seconds, 0, totals.peak_rss_bytes,
+                        totals.mem_limit_bytes, wall_seconds=totals.wall_seconds, timestamp=v.finished,
+                        running=False,
+                    ))
+        return out
 
     # -- totals kept after the end -----------------------------------------------------------------------
     def _path(self, name: str) -> str:
