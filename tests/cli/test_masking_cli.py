@@ -6,8 +6,8 @@ import json
 
 from tests.cli.cli_helpers import Cli
 
-SECRETS = ("ghp_S3CRET", "hunter2", "t0kenVal", "pw9")
-ARGS = ("--env", "GITHUB_PAT=ghp_S3CRET,REPO=https://me:pw9@example.com/r.git", "--",
+SECRETS = ("ghp_S3CRET", "hunter2", "t0kenVal", "pW9")  # none can occur in an app id (no capitals or vowels there)
+ARGS = ("--env", "GITHUB_PAT=ghp_S3CRET,REPO=https://me:pW9@example.com/r.git", "--",
         "echo", "--password=hunter2", "--token", "t0kenVal")  # fmt: skip
 
 
