@@ -66,11 +66,9 @@ def job_json(job: "DockerJob") -> Dict[str, Any]:
 
 
 def job_dryrun_view(job: "DockerJob") -> DryRunView:
-    """The request in neutral terms (see ``specs.dryrun``): one plan per container."""
-    added = sorted({k for c in job.containers for k in c.added_env()})
-    text = f"{', '.join(added)} are set when each container is created; kwargs['environment'] holds the rest"
-    notes = [("env", text)] if added else []
-    notes += [("workspace", f"{image} was built from workspace {url}") for image, url in job.workspaces.items()]
+    """The request in neutral terms (see ``specs.dryrun``): one plan per container, its ``env`` the request's
+    ``kwargs["environment"]`` and its ``launch_env`` what creating the container adds or replaces."""
+    notes = [("workspace", f"{image} was built from workspace {url}") for image, url in job.workspaces.items()]
     return DryRunView([replica_plan(c) for c in job.containers], notes=notes, warnings=job.warnings())
 
 
@@ -88,7 +86,8 @@ def replica_plan(c: "DockerContainer") -> ReplicaPlan:
         for m in c.kwargs.get("mounts") or []
     ]
     return ReplicaPlan(
-        role=c.role, replica_id=c.replica_id, argv=c.command, env=c.env, cwd=c.kwargs.get("working_dir"),
+        role=c.role, replica_id=c.replica_id, argv=c.command, env=dict(c.kwargs.get("environment") or {}),
+        launch_env=c.added_env(), cwd=c.kwargs.get("working_dir"),
         image=c.image, mounts=mounts, limits=limits, name=c.name, launch=("docker run", c.docker_run_command()),
     )  # fmt: skip
 
