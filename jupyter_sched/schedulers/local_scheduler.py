@@ -24,7 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, TypedDict
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -44,10 +44,11 @@ from jupyter_sched.schedulers.local_images import (
     ImageProvider,
     LocalDirectoryImageProvider,
 )
-from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
 from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
 from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
+from jupyter_sched.schedulers.local_opts import LOG_DIR_ENV as LOG_DIR_ENV  # the front ends import it from here
+from jupyter_sched.schedulers.local_opts import LocalOpts, default_log_dir, local_run_opts
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
 from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
@@ -93,31 +94,8 @@ __all__ = [
     "create_dir_scheduler", "create_scheduler", "default_log_dir",
 ]  # fmt: skip
 
-LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
-"""The environment variable naming the default local log dir (the one place that spells it)."""
 CANCEL_MARKER = "cancelled"
 logger = logging.getLogger(__name__)
-
-
-class LocalOpts(TypedDict, total=False):
-    log_dir: str
-    prepend_cwd: Optional[bool]
-    auto_set_cuda_visible_devices: Optional[bool]
-    cancel_grace: float
-    outlive_owner: bool
-
-
-def default_log_dir() -> str:
-    """Where logs go without ``log_dir``: ``$JUPYTER_SCHED_LOG_DIR``, else a per-user state directory.
-
-    Not a temporary directory: a notebook's job logs must outlive cells, runners and kernel restarts, and
-    nothing here ever deletes a directory it did not create for a single app.
-    """
-    env = os.environ.get(LOG_DIR_ENV)
-    if env:
-        return env
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(state, "jupyter_sched", "logs")
 
 
 # -- the scheduler -------------------------------------------------------------------------------------------
@@ -160,32 +138,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
 
     # -- options and dry run ----------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
-        opts = runopts()
-        opts.add("log_dir", str, "dir to write stdout/stderr log files of replicas (default: a per-user state dir)")
-        opts.add(
-            "prepend_cwd",
-            bool,
-            "if set, prepends CWD to replica's PATH env var making any binaries in CWD take precedence over"
-            " those in PATH (otherwise CWD is appended after PATH)",
-            default=False,
-        )
-        opts.add(
-            "auto_set_cuda_visible_devices",
-            bool,
-            "sets `CUDA_VISIBLE_DEVICES` for roles that request GPU resources. Each role replica will be"
-            " assigned one GPU. Does nothing if the device count is less than replicas.",
-            default=False,
-        )
-        opts.add("cancel_grace", float, "seconds between SIGTERM and SIGKILL when the app is cancelled", default=10.0)
-        opts.add(
-            "outlive_owner",
-            bool,
-            "keep the replicas running when the process that started them exits (e.g. a kernel restart);"
-            " they write their logs straight to files",
-            default=False,
-        )
-        add_memory_limit_opt(opts)
-        return opts
+        return local_run_opts()
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
         """Resources are not enforced locally, so a role without one is fine."""
