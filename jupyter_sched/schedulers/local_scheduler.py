@@ -35,7 +35,6 @@ from jupyter_sched.schedulers.api import (
     role_from_summary,
     role_summary,
     stream_arg,
-    unknown_replica,
 )
 from jupyter_sched.schedulers.local_build import ERROR_FILE_ENV, build_request
 from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
@@ -44,7 +43,7 @@ from jupyter_sched.schedulers.local_images import (
     ImageProvider,
     LocalDirectoryImageProvider,
 )
-from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
+from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator, replica_log
 from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
 from jupyter_sched.schedulers.local_opts import LOG_DIR_ENV as LOG_DIR_ENV  # the front ends import it from here
@@ -505,32 +504,19 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         record = self._record(app_id)
         if record is None:
             raise UnknownAppException(app_id)
-        rep = record.replica(role_name, k)
-        if rep is None:
-            raise unknown_replica(app_id, role_name, k, ((r.role, r.replica_id) for r in record.replicas))
-        path = {Stream.STDOUT: rep.stdout, Stream.STDERR: rep.stderr, Stream.COMBINED: rep.combined}[stream]
-        if record.outlive_owner and stream is Stream.COMBINED:
-            path = rep.stdout  # detached replicas write their streams straight to files
-        if not path or not is_within(path, record.app_dir):
-            raise ValueError(
-                f"the record of app {app_id} names no {stream.value} log inside its directory"
-                f" {record.app_dir!r}; it was edited or is damaged"
-            )
-        if record.outlive_owner and (since or until):
-            raise ValueError(
-                "since/until are not available for apps started with outlive_owner=true (their output"
-                " is not timestamped); read the whole log and filter it instead"
-            )
-        return LogIterator(
+        return replica_log(
             app_id,
+            record,
+            role_name,
+            k,
+            stream,
             regex,
-            path,
-            self,
+            since,
+            until,
             should_tail,
+            scheduler=self,
             finished=partial(self.replica_finished, app_id, role_name, k),
             changes=self.log_changes(app_id),
-            since=since,
-            until=until,
         )
 
     def usage(self, app_id: str) -> List[UsageSample]:
