@@ -21,7 +21,7 @@ import weakref
 from collections import OrderedDict
 from datetime import datetime
 from functools import partial
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -29,39 +29,27 @@ from jupyter_sched.schedulers.api import (
     Scheduler,
     Stream,
     checked_app,
-    role_from_summary,
     stream_arg,
 )
 from jupyter_sched.schedulers.local_build import build_request
 from jupyter_sched.schedulers.local_cancel import CANCEL_MARKER as CANCEL_MARKER  # kept importable from here
-from jupyter_sched.schedulers.local_cancel import cancel_recorded, cancel_requested
+from jupyter_sched.schedulers.local_cancel import cancel_recorded
+from jupyter_sched.schedulers.local_describe import describe_record, find_record, link_into_default_base, list_apps
 from jupyter_sched.schedulers.local_images import CWDImageProvider, ImageProvider, LocalDirectoryImageProvider
 from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator, replica_log
-from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
+from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request
 from jupyter_sched.schedulers.local_opts import LOG_DIR_ENV as LOG_DIR_ENV  # the front ends import it from here
 from jupyter_sched.schedulers.local_opts import LocalOpts, default_log_dir, local_run_opts
 from jupyter_sched.schedulers.local_owned import OwnedApp, new_record
 from jupyter_sched.schedulers.local_procs import ProcessLoop
-from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans
-from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
+from jupyter_sched.schedulers.local_reaper import ReaperClient
 from jupyter_sched.schedulers.local_request import ENV_CUDA_VISIBLE_DEVICES, PopenRequest, ReplicaParam, format_request
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs
-from jupyter_sched.schedulers.local_state import STATE_FILE, AppRecord, is_within, load_record, owner_alive
-from jupyter_sched.schedulers.log_files import read_error_file
+from jupyter_sched.schedulers.local_state import AppRecord
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
-from jupyter_sched.specs import (
-    NONE,
-    AppDef,
-    AppDryRunInfo,
-    CfgVal,
-    ReplicaStatus,
-    RoleStatus,
-    UnknownAppException,
-    make_unique,
-    runopts,
-)
+from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
 from jupyter_sched.specs.handles import check_name
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.usage import UsageSample
@@ -141,7 +129,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         record = new_record(request, dryrun_info.app, self.session_name, self._image_provider_name)
         app = OwnedApp(record, self._meter, self._loop, self)
         app.start(request)
-        self._link_into_default_base(request.log_dir)
+        link_into_default_base(self._bases[0], self.session_name, request.log_dir)
         with self._lock:
             self._evict()
             self._apps[request.app_id] = app
@@ -152,18 +140,6 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         if base not in self._bases:
             self._bases.append(base)
         return request.app_id
-
-    def _link_into_default_base(self, app_dir: str) -> None:
-        """An app recorded under a custom ``log_dir`` gets a symlink in this scheduler's default log dir,
-        so that other processes (CLI, a restarted kernel) that only know the default still find it."""
-        default_session_dir = os.path.join(self._bases[0], self.session_name)
-        if os.path.dirname(app_dir) == default_session_dir:
-            return
-        try:
-            os.makedirs(default_session_dir, exist_ok=True)
-            os.symlink(app_dir, os.path.join(default_session_dir, os.path.basename(app_dir)))
-        except OSError:
-            pass  # discoverability is a convenience; the app itself is fine
 
     def _evict(self) -> None:
         """Keeps at most ``cache_size`` apps in memory by forgetting the oldest *finished* ones (they stay
@@ -185,27 +161,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         app = self._apps.get(app_id)
         if app is not None:
             return app.record
-        check_name(app_id, "app id")
-        for base in self._bases:
-            app_dir = os.path.join(base, self.session_name, app_id)
-            if not is_within(os.path.dirname(app_dir), base):
-                continue  # the session dir is a symlink out of the log dir: not ours to read
-            record = load_record(app_dir)
-            if record is not None:
-                if not record.cancelled and cancel_requested(record.app_dir):
-                    record.cancelled = True
-                self._adopt_orphans(record)
-                return record
-        return None
-
-    def _adopt_orphans(self, record: AppRecord) -> None:
-        """Replicas that outlived their owner against its wishes (its reaper died with it) are stopped now,
-        by a reaper started for them, which records how they ended."""
-        if record.done or record.outlive_owner or owner_alive(record) or reaper_claimed(record.app_dir):
-            return
-        if any(not r.done and r.pid and r.pid_started is not None and r.group.alive() for r in record.replicas):
-            record.msg = f"owner process {record.owner_pid} exited; its replicas are being stopped"
-            adopt_orphans(record.app_dir, record.cancel_grace)
+        return find_record(self._bases, self.session_name, app_id)
 
     def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
         record = self._record(app_id)
@@ -213,64 +169,14 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
             return None
         # The IO thread may finish a replica while this runs: read one consistent copy, so the app's state
         # and its replicas' states always agree (a replica sets exit_code before finished).
-        record = record.snapshot()
-        roles_statuses: Dict[str, RoleStatus] = {}
-        notes = [f"{r.role}[{r.replica_id}]: {r.msg}" for r in record.replicas if r.msg]
-        notes += [record.save_error] if record.save_error else []
-        msg = "; ".join(([record.msg] if record.msg else []) + notes)
-        for rep in record.replicas:
-            status = roles_statuses.setdefault(rep.role, RoleStatus(rep.role, []))
-            status.replicas.append(
-                ReplicaStatus(
-                    id=rep.replica_id,
-                    state=rep.state(record.cancelled),
-                    role=rep.role,
-                    hostname="localhost",
-                    structured_error_msg=read_error_file(rep.error_file),
-                    exit_code=rep.exit_code,
-                    pid=rep.pid,
-                    started=rep.started,
-                    finished=rep.finished,
-                    usage=totals_of(rep),
-                    msg=rep.msg,
-                )
-            )
-        errors = [r.structured_error_msg for rs in roles_statuses.values() for r in rs.replicas]
-        errors = [e for e in errors if e != NONE]
-        return DescribeAppResponse(
-            app_id=app_id,
-            state=record.state(),
-            num_restarts=0,
-            msg=msg or NONE,
-            structured_error_msg=errors[0] if errors else NONE,
-            ui_url=f"file://{record.app_dir}",
-            roles_statuses=list(roles_statuses.values()),
-            roles=[role_from_summary(r) for r in record.roles],
-        )
+        return describe_record(app_id, record.snapshot())
 
     def list(self) -> List[ListAppResponse]:
         """Apps of this session: those started here and those recorded on disk by other processes with the
         same image provider (``local_cwd`` and ``local_dir`` share the log dir, but each lists only its own
         apps; ``describe`` by app id works from either)."""
-        seen: Dict[str, ListAppResponse] = {}
-        for app_id, app in list(self._apps.items()):
-            seen[app_id] = ListAppResponse(app_id=app_id, state=app.record.state(), name=app.record.name)
-        for base in self._bases:
-            session_dir = os.path.join(base, self.session_name)
-            try:
-                entries = os.listdir(session_dir)
-            except OSError:
-                continue
-            for app_id in entries:
-                if app_id in seen or not os.path.exists(os.path.join(session_dir, app_id, STATE_FILE)):
-                    continue
-                try:
-                    record = self._record(app_id)
-                except ValueError:  # a directory whose name is no app id (see check_name)
-                    continue
-                if record is not None and record.image_provider in ("", self._image_provider_name):
-                    seen[app_id] = ListAppResponse(app_id=app_id, state=record.state(), name=record.name)
-        return sorted(seen.values(), key=lambda r: r.app_id)
+        owned = {app_id: app.record for app_id, app in list(self._apps.items())}
+        return list_apps(owned, self._bases, self.session_name, self._image_provider_name, self._record)
 
     # -- cancel / close -----------------------------------------------------------------------------------------
     def _cancel_existing(self, app_id: str) -> None:
