@@ -1,18 +1,24 @@
 """Reading a local replica's log files (see ``log_files``): followers of this process's apps are woken by
-the IO loop the moment output arrives; apps of another process are polled, 5 ms to 50 ms apart."""
+the IO loop the moment output arrives; apps of another process are polled, 5 ms to 50 ms apart.
+
+:func:`replica_log` picks the file to read from the app's record, and refuses what the record cannot
+vouch for (a path outside the app's directory, ``since``/``until`` without a time index).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Optional, Protocol
 
+from jupyter_sched.schedulers.api import Stream, unknown_replica
+from jupyter_sched.schedulers.local_state import AppRecord, is_within
 from jupyter_sched.schedulers.log_files import IndexedLogIterator
 from jupyter_sched.specs.state import is_terminal
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.schedulers.api import Scheduler
 
-__all__ = ["ChangeFeed", "LogIterator"]
+__all__ = ["ChangeFeed", "LogIterator", "replica_log"]
 
 
 class ChangeFeed(Protocol):
@@ -88,3 +94,49 @@ def _app_ended(scheduler: "Scheduler[Any]", app_id: str) -> Callable[[], bool]:
         return described is None or is_terminal(described.state)
 
     return ended
+
+
+def replica_log(
+    app_id: str,
+    record: AppRecord,
+    role_name: str,
+    k: int,
+    stream: Stream,
+    regex: Optional[str],
+    since: Optional[datetime],
+    until: Optional[datetime],
+    should_tail: bool,
+    *,
+    scheduler: "Scheduler[Any]",
+    finished: Callable[[], bool],
+    changes: Optional[ChangeFeed],
+) -> LogIterator:
+    """The iterator over one replica's ``stream`` of the app ``app_id``, whose record is ``record``
+    (``log_iter``); ``finished`` and ``changes`` are the :class:`LogIterator` keywords."""
+    rep = record.replica(role_name, k)
+    if rep is None:
+        raise unknown_replica(app_id, role_name, k, ((r.role, r.replica_id) for r in record.replicas))
+    path = {Stream.STDOUT: rep.stdout, Stream.STDERR: rep.stderr, Stream.COMBINED: rep.combined}[stream]
+    if record.outlive_owner and stream is Stream.COMBINED:
+        path = rep.stdout  # detached replicas write their streams straight to files
+    if not path or not is_within(path, record.app_dir):
+        raise ValueError(
+            f"the record of app {app_id} names no {stream.value} log inside its directory"
+            f" {record.app_dir!r}; it was edited or is damaged"
+        )
+    if record.outlive_owner and (since or until):
+        raise ValueError(
+            "since/until are not available for apps started with outlive_owner=true (their output"
+            " is not timestamped); read the whole log and filter it instead"
+        )
+    return LogIterator(
+        app_id,
+        regex,
+        path,
+        scheduler,
+        should_tail,
+        finished=finished,
+        changes=changes,
+        since=since,
+        until=until,
+    )

@@ -8,23 +8,26 @@ Replicas end with their owner: with a clean exit, on SIGTERM/SIGINT in a plain s
 there before still runs), and when the owner is killed outright (a reaper process notices). Inside IPython
 SIGINT is left alone, so interrupting a cell never kills jobs. Apps are recorded on disk, so ``list``,
 ``describe`` and ``log_iter`` work from any process that points at the same ``log_dir``.
+
+This module holds the scheduler (TorchX's public surface: its methods, factories and the names TorchX code
+imports from here); the machinery it delegates to is in its neighbours: ``local_opts`` (run options),
+``local_build`` (the request), ``local_owned`` (starting an app and hearing its replicas end),
+``local_cancel``, ``local_describe`` (finding, describing and listing apps from their records) and
+``local_logs`` (reading a replica's logs).
 """
 
 from __future__ import annotations
 
 import atexit
-import logging
 import os
-import shlex
 import sys
 import threading
 import time
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, TypedDict
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -32,57 +35,27 @@ from jupyter_sched.schedulers.api import (
     Scheduler,
     Stream,
     checked_app,
-    role_from_summary,
-    role_summary,
     stream_arg,
-    unknown_replica,
 )
-from jupyter_sched.schedulers.local_build import ERROR_FILE_ENV, build_request
-from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
-from jupyter_sched.schedulers.local_images import (
-    CWDImageProvider,
-    ImageProvider,
-    LocalDirectoryImageProvider,
-)
-from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
-from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator
-from jupyter_sched.schedulers.local_marker import write_done_marker
-from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request, totals_of
-from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
-from jupyter_sched.schedulers.local_reaper import ReaperClient, adopt_orphans, escalate_later
-from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
-from jupyter_sched.schedulers.local_request import (
-    ENV_CUDA_VISIBLE_DEVICES,
-    PopenRequest,
-    ReplicaParam,
-    format_request,
-)
+from jupyter_sched.schedulers.local_build import build_request
+from jupyter_sched.schedulers.local_cancel import CANCEL_MARKER as CANCEL_MARKER  # kept importable from here
+from jupyter_sched.schedulers.local_cancel import cancel_recorded
+from jupyter_sched.schedulers.local_describe import describe_record, find_record, link_into_default_base, list_apps
+from jupyter_sched.schedulers.local_images import CWDImageProvider, ImageProvider, LocalDirectoryImageProvider
+from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator, replica_log
+from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request
+from jupyter_sched.schedulers.local_opts import LOG_DIR_ENV as LOG_DIR_ENV  # the front ends import it from here
+from jupyter_sched.schedulers.local_opts import LocalOpts, default_log_dir, local_run_opts
+from jupyter_sched.schedulers.local_owned import OwnedApp, new_record
+from jupyter_sched.schedulers.local_procs import ProcessLoop
+from jupyter_sched.schedulers.local_reaper import ReaperClient
+from jupyter_sched.schedulers.local_request import ENV_CUDA_VISIBLE_DEVICES, PopenRequest, ReplicaParam, format_request
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
-from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs, rollback, spawn
-from jupyter_sched.schedulers.local_state import (
-    FILE_MODE,
-    STATE_FILE,
-    AppRecord,
-    ReplicaRecord,
-    is_within,
-    load_record,
-    owner_alive,
-    process_start_time,
-)
-from jupyter_sched.schedulers.log_files import read_error_file
+from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs
+from jupyter_sched.schedulers.local_state import AppRecord
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
-from jupyter_sched.specs import (
-    NONE,
-    AppDef,
-    AppDryRunInfo,
-    CfgVal,
-    ReplicaStatus,
-    RoleStatus,
-    UnknownAppException,
-    make_unique,
-    runopts,
-)
+from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
 from jupyter_sched.specs.handles import check_name
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.usage import UsageSample
@@ -93,40 +66,8 @@ __all__ = [
     "create_dir_scheduler", "create_scheduler", "default_log_dir",
 ]  # fmt: skip
 
-LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
-"""The environment variable naming the default local log dir (the one place that spells it)."""
-CANCEL_MARKER = "cancelled"
-logger = logging.getLogger(__name__)
-
-
-class LocalOpts(TypedDict, total=False):
-    log_dir: str
-    prepend_cwd: Optional[bool]
-    auto_set_cuda_visible_devices: Optional[bool]
-    cancel_grace: float
-    outlive_owner: bool
-
-
-def default_log_dir() -> str:
-    """Where logs go without ``log_dir``: ``$JUPYTER_SCHED_LOG_DIR``, else a per-user state directory.
-
-    Not a temporary directory: a notebook's job logs must outlive cells, runners and kernel restarts, and
-    nothing here ever deletes a directory it did not create for a single app.
-    """
-    env = os.environ.get(LOG_DIR_ENV)
-    if env:
-        return env
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(state, "jupyter_sched", "logs")
-
 
 # -- the scheduler -------------------------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class _LocalApp:
-    record: AppRecord
-    replicas: List[Replica] = field(default_factory=list)
 
 
 class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
@@ -149,7 +90,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         self._image_provider_name = getattr(image_provider_class, "__name__", "")
         self._cache_size = cache_size
         self._extra_paths = list(extra_paths or [])
-        self._apps: "OrderedDict[str, _LocalApp]" = OrderedDict()
+        self._apps: "OrderedDict[str, OwnedApp]" = OrderedDict()
         self._bases: List[str] = [os.path.abspath(os.path.expanduser(log_dir or default_log_dir()))]
         self._loop = ProcessLoop()
         self._lock = threading.Lock()
@@ -160,32 +101,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
 
     # -- options and dry run ----------------------------------------------------------------------------
     def _run_opts(self) -> runopts:
-        opts = runopts()
-        opts.add("log_dir", str, "dir to write stdout/stderr log files of replicas (default: a per-user state dir)")
-        opts.add(
-            "prepend_cwd",
-            bool,
-            "if set, prepends CWD to replica's PATH env var making any binaries in CWD take precedence over"
-            " those in PATH (otherwise CWD is appended after PATH)",
-            default=False,
-        )
-        opts.add(
-            "auto_set_cuda_visible_devices",
-            bool,
-            "sets `CUDA_VISIBLE_DEVICES` for roles that request GPU resources. Each role replica will be"
-            " assigned one GPU. Does nothing if the device count is less than replicas.",
-            default=False,
-        )
-        opts.add("cancel_grace", float, "seconds between SIGTERM and SIGKILL when the app is cancelled", default=10.0)
-        opts.add(
-            "outlive_owner",
-            bool,
-            "keep the replicas running when the process that started them exits (e.g. a kernel restart);"
-            " they write their logs straight to files",
-            default=False,
-        )
-        add_memory_limit_opt(opts)
-        return opts
+        return local_run_opts()
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
         """Resources are not enforced locally, so a role without one is fine."""
@@ -214,111 +130,22 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         if self._loop.failure:
             raise RuntimeError(f"this LocalScheduler's IO loop stopped ({self._loop.failure}); create a new one")
         request = dryrun_info.request
-        app = dryrun_info.app
         check_entrypoints(request)
         make_dirs(request)
-        record = AppRecord(
-            app_id=request.app_id,
-            name=app.name if app else request.app_id.rsplit("-", 1)[0],
-            session=self.session_name,
-            app_dir=request.log_dir,
-            owner_pid=os.getpid(),
-            owner_started=_OWN_START,
-            submitted=time.time(),
-            roles=[role_summary(r) for r in (app.roles if app else [])],
-            outlive_owner=request.outlive_owner,
-            cancel_grace=request.cancel_grace,
-            image_provider=self._image_provider_name,
-        )
-        local_app = _LocalApp(record)
-        started: List[Replica] = []
-        try:
-            for role_name, params in request.role_params.items():
-                for k, param in enumerate(params):
-                    rep_record = ReplicaRecord(
-                        role=role_name,
-                        replica_id=k,
-                        stdout=param.stdout or "",
-                        stderr=param.stderr or "",
-                        combined=param.combined or "",
-                        error_file=param.env.get(ERROR_FILE_ENV, ""),
-                    )
-                    rep = spawn(
-                        param, rep_record, request.outlive_owner, partial(self._on_replica_done, local_app, rep_record)
-                    )
-                    rep.on_fault = partial(self._on_log_fault, local_app, rep_record)
-                    started.append(rep)
-                    record.replicas.append(rep_record)
-        except BaseException as e:
-            rollback(started, request)
-            if isinstance(e, OSError):
-                raise RuntimeError(
-                    f"could not start replica {role_name}[{k}] ({shlex.join(param.args)}): {e}."
-                    " No replica of the app was left running."
-                ) from e
-            raise
-        local_app.replicas = started
-        params = [p for ps in request.role_params.values() for p in ps]
-        for rep_record, param in zip(record.replicas, params):
-            self._meter.started(record, rep_record, param.replica_env)
-        try:
-            record.create()
-        except OSError as e:
-            rollback(started, request)
-            raise RuntimeError(
-                f"could not record the app in {request.log_dir!r} ({e.strerror or e}); no replica was left"
-                " running. Free some space or set --cfg log_dir=<a writable directory>."
-            ) from e
-        self._link_into_default_base(request.log_dir)
+        record = new_record(request, dryrun_info.app, self.session_name, self._image_provider_name)
+        app = OwnedApp(record, self._meter, self._loop, self)
+        app.start(request)
+        link_into_default_base(self._bases[0], self.session_name, request.log_dir)
         with self._lock:
             self._evict()
-            self._apps[request.app_id] = local_app
+            self._apps[request.app_id] = app
         if not request.outlive_owner:
             ReaperClient.watch(request.log_dir, [r.group for r in record.replicas])
-        self._loop.add(started)
+        self._loop.add(app.replicas)
         base = os.path.dirname(os.path.dirname(request.log_dir))
         if base not in self._bases:
             self._bases.append(base)
         return request.app_id
-
-    def _link_into_default_base(self, app_dir: str) -> None:
-        """An app recorded under a custom ``log_dir`` gets a symlink in this scheduler's default log dir,
-        so that other processes (CLI, a restarted kernel) that only know the default still find it."""
-        default_session_dir = os.path.join(self._bases[0], self.session_name)
-        if os.path.dirname(app_dir) == default_session_dir:
-            return
-        try:
-            os.makedirs(default_session_dir, exist_ok=True)
-            os.symlink(app_dir, os.path.join(default_session_dir, os.path.basename(app_dir)))
-        except OSError:
-            pass  # discoverability is a convenience; the app itself is fine
-
-    def _on_replica_done(self, local_app: _LocalApp, rep_record: ReplicaRecord, rep: Replica) -> None:
-        """Loop thread: the replica exited and its output is fully written."""
-        record = local_app.record
-        rep_record.exit_code = rep.exit_code
-        finished = time.time()
-        self._meter.ended(record, rep_record, finished)  # before the end is visible: totals come with it
-        if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
-            record.cancelled = True
-        if all(r.done for r in record.replicas if r is not rep_record):
-            # the app ends with this replica: its SUCCESS file exists before describe can say it ended
-            final = record.snapshot()
-            final.replicas[next(i for i, r in enumerate(record.replicas) if r is rep_record)].finished = finished
-            write_done_marker(final, FILE_MODE)
-        rep_record.finished = finished
-        _save(record)
-        if not record.outlive_owner:
-            ReaperClient.forget([rep.pid])
-
-    def _on_log_fault(self, local_app: _LocalApp, rep_record: ReplicaRecord, rep: Replica, reason: str) -> None:
-        """Loop thread: the replica's logs could not be written in full; it keeps running and being read."""
-        rep_record.msg = f"logs truncated: {reason}; the rest of its output was read and dropped"
-        logger.warning(
-            "jupyter_sched: %s[%s] of %s: %s", rep_record.role, rep_record.replica_id, local_app.record.app_id,
-            rep_record.msg,
-        )  # fmt: skip
-        _save(local_app.record)
 
     def _evict(self) -> None:
         """Keeps at most ``cache_size`` apps in memory by forgetting the oldest *finished* ones (they stay
@@ -340,27 +167,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         app = self._apps.get(app_id)
         if app is not None:
             return app.record
-        check_name(app_id, "app id")
-        for base in self._bases:
-            app_dir = os.path.join(base, self.session_name, app_id)
-            if not is_within(os.path.dirname(app_dir), base):
-                continue  # the session dir is a symlink out of the log dir: not ours to read
-            record = load_record(app_dir)
-            if record is not None:
-                if not record.cancelled and os.path.exists(os.path.join(record.app_dir, CANCEL_MARKER)):
-                    record.cancelled = True
-                self._adopt_orphans(record)
-                return record
-        return None
-
-    def _adopt_orphans(self, record: AppRecord) -> None:
-        """Replicas that outlived their owner against its wishes (its reaper died with it) are stopped now,
-        by a reaper started for them, which records how they ended."""
-        if record.done or record.outlive_owner or owner_alive(record) or reaper_claimed(record.app_dir):
-            return
-        if any(not r.done and r.pid and r.pid_started is not None and r.group.alive() for r in record.replicas):
-            record.msg = f"owner process {record.owner_pid} exited; its replicas are being stopped"
-            adopt_orphans(record.app_dir, record.cancel_grace)
+        return find_record(self._bases, self.session_name, app_id)
 
     def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
         record = self._record(app_id)
@@ -368,64 +175,14 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
             return None
         # The IO thread may finish a replica while this runs: read one consistent copy, so the app's state
         # and its replicas' states always agree (a replica sets exit_code before finished).
-        record = record.snapshot()
-        roles_statuses: Dict[str, RoleStatus] = {}
-        notes = [f"{r.role}[{r.replica_id}]: {r.msg}" for r in record.replicas if r.msg]
-        notes += [record.save_error] if record.save_error else []
-        msg = "; ".join(([record.msg] if record.msg else []) + notes)
-        for rep in record.replicas:
-            status = roles_statuses.setdefault(rep.role, RoleStatus(rep.role, []))
-            status.replicas.append(
-                ReplicaStatus(
-                    id=rep.replica_id,
-                    state=rep.state(record.cancelled),
-                    role=rep.role,
-                    hostname="localhost",
-                    structured_error_msg=read_error_file(rep.error_file),
-                    exit_code=rep.exit_code,
-                    pid=rep.pid,
-                    started=rep.started,
-                    finished=rep.finished,
-                    usage=totals_of(rep),
-                    msg=rep.msg,
-                )
-            )
-        errors = [r.structured_error_msg for rs in roles_statuses.values() for r in rs.replicas]
-        errors = [e for e in errors if e != NONE]
-        return DescribeAppResponse(
-            app_id=app_id,
-            state=record.state(),
-            num_restarts=0,
-            msg=msg or NONE,
-            structured_error_msg=errors[0] if errors else NONE,
-            ui_url=f"file://{record.app_dir}",
-            roles_statuses=list(roles_statuses.values()),
-            roles=[role_from_summary(r) for r in record.roles],
-        )
+        return describe_record(app_id, record.snapshot())
 
     def list(self) -> List[ListAppResponse]:
         """Apps of this session: those started here and those recorded on disk by other processes with the
         same image provider (``local_cwd`` and ``local_dir`` share the log dir, but each lists only its own
         apps; ``describe`` by app id works from either)."""
-        seen: Dict[str, ListAppResponse] = {}
-        for app_id, app in list(self._apps.items()):
-            seen[app_id] = ListAppResponse(app_id=app_id, state=app.record.state(), name=app.record.name)
-        for base in self._bases:
-            session_dir = os.path.join(base, self.session_name)
-            try:
-                entries = os.listdir(session_dir)
-            except OSError:
-                continue
-            for app_id in entries:
-                if app_id in seen or not os.path.exists(os.path.join(session_dir, app_id, STATE_FILE)):
-                    continue
-                try:
-                    record = self._record(app_id)
-                except ValueError:  # a directory whose name is no app id (see check_name)
-                    continue
-                if record is not None and record.image_provider in ("", self._image_provider_name):
-                    seen[app_id] = ListAppResponse(app_id=app_id, state=record.state(), name=record.name)
-        return sorted(seen.values(), key=lambda r: r.app_id)
+        owned = {app_id: app.record for app_id, app in list(self._apps.items())}
+        return list_apps(owned, self._bases, self.session_name, self._image_provider_name, self._record)
 
     # -- cancel / close -----------------------------------------------------------------------------------------
     def _cancel_existing(self, app_id: str) -> None:
@@ -434,48 +191,19 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         start time) are signalled."""
         app = self._apps.get(app_id)
         if app is not None:
-            self._cancel_owned(app)
+            app.cancel()
             return
         record = self._record(app_id)
         if record is None or record.done:
             return
-        with open(os.open(os.path.join(record.app_dir, CANCEL_MARKER), os.O_WRONLY | os.O_CREAT, 0o600), "w"):
-            pass
-        groups = [r.group for r in record.replicas if not r.done and r.pid and r.pid_started is not None]
-        # The SIGKILL after the grace period must happen even if this process exits right away (a CLI
-        # `cancel`), so a small detached process of its own does it.
-        stop_groups(groups, record.cancel_grace, later=escalate_later)
-
-    def _cancel_owned(self, app: _LocalApp, grace: Optional[float] = None) -> None:
-        record = app.record
-        if record.done:
-            return
-        if not record.cancelled:
-            record.cancelled = True
-            try:
-                with open(os.open(os.path.join(record.app_dir, CANCEL_MARKER), os.O_WRONLY | os.O_CREAT, 0o600)):
-                    pass
-            except OSError:
-                pass
-            _save(record)
-        running = {rep.pid: rep for rep in app.replicas if rep.exited_at is None}
-        # not reaped yet, so each pid is still its group's id: no start time to check
-        stop_groups(
-            [Group(pid) for pid in running],
-            app.record.cancel_grace if grace is None else grace,
-            later=lambda delay, live: self._loop.call_later(delay, lambda: self._kill_survivors(live, running)),
-        )
-
-    @staticmethod
-    def _kill_survivors(groups: List[Group], running: Dict[int, Replica]) -> None:
-        kill_survivors(groups, 0.0, lambda g: running[g.pid].exited_at is None)
+        cancel_recorded(record)
 
     def stop_owned_apps(self, grace: float) -> None:
         """SIGTERM to every running app this process owns (not those meant to outlive it), SIGKILL after
         ``grace`` seconds: the clean-up this scheduler registers for the owner's signals."""
         for app in list(self._apps.values()):
             if not app.record.outlive_owner:
-                self._cancel_owned(app, grace=grace)
+                app.cancel(grace=grace)
 
     def close(self) -> None:
         """Stops this scheduler's running apps (SIGTERM, then SIGKILL after at most 2 s) and its IO thread.
@@ -486,7 +214,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         try:
             running = [a for a in self._apps.values() if not a.record.done and not a.record.outlive_owner]
             for app in running:
-                self._cancel_owned(app, grace=min(2.0, app.record.cancel_grace))
+                app.cancel(grace=min(2.0, app.record.cancel_grace))
             if sys.is_finalizing():  # the IO thread cannot run any more: the reaper finishes the job
                 return
             deadline = time.monotonic() + 5.0
@@ -552,33 +280,10 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         record = self._record(app_id)
         if record is None:
             raise UnknownAppException(app_id)
-        rep = record.replica(role_name, k)
-        if rep is None:
-            raise unknown_replica(app_id, role_name, k, ((r.role, r.replica_id) for r in record.replicas))
-        path = {Stream.STDOUT: rep.stdout, Stream.STDERR: rep.stderr, Stream.COMBINED: rep.combined}[stream]
-        if record.outlive_owner and stream is Stream.COMBINED:
-            path = rep.stdout  # detached replicas write their streams straight to files
-        if not path or not is_within(path, record.app_dir):
-            raise ValueError(
-                f"the record of app {app_id} names no {stream.value} log inside its directory"
-                f" {record.app_dir!r}; it was edited or is damaged"
-            )
-        if record.outlive_owner and (since or until):
-            raise ValueError(
-                "since/until are not available for apps started with outlive_owner=true (their output"
-                " is not timestamped); read the whole log and filter it instead"
-            )
-        return LogIterator(
-            app_id,
-            regex,
-            path,
-            self,
-            should_tail,
-            finished=partial(self.replica_finished, app_id, role_name, k),
-            changes=self.log_changes(app_id),
-            since=since,
-            until=until,
-        )
+        return replica_log(
+            app_id, record, role_name, k, stream, regex, since, until, should_tail, scheduler=self,
+            finished=partial(self.replica_finished, app_id, role_name, k), changes=self.log_changes(app_id),
+        )  # fmt: skip
 
     def usage(self, app_id: str) -> List[UsageSample]:
         """Per replica: a live psutil sample of its process tree while it runs, its kept totals after."""
@@ -612,15 +317,6 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         return self._loop if app_id in self._apps else None
 
 
-def _save(record: AppRecord) -> None:
-    """Saves the record; a failure (a full disk) is logged and shown by ``describe``, never raised."""
-    try:
-        record.save()
-    except OSError:
-        logger.warning("jupyter_sched: %s (the app's state is kept in memory)", record.save_error)
-
-
-_OWN_START = process_start_time(os.getpid())
 _OPEN: "weakref.WeakSet[LocalScheduler]" = weakref.WeakSet()
 
 
