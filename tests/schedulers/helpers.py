@@ -24,8 +24,9 @@ def sh_app(script: str, name: str = "app", num_replicas: int = 1) -> AppDef:
     return AppDef(name, [Role("main", "unused", entrypoint="sh", args=["-c", script], num_replicas=num_replicas)])
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
-    """Polls ``predicate`` until true; fails (never passes silently) after ``timeout`` seconds."""
+def wait_until(predicate: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
+    """Polls ``predicate`` until true; fails (never passes silently) after ``timeout`` seconds (a bound for
+    a loaded 2-core machine, not a timing assertion: what is waited for normally takes well under a second)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
