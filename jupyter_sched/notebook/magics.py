@@ -23,6 +23,8 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
 from jupyter_sched.notebook.callsite import CallSite, magic_call_site
 from jupyter_sched.notebook.config import SchedConfig, checked_config
+from jupyter_sched.notebook.fn_job import attach as attach_function_job
+from jupyter_sched.notebook.job import Job
 from jupyter_sched.notebook.session import Session
 
 
@@ -289,12 +291,18 @@ class SchedMagics(Magics, SchedConfig):
         """The Job of an app, to keep in a variable: ``job = %sched_job HANDLE``. It is the object
         ``%sched_run`` returns (``job.wait()``, ``job.result()``, ``job.logs()``, ``job.cancel()``), for
         any app of the session, also one launched by an earlier kernel or from the command line, or
-        after an interrupt. Displayed, it shows the live view (assigned, too)."""
+        after an interrupt (a function job's, from ``jupyter_sched.submit`` or ``%sched_run`` of a
+        function, with its ``result()``). Displayed, it shows the live view (assigned, too)."""
         args = _parse(self.sched_job, line)
         site = magic_call_site()
         job = self._job(args.target, local_ns)
         if job.fetch_status() is None:
             raise _no_app(job)
+        if type(job) is Job:  # not launched by this kernel: a function job's result is on disk
+            try:
+                job = attach_function_job(job.handle)
+            except LookupError:
+                pass
         if site is not None and site.assigned:
             from IPython.display import display
 

@@ -137,3 +137,26 @@ def test_another_process_attaches_to_a_function_job_and_reads_its_result() -> No
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "{'answer': 42}"
+
+
+def test_sched_job_in_another_kernel_gives_the_function_job_with_its_result() -> None:
+    """``%sched_job HANDLE`` in a kernel that did not launch the function job (after a restart) returns
+    the FunctionJob, whose ``result()`` reads what the replica wrote."""
+    import subprocess
+    import sys
+
+    job = jupyter_sched.submit(lambda: {"answer": 42})
+    job.wait(timeout=60)
+    code = (
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        "ip.run_line_magic('load_ext', 'jupyter_sched')\n"
+        f"j = ip.run_line_magic('sched_job', {job.handle!r})\n"
+        "print(type(j).__name__, j.result(timeout=60))\n"
+        f"plain = ip.run_line_magic('sched_job', {job.handle!r})\n"
+        "print(plain is j)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()  # (the job's text display comes between the prints)
+    assert "FunctionJob {'answer': 42}" in lines and lines[-1] == "True", out.stdout
