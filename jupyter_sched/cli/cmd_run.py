@@ -21,7 +21,7 @@ from jupyter_sched.frontend.config import ConfigError, load_config
 from jupyter_sched.frontend.run_args import RunArgs, checked_app, parse_run_args
 from jupyter_sched.frontend.run_options import HELP
 from jupyter_sched.runner import get_runner
-from jupyter_sched.schedulers.workspace_source import WorkspaceError, is_file_url, is_url
+from jupyter_sched.schedulers.workspace_source import WorkspaceError, is_file_url, is_url, local_path
 from jupyter_sched.specs import AppDryRunInfo, AppState, AppStatus, InvalidAppError, InvalidRunConfigException
 from jupyter_sched.specs.masking import mask_lines
 
@@ -70,8 +70,7 @@ def dryrun(runner: Any, app: Any, args: RunArgs) -> AppDryRunInfo:
     (exit 2) naming the flag."""
     workspace = args.workspace
     if workspace and (is_file_url(workspace) or not is_url(workspace)):
-        path = workspace[len("file://") :] if is_file_url(workspace) else workspace
-        full = os.path.abspath(os.path.expanduser(path))
+        full = local_path(workspace)
         if not os.path.isdir(full):
             raise CliUsageError(
                 f"--workspace {workspace!r}: not a directory (looked at {full}); give the directory to"

@@ -184,10 +184,15 @@ def open_workspace(workspace: str) -> WorkspaceSource:
     return FsspecWorkspace(fs, str(path), workspace)
 
 
+def local_path(workspace: str) -> str:
+    """The absolute path a local workspace (a path, ``~`` expanded, or a ``file://`` URL) names."""
+    path = workspace[len("file://") :] if is_file_url(workspace) else workspace
+    return os.path.abspath(os.path.expanduser(path))
+
+
 def local_directory(workspace: str, named: Optional[str] = None) -> str:
     """The absolute path of the local directory ``workspace`` (a path or ``file://`` URL) names."""
-    path = workspace[len("file://") :] if is_file_url(workspace) else workspace
-    path = os.path.abspath(os.path.expanduser(path))
+    path = local_path(workspace)
     if not os.path.isdir(path):
         raise WorkspaceError(
             f"workspace {named or workspace!r} is not a directory on this machine; the docker backend builds"
