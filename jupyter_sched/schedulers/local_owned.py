@@ -24,7 +24,7 @@ from jupyter_sched.schedulers.local_meter import LocalMeter
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient
 from jupyter_sched.schedulers.local_request import PopenRequest
-from jupyter_sched.schedulers.local_spawn import rollback, spawn
+from jupyter_sched.schedulers.local_spawn import record_start_times, rollback, spawn
 from jupyter_sched.schedulers.local_state import FILE_MODE, AppRecord, ReplicaRecord, process_start_time
 from jupyter_sched.specs import AppDef
 
@@ -104,6 +104,7 @@ class OwnedApp:
                 ) from e
             raise
         self.replicas = started
+        record_start_times(record.replicas)
         params = [p for ps in request.role_params.values() for p in ps]
         for rep_record, param in zip(record.replicas, params):
             self.meter.started(record, rep_record, param.replica_env)

@@ -149,10 +149,20 @@ def _spawn_detached(
 
 
 def _record_start(rep_record: ReplicaRecord, pid: int) -> None:
-    """The pid and the process start time that proves, later, that a pid is still this replica."""
+    """The pid and when it started; :func:`record_start_times` adds the proof of identity."""
     rep_record.pid = pid
-    rep_record.pid_started = process_start_time(pid)
     rep_record.started = time.time()
+
+
+def record_start_times(rep_records: List[ReplicaRecord]) -> None:
+    """Each started replica's process start time, which proves later that a pid is still this replica.
+
+    Called once every replica of an app has been spawned, before the app is recorded: the kernel answers
+    ``/proc/PID/stat`` only once the process's exec has finished (about a millisecond), so reading it right
+    after each spawn would wait for every replica's exec in turn, while here they have overlapped."""
+    for rep_record in rep_records:
+        if rep_record.pid:
+            rep_record.pid_started = process_start_time(rep_record.pid)
 
 
 def _private(path: Optional[str]) -> BinaryIO:
