@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from jupyter_sched.notebook.config import PaneSettings
+from jupyter_sched.notebook.record import RecordSource, filter_bundle, live_bundle
 from jupyter_sched.notebook.theme import code, esc, pill
 from jupyter_sched.specs import AppState, AppStatus, parse_app_handle
 
@@ -275,12 +276,10 @@ class Job:
             return filter_bundle(bundle, include, exclude)
         source = self._display_source()
         source.poll()
-        bundle = {} if source.final else source.widget_bundle()
-        bundle.update(source.record_bundle(None if source.final else time.time()))
-        return filter_bundle(bundle, include, exclude)
+        return filter_bundle(live_bundle(source), include, exclude)
 
 
-class View:
+class View(RecordSource):
     """A widget shown with fallbacks: ``text/plain`` and ``text/html`` that stay true after display time.
 
     ``pane`` is the object that owns the widget's threads (``view.pane.stop()`` stops updating it).
@@ -312,24 +311,10 @@ class View:
         if hasattr(self.pane, "when_final"):
             self.pane.when_final(callback)
 
-    def widget_bundle(self) -> Dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_() or {})
-        return {k: v for k, v in bundle.items() if k.startswith("application/vnd.jupyter.widget")}
-
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
         if hasattr(self.pane, "record_bundle"):
             return dict(self.pane.record_bundle(as_of_ts))
         return {"text/plain": self.text, "text/html": self.html}
-
-    def _ipython_display_(self) -> None:
-        from jupyter_sched.notebook import record
-
-        record.show(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
-        bundle = {} if self.final else self.widget_bundle()
-        bundle.update(self.record_bundle(None if self.final else time.time()))
-        return filter_bundle(bundle, include, exclude)
 
 
 def _cell_number() -> Optional[int]:
@@ -340,10 +325,3 @@ def _cell_number() -> Optional[int]:
     shell = get_ipython()
     return -1 if shell is None else int(getattr(shell, "execution_count", -1))
 
-
-def filter_bundle(bundle: Dict[str, Any], include: Any, exclude: Any) -> Dict[str, Any]:
-    if include:
-        bundle = {k: v for k, v in bundle.items() if k in include}
-    if exclude:
-        bundle = {k: v for k, v in bundle.items() if k not in exclude}
-    return bundle

@@ -13,7 +13,8 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.job import Job, filter_bundle
+from jupyter_sched.notebook.job import Job
+from jupyter_sched.notebook.record import RecordSource
 from jupyter_sched.notebook.theme import esc, fmt_clock
 
 
@@ -68,7 +69,7 @@ class JobRecord:
         return record.job_bundle(job, status, html, failures_text(status, stderr_tail), log_html, lines, as_of_ts)
 
 
-class JobView:
+class JobView(RecordSource):
     """Status pane over log pane (all replicas), their controls in one row. Stops its threads when the
     app has ended; then its cell shows the record (see :mod:`.record`)."""
 
@@ -173,10 +174,6 @@ class JobView:
                 return
         callback()
 
-    def widget_bundle(self) -> Dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_() or {})
-        return {k: v for k, v in bundle.items() if k.startswith("application/vnd.jupyter.widget")}
-
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
         from jupyter_sched.notebook import record
         from jupyter_sched.notebook.status_pane import failures_text
@@ -192,13 +189,3 @@ class JobView:
             self.log_pane.static_html(when) + links_html(self.saved), self.log_pane.static_text(record.TEXT_LOG_LINES),
             when,
         )  # fmt: skip
-
-    def _ipython_display_(self) -> None:
-        from jupyter_sched.notebook import record
-
-        record.show(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
-        bundle = {} if self.final else self.widget_bundle()
-        bundle.update(self.record_bundle(None if self.final else time.time()))
-        return filter_bundle(bundle, include, exclude)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 from jupyter_sched.notebook.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
+from jupyter_sched.notebook.record import RecordSource
 from jupyter_sched.notebook.theme import code, esc, fmt_duration, pill, text_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -157,7 +158,7 @@ class _Row:
         self.pane.show(self.row.handle)
 
 
-class ListPane:
+class ListPane(RecordSource):
     """The live list. Create it on the cell's thread with the first listing; ``start()`` keeps it live."""
 
     def __init__(self, session: "Session", settings: PaneSettings, rows: List["AppRow"], notices: List[str],
@@ -253,10 +254,6 @@ class ListPane:
     def when_final(self, callback: Any) -> None:
         """No callback: the next cell's ``post_run_cell`` publishes the final list."""
 
-    def widget_bundle(self) -> Dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_() or {})
-        return {k: v for k, v in bundle.items() if k.startswith("application/vnd.jupyter.widget")}
-
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, Any]:
         from jupyter_sched.notebook.theme import NO_MATH, as_of
 
@@ -266,8 +263,3 @@ class ListPane:
         if as_of_ts is not None:
             text += f"\n(states {as_of(as_of_ts)}; re-run %sched_list to refresh)"
         return {"text/plain": text, "text/html": f'<pre class="jsched-record {NO_MATH}">{esc(text)}</pre>'}
-
-    def _ipython_display_(self) -> None:
-        from jupyter_sched.notebook import record
-
-        record.show(self)

@@ -65,6 +65,44 @@ def show(source: Any) -> None:
     source.when_final(lambda: publish(display_id, main_thread=False))
 
 
+def widget_mimes(widget: Any) -> Dict[str, Any]:
+    """Only the widget-view part of ``widget``'s mime bundle (its text fallback is the record's job)."""
+    bundle = dict(widget._repr_mimebundle_() or {})
+    return {k: v for k, v in bundle.items() if k.startswith("application/vnd.jupyter.widget")}
+
+
+def live_bundle(source: Any) -> Dict[str, Any]:
+    """What a display of ``source`` shows without a display id: the widget and the record as of now, or
+    the final record alone once it has ended."""
+    bundle = {} if source.final else source.widget_bundle()
+    bundle.update(source.record_bundle(None if source.final else time.time()))
+    return bundle
+
+
+def filter_bundle(bundle: Dict[str, Any], include: Any, exclude: Any) -> Dict[str, Any]:
+    if include:
+        bundle = {k: v for k, v in bundle.items() if k in include}
+    if exclude:
+        bundle = {k: v for k, v in bundle.items() if k not in exclude}
+    return bundle
+
+
+class RecordSource:
+    """The display side of a record source (see :func:`show`): a subclass gives ``widget``, ``final``,
+    ``record_bundle(as_of_ts)``, ``poll()`` and ``when_final(callback)``."""
+
+    widget: Any
+
+    def widget_bundle(self) -> Dict[str, Any]:
+        return widget_mimes(self.widget)
+
+    def _ipython_display_(self) -> None:
+        show(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
+        return filter_bundle(live_bundle(self), include, exclude)
+
+
 def _record(source: Any, as_of_ts: Optional[float]) -> Dict[str, str]:
     """The source's record; if it cannot be made (a backend that fails to answer), a line saying so, so
     that the display (and the live widget) still appears."""

@@ -14,6 +14,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
+from jupyter_sched.notebook.record import widget_mimes
 from jupyter_sched.notebook.theme import NO_MATH, as_of, esc, fmt_duration, pill, table, text_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -196,8 +197,7 @@ class SweepView:
                 display(job)
 
     def widget_bundle(self) -> Dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_() or {})
-        return {k: v for k, v in bundle.items() if k.startswith("application/vnd.jupyter.widget")}
+        return widget_mimes(self.widget)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
         """The widget while the sweep runs, with the record beside it; the record alone once it ended."""
