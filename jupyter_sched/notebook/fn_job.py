@@ -41,18 +41,13 @@ class FunctionJob(Job):
         return super().failure(status)
 
     def _values(self, ranks: List[int], timeout: Optional[float]) -> List[Any]:
-        status = self.wait(timeout)
-        if status is not None and not status.is_terminal():
-            raise TimeoutError(f"{self.handle} is still {status.state} after {timeout} s")
-        failure = self.failure(status)
-        if failure is not None:
-            raise failure
+        status = Job.result(self, timeout)  # the wait, the timeout and the failure (this class's) as a Job's
         values = []
         for rank in ranks:
             got = self.outcome(rank)
             if got is None:
                 raise MissingResultError(
-                    f"replica {self.role}/{rank} of {self.handle} ended {status.state if status else 'UNKNOWN'}"
+                    f"replica {self.role}/{rank} of {self.handle} ended {status.state}"
                     f" without writing a result to {self.job_dir}; see its logs: %sched_logs {self.handle}"
                 )
             values.append(got.value)
