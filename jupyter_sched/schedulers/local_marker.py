@@ -11,7 +11,6 @@ write it (a full disk) is ignored, ``state.json`` stays the source of truth.
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, Any, Dict, List
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,17 +42,6 @@ def marker_content(record: "AppRecord") -> Dict[str, Any]:
     }
 
 
-def write_done_marker(record: "AppRecord", mode: int) -> None:
-    """Writes ``<app_dir>/SUCCESS`` for an ended app (atomically; errors are ignored)."""
-    path = os.path.join(record.app_dir, DONE_MARKER)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w") as f:
-            json.dump(marker_content(record), f, indent=2)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+def marker_json(record: "AppRecord") -> str:
+    """The file's text (``local_state`` writes it at once, beside the record)."""
+    return json.dumps(marker_content(record), indent=2)

@@ -19,13 +19,12 @@ from typing import List, Optional
 from jupyter_sched.schedulers.api import role_summary
 from jupyter_sched.schedulers.local_build import ERROR_FILE_ENV
 from jupyter_sched.schedulers.local_cancel import cancel_requested, mark_cancelled, stop_replicas
-from jupyter_sched.schedulers.local_marker import write_done_marker
 from jupyter_sched.schedulers.local_meter import LocalMeter
 from jupyter_sched.schedulers.local_procs import ProcessLoop, Replica
 from jupyter_sched.schedulers.local_reaper import ReaperClient
 from jupyter_sched.schedulers.local_request import PopenRequest
 from jupyter_sched.schedulers.local_spawn import record_start_times, rollback, spawn
-from jupyter_sched.schedulers.local_state import FILE_MODE, AppRecord, ReplicaRecord, process_start_time
+from jupyter_sched.schedulers.local_state import AppRecord, ReplicaRecord, process_start_time
 from jupyter_sched.specs import AppDef
 
 __all__ = ["OwnedApp", "new_record", "save_record"]
@@ -129,7 +128,7 @@ class OwnedApp:
             # the app ends with this replica: its SUCCESS file exists before describe can say it ended
             final = record.snapshot()
             final.replicas[next(i for i, r in enumerate(record.replicas) if r is rep_record)].finished = finished
-            write_done_marker(final, FILE_MODE)
+            final.write_done_marker()
         rep_record.finished = finished
         save_record(record)
         if not record.outlive_owner:

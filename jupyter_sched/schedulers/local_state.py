@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional
 
 from jupyter_sched.schedulers.local_groups import Group, process_start_time
-from jupyter_sched.schedulers.local_marker import write_done_marker
+from jupyter_sched.schedulers.local_marker import DONE_MARKER, marker_json
 from jupyter_sched.specs import AppState
 
 STATE_FILE = "state.json"
@@ -172,7 +172,7 @@ class AppRecord:
         left, and the OSError is raised (and remembered in :attr:`save_error`)."""
         path = os.path.join(self.app_dir, STATE_FILE)
         if self.done:  # TorchX's "logs complete" file, before the record that says the app ended
-            write_done_marker(self, FILE_MODE)
+            self.write_done_marker()
         try:
             self._replace(path)
         except OSError as e:
@@ -189,18 +189,34 @@ class AppRecord:
         if self.done:
             _unlink(os.path.join(self.app_dir, RESERVE_FILE))  # nothing more to save
 
-    def _replace(self, path: str) -> None:
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"  # the IO thread and a cancel may both save
+    def write_done_marker(self) -> None:
+        """TorchX's ``SUCCESS`` file for this ended app (see ``local_marker``); a failure to write it is
+        ignored: it is a convenience copy, ``state.json`` stays the source of truth."""
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-            try:
-                _write_all(fd, json.dumps(self.to_json()).encode())
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
+            replace_file(os.path.join(self.app_dir, DONE_MARKER), marker_json(self).encode())
         except OSError:
-            _unlink(tmp)
-            raise
+            pass
+
+    def _replace(self, path: str) -> None:
+        replace_file(path, json.dumps(self.to_json()).encode())
+
+
+def replace_file(path: str, data: bytes) -> None:
+    """Replaces ``path`` at once with ``data`` in a file only its owner can read (``FILE_MODE``): a reader
+    sees the old file or the new one. On failure (a full disk) the OSError is raised, the previous file
+    stays and no temporary file is left. Each process and thread writes its own temporary file (the IO
+    thread and a cancel may both save a record)."""
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        _unlink(tmp)
+        raise
 
 
 def _unlink(path: str) -> bool:

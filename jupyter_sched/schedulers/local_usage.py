@@ -30,7 +30,7 @@ import psutil
 
 from jupyter_sched.schedulers.gpu_usage import gpus_of, read_gpus
 from jupyter_sched.schedulers.local_platform import leave_signals_to_the_main_thread
-from jupyter_sched.schedulers.local_state import FILE_MODE
+from jupyter_sched.schedulers.local_state import replace_file
 from jupyter_sched.specs.usage import GpuSample, UsageSample
 
 USAGE_FILE = "usage.json"
@@ -237,20 +237,8 @@ def write_usage_file(app_dir: str, samples: List[UsageSample]) -> None:
     """Atomically writes the owner's latest samples, for ``top`` in another process: readable by its owner
     only (0600, like every file of the app), and a write that fails (a full disk) leaves the previous file
     and no temporary one."""
-    path = os.path.join(app_dir, USAGE_FILE)
-    tmp = f"{path}.{os.getpid()}.tmp"
     data = json.dumps({"written": time.time(), "samples": [_sample_json(s) for s in samples]})
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-        with os.fdopen(fd, "w") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_file(os.path.join(app_dir, USAGE_FILE), data.encode())
 
 
 def read_usage_file(app_dir: str, max_age: float) -> Optional[List[UsageSample]]:
