@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional, TextIO, Tuple
 from wcwidth import wcwidth
 
 from jupyter_sched.frontend.follow import FollowRenderer
-from jupyter_sched.frontend.printer import PALETTE, RESET, gutter
+from jupyter_sched.frontend.printer import RESET, prefixes
 
 _PIECES = re.compile(r"\r|\n|[^\r\n]+")
 _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -95,11 +95,7 @@ class LivePrinter(FollowRenderer):
         self._report = on_error
         self._columns = columns or (lambda: shutil.get_terminal_size().columns)
         self._lock = threading.Lock()
-        width = max((len(f"{r}/{k}") for r, k in replicas), default=0)
-        self._prefix: Dict[Replica, str] = {}
-        for i, (role, k) in enumerate(replicas):
-            label = gutter(f"{role}/{k}", width)
-            self._prefix[(role, k)] = f"\033[{PALETTE[i % len(PALETTE)]}m{label[:-1]}{RESET} " if color else label
+        self._prefix = prefixes(replicas, color)
         self._order = list(replicas)
         self._lines: Dict[Replica, _Line] = {}
         self._drawn = 0  # footer lines on screen; the cursor is at the end of the last one

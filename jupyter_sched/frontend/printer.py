@@ -83,6 +83,17 @@ def gutter(label: str, width: int, mark: str = "") -> str:
     return f"{label.ljust(width)} {mark + ' ' if mark else ''}"
 
 
+def prefixes(replicas: List[Tuple[str, int]], color: bool) -> Dict[Tuple[str, int], str]:
+    """Each replica's :func:`gutter`, padded to the longest, its label coloured from the palette when
+    ``color``."""
+    width = max((len(f"{r}/{k}") for r, k in replicas), default=0)
+    out = {}
+    for i, (role, k) in enumerate(replicas):
+        label = gutter(f"{role}/{k}", width)
+        out[(role, k)] = f"\033[{PALETTE[i % len(PALETTE)]}m{label[:-1]}{RESET} " if color else label
+    return out
+
+
 class LogPrinter(FollowRenderer):
     """Writes items of several replicas to ``out``; thread-safe; colours prefixes when ``color``. Read errors
     go to ``on_error`` (a callable taking the message), after ending an open line; ``clean`` filters each
@@ -100,12 +111,7 @@ class LogPrinter(FollowRenderer):
         self._clean = clean
         self._lock = threading.Lock()
         self._report = on_error
-        width = max((len(f"{r}/{k}") for r, k in replicas), default=0)
-        self._prefixers: Dict[Tuple[str, int], Prefixer] = {}
-        for i, (role, k) in enumerate(replicas):
-            label = gutter(f"{role}/{k}", width)
-            text = f"\033[{PALETTE[i % len(PALETTE)]}m{label[:-1]}{RESET} " if color else label
-            self._prefixers[(role, k)] = Prefixer(text)
+        self._prefixers = {replica: Prefixer(text) for replica, text in prefixes(replicas, color).items()}
         self._open: Optional[Prefixer] = None
 
     def on_items(self, items: List[Tuple[Tuple[str, int], str]]) -> None:
