@@ -123,7 +123,7 @@ class LivePrinter(FollowRenderer):
                 line = self._lines.setdefault(replica, _Line())
                 for piece in _PIECES.findall(item):
                     if line.feed(piece):
-                        done.append(self._prefix[replica] + line.text + RESET * ("\x1b[" in line.text) + "\n")
+                        done.append(self._whole(replica, line.text) + "\n")
                         line = self._lines[replica] = _Line()
             self._out.write(self._erase() + "".join(done) + self._draw())
             self._out.flush()
@@ -132,7 +132,7 @@ class LivePrinter(FollowRenderer):
         """Replaces the footer by its lines in full (wrapped by the terminal if long), as ordinary lines."""
         with self._lock:
             rest = [
-                self._prefix[replica] + self._lines[replica].text + RESET * ("\x1b[" in self._lines[replica].text)
+                self._whole(replica, self._lines[replica].text)
                 for replica in self._order
                 if replica in self._lines and self._lines[replica].open
             ]
@@ -140,6 +140,10 @@ class LivePrinter(FollowRenderer):
             self._drawn = 0
             self._lines.clear()
             self._out.flush()
+
+    def _whole(self, replica: Replica, text: str) -> str:
+        """A line as written for good: prefixed, a colour the job left open closed."""
+        return self._prefix[replica] + text + RESET * ("\x1b[" in text)
 
     def _erase(self) -> str:
         if not self._drawn:
