@@ -20,13 +20,26 @@ import docstring_parser
 
 __all__ = [
     "LinterMessage", "TorchXArgumentHelpFormatter", "TorchxFunctionArgsValidator", "TorchxFunctionValidator",
-    "TorchxReturnValidator", "TorchFunctionVisitor", "get_fn_docstring", "read_conf_file", "validate",
+    "TorchxReturnValidator", "TorchFunctionVisitor", "get_fn_docstring", "no_docstring_description",
+    "read_conf_file", "validate",
 ]  # fmt: skip
 
 _SCALARS = {"str", "int", "float", "bool"}
 _RETURN = "AppDef"
 NO_HELP = " "
 """The help of a parameter the docstring does not describe (argparse shows nothing for it)."""
+
+
+def no_docstring_description(name: str) -> str:
+    """The description of component ``name`` that has no docstring: a tip on how to write one.
+
+    These are TorchX's words, kept exactly: tools written for TorchX (and TorchX's own tests) compare a
+    component's description, and the guide it links to describes our components as well as TorchX's.
+    """
+    return (
+        f"{name} TIP: improve this help string by adding a docstring\n"
+        "to your component (see: https://pytorch.org/torchx/latest/component_best_practices.html)"
+    )
 
 
 class TorchXArgumentHelpFormatter(
@@ -49,7 +62,7 @@ def get_fn_docstring(fn: Callable[..., object]) -> Tuple[str, Dict[str, str]]:
     """
     helps = {name: NO_HELP for name in inspect.signature(fn).parameters}
     doc = inspect.getdoc(fn)
-    fallback = f"{fn.__name__} (no docstring: describe the component and its Args: in one to document its flags)"
+    fallback = no_docstring_description(fn.__name__)
     if not doc:
         return fallback, helps
     parsed = docstring_parser.parse(doc)

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, Dict, List, Union
 
+from jupyter_sched.specs.file_linter import no_docstring_description
+
 __all__ = [
     "ComponentNotFoundException", "ComponentValidationException", "ComponentsFinder", "CustomComponentsFinder",
     "FoundComponent", "ModuleComponentsFinder", "get_component", "get_builtin_source", "get_components",
@@ -28,7 +30,7 @@ __all__ = [
 @dataclass
 class FoundComponent:
     """A component as TorchX's finder describes one: its name, description (the docstring's text, or a
-    line saying there is none), function and its name, and the problems that keep it from being used
+    tip on writing one), function and its name, and the problems that keep it from being used
     (empty: it is valid; :func:`get_component` raises for an invalid one, :meth:`ComponentsFinder.find`
     lists it with its problems)."""
 
@@ -49,7 +51,7 @@ class ComponentValidationException(Exception):
 
 def _description(description: str, fn: Callable[..., Any]) -> str:
     name = getattr(fn, "__name__", "component")
-    return description or f"{name} (no docstring: its first line would describe the component here)"
+    return description or no_docstring_description(name)
 
 
 def _found(component: Any) -> FoundComponent:

@@ -120,7 +120,7 @@ def _mask_assignment(word: str, prefix: str = "", strict: bool = False) -> str:
     """A shell word ``NAME=VALUE`` (after ``prefix``, as written) masked, re-quoted only if it changed.
     ``strict``: the word must be an assignment (after ``-e``), so one that cannot be parsed is masked."""
     try:
-        parts = shlex.split(word[len(prefix):])
+        parts = shlex.split(word[len(prefix) :])
     except ValueError:
         return prefix + MASK if strict else word
     if len(parts) != 1 or not _ASSIGNMENT.match(parts[0]):
@@ -170,7 +170,7 @@ def mask_shell_text(text: str) -> str:
             continue
         replacement = _mask_word(word, previous)
         if replacement != word:
-            out.append(text[pos:m.start()] + replacement)
+            out.append(text[pos : m.start()] + replacement)
             pos = m.end()
         if word != "\\\n":
             previous = word
@@ -199,8 +199,7 @@ def mask_tree(value: Any, key: str = "") -> Any:
     and every string as shell text."""
     if isinstance(value, Mapping):
         return {
-            str(k): MASK if is_secret_name(str(k)) and _scalar(v) else mask_tree(v, str(k))
-            for k, v in value.items()
+            str(k): MASK if is_secret_name(str(k)) and _scalar(v) else mask_tree(v, str(k)) for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):
         if key in ("args", "argv", "command", "cmd") and all(isinstance(e, str) for e in value):

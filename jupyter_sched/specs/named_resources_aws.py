@@ -113,12 +113,18 @@ def _factory(instance_type: str) -> Callable[[], Resource]:
 
 
 #: ``aws_<instance type>`` -> zero-argument function returning that instance's Resource.
-NAMED_RESOURCES: Mapping[str, Callable[[], Resource]] = {
-    f"aws_{itype}": _factory(itype) for itype in INSTANCES
-}
+NAMED_RESOURCES: Mapping[str, Callable[[], Resource]] = {f"aws_{itype}": _factory(itype) for itype in INSTANCES}
 
 # one module-level function per type, as TorchX names them: aws_p3_2xlarge(), aws_g4dn_metal(), ...
 globals().update({make.__name__: make for make in NAMED_RESOURCES.values()})
 
-__all__ = ["EFA_DEVICE", "GiB", "INSTANCES", "Instance", "K8S_ITYPE", "NAMED_RESOURCES", "NEURON_DEVICE",
-           "instance_resource"] + [make.__name__ for make in NAMED_RESOURCES.values()]
+__all__ = [
+    "EFA_DEVICE",
+    "GiB",
+    "INSTANCES",
+    "Instance",
+    "K8S_ITYPE",
+    "NAMED_RESOURCES",
+    "NEURON_DEVICE",
+    "instance_resource",
+] + [make.__name__ for make in NAMED_RESOURCES.values()]

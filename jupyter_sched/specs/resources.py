@@ -35,6 +35,7 @@ class Resource:
 NULL_RESOURCE: Resource = Resource(cpu=-1, gpu=-1, memMB=-1)
 """The default resource of a Role: nothing requested."""
 
+
 class NamedResources(Mapping[str, Resource]):
     """Read-only table of named resources; an unknown name suggests the closest known one.
 

@@ -161,8 +161,7 @@ class runopts:  # noqa: N801 (public name of the interface)
                 continue
             if not runopts.is_type(val, opt.opt_type):
                 raise InvalidRunConfigException(
-                    f"Run option {key}={val!r} should be of type {_type_name(opt.opt_type)},"
-                    f" got {type(val).__name__}",
+                    f"Run option {key}={val!r} should be of type {_type_name(opt.opt_type)}, got {type(val).__name__}",
                     key,
                     cfg,
                 )

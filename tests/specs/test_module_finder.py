@@ -8,6 +8,7 @@ from typing import Iterator
 
 import pytest
 
+from jupyter_sched.specs.file_linter import no_docstring_description
 from jupyter_sched.specs.finder import (
     ModuleComponentsFinder,
     get_components,
@@ -64,7 +65,8 @@ def test_found_components_carry_description_function_and_problems(package: Path)
     assert (echo.description, echo.fn_name, echo.validation_errors) == ("Echoes echo.", "echo", [])
     assert echo.fn("yo").roles[0].args == ["yo"]
     assert len(untyped.validation_errors) == 1 and "'x'" in untyped.validation_errors[0]
-    assert untyped.description == "untyped (no docstring: its first line would describe the component here)"
+    assert untyped.description == no_docstring_description("untyped")
+    assert untyped.description.startswith("untyped TIP: improve this help string by adding a docstring\n")
 
 
 def test_the_builtins_are_what_the_components_package_holds() -> None:

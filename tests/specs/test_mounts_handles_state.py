@@ -170,8 +170,7 @@ def test_format_error_message_breaks_long_lines_at_spaces() -> None:
     assert lines[0].startswith("err: word") and all(line.startswith("     ") for line in lines[1:])
     assert "".join(line[5:] for line in lines) == msg
     rpc = (
-        "RuntimeError('On WorkerInfo(id=1, name=t:0):\nValueError('bad')\n')\n"
-        "Traceback (most recent call last):\n  x\n"
+        "RuntimeError('On WorkerInfo(id=1, name=t:0):\nValueError('bad')\n')\nTraceback (most recent call last):\n  x\n"
     )
     assert format_error_message(rpc, header="") == "RuntimeError('On WorkerInfo(id=1, name=t:0):\nValueError('bad')\n')"
     assert format_error_message("the message\nException: detail", header="") == "the message"

@@ -26,7 +26,7 @@ from jupyter_sched.specs import named_resources_aws as aws
 def test_instance_facts_through_every_lookup(name: str, cpu: int, gpu: int, mem_gib: int, devices: dict) -> None:
     res = get_named_resources(name)
     assert (res.cpu, res.gpu, res.memMB, res.devices) == (cpu, gpu, mem_gib * 1024, devices)
-    assert res.capabilities == {"node.kubernetes.io/instance-type": name[len("aws_"):]}
+    assert res.capabilities == {"node.kubernetes.io/instance-type": name[len("aws_") :]}
     assert resource(h=name) == res == named_resources[name]
     # the module-level function TorchX code imports: aws_p3dn_24xlarge() for "aws_p3dn.24xlarge"
     function = getattr(aws, name.replace(".", "_"))

@@ -13,7 +13,12 @@ from jupyter_sched.runner import Runner
 from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
 from jupyter_sched.specs import AppDef, Resource, Role, get_named_resources, get_type_name, materialize_appdef
 from jupyter_sched.specs.builders import create_args_parser
-from jupyter_sched.specs.file_linter import TorchXArgumentHelpFormatter, get_fn_docstring, validate
+from jupyter_sched.specs.file_linter import (
+    TorchXArgumentHelpFormatter,
+    get_fn_docstring,
+    no_docstring_description,
+    validate,
+)
 from jupyter_sched.specs.finder import ComponentNotFoundException, ComponentValidationException, get_component
 from jupyter_sched.specs.named_resources_generic import NAMED_RESOURCES
 
@@ -125,6 +130,7 @@ def test_help_text_from_the_docstring() -> None:
     help_text = parser.format_help()
     assert "A component with bools." in help_text
     assert "turn it on (default: False)" in help_text and "unset by default (default: None)" in help_text
+
     def needs(x: int) -> AppDef:
         """Needs x.
 
@@ -150,7 +156,10 @@ def test_get_fn_docstring() -> None:
 
     assert get_fn_docstring(documented) == ("Short line.\nLonger text.", {"a": "the a", "b": " "})
     description, helps = get_fn_docstring(bare)
-    assert description.startswith("bare") and "docstring" in description and helps == {"a": " "}
+    assert description == no_docstring_description("bare") and helps == {"a": " "}
+    # TorchX's words and link, which tools written for TorchX compare
+    assert description.startswith("bare TIP: improve this help string by adding a docstring\nto your component")
+    assert description.endswith("(see: https://pytorch.org/torchx/latest/component_best_practices.html)")
 
 
 SOURCE = textwrap.dedent(

@@ -16,22 +16,38 @@ def test_oom_message_format() -> None:
 
 def test_format_bytes() -> None:
     assert [format_bytes(n) for n in (0, 1023, 1024, 1536 * 1024, 64 * MIB, 3 * 1024 * MIB // 2, None)] == [
-        "0 B", "1023 B", "1 KiB", "1.5 MiB", "64 MiB", "1.5 GiB", "-",
+        "0 B",
+        "1023 B",
+        "1 KiB",
+        "1.5 MiB",
+        "64 MiB",
+        "1.5 GiB",
+        "-",
     ]
 
 
 def test_top_json_fields_and_gpus_only_when_present() -> None:
     s = UsageSample("trainer", 1, 97.25, 12.3456, 200 * MIB, 210 * MIB, None)
     assert s.to_json() == {
-        "role": "trainer", "replica": 1, "cpu_percent": 97.2, "cpu_seconds": 12.346,
-        "rss_bytes": 200 * MIB, "peak_rss_bytes": 210 * MIB, "mem_limit_bytes": None,
+        "role": "trainer",
+        "replica": 1,
+        "cpu_percent": 97.2,
+        "cpu_seconds": 12.346,
+        "rss_bytes": 200 * MIB,
+        "peak_rss_bytes": 210 * MIB,
+        "mem_limit_bytes": None,
     }
     gpu = GpuSample(0, "NVIDIA A100-SXM4-40GB", 87.0, 1024 * MIB, 40960 * MIB)
     with_gpu = UsageSample("trainer", 0, 1.0, 1.0, 1, 1, 64 * MIB, gpus=[gpu])
-    assert with_gpu.to_json()["gpus"] == [{
-        "index": 0, "name": "NVIDIA A100-SXM4-40GB", "utilization_percent": 87.0,
-        "memory_used_bytes": 1024 * MIB, "memory_total_bytes": 40960 * MIB,
-    }]
+    assert with_gpu.to_json()["gpus"] == [
+        {
+            "index": 0,
+            "name": "NVIDIA A100-SXM4-40GB",
+            "utilization_percent": 87.0,
+            "memory_used_bytes": 1024 * MIB,
+            "memory_total_bytes": 40960 * MIB,
+        }
+    ]
     assert with_gpu.mem_fraction == 1 / (64 * MIB) and s.mem_fraction is None
 
 
