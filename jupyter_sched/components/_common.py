@@ -1,17 +1,12 @@
-"""Helpers shared by the built-in components: the default image, roles, and the local ``python3``."""
+"""Helpers shared by the built-in components: roles, apps, and the local ``python3``."""
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from jupyter_sched.specs import AppDef, AppDryRunInfo, Role, parse_mounts, resource
-
-DEFAULT_IMAGE: str = os.environ.get("JUPYTER_SCHED_IMAGE") or "python:3.12-slim"
-"""The image built-ins use unless given ``--image`` (set ``JUPYTER_SCHED_IMAGE`` to change it). The local
-schedulers ignore it: ``local_cwd`` runs in the current directory."""
 
 PYTHON = "python3"
 """The interpreter built-ins run in an image. On the local schedulers it is replaced by the interpreter that

@@ -14,7 +14,7 @@ import os
 import socket
 from typing import Dict, List, Optional
 
-from jupyter_sched.components._common import DEFAULT_IMAGE, PYTHON, common_args, make_app
+from jupyter_sched.components._common import PYTHON, common_args, make_app
 from jupyter_sched.components._torchrun import (
     DEBUG_ENV,
     LAUNCH_PRELUDE,
@@ -25,6 +25,7 @@ from jupyter_sched.components._torchrun import (
     role_name,
 )
 from jupyter_sched.components.builder import rest_after
+from jupyter_sched.components.images import DEFAULT_IMAGE, TORCH_IMAGE
 from jupyter_sched.specs import AppDef, macros
 
 DEFAULT_PORT_ENV = "MASTER_PORT"
@@ -111,7 +112,7 @@ def ddp(
     *script_args: str,
     script: Optional[str] = None,
     m: Optional[str] = None,
-    image: str = DEFAULT_IMAGE,
+    image: str = TORCH_IMAGE,
     name: str = "/",
     h: Optional[str] = None,
     cpu: int = 2,
@@ -141,7 +142,7 @@ def ddp(
         script_args: the arguments of the script or module
         script: a Python script to run in every process
         m: a Python module to run in every process, as python -m
-        image: the image to run in (ignored by local_cwd, which runs in the current directory)
+        image: the image to run in, with torch (ignored by local_cwd, which runs in the current directory)
         name: EXPERIMENT/RUN, EXPERIMENT/, /RUN or RUN; the app is named RUN (default: after the script or
             module), and EXPERIMENT (default: default-experiment) is in TORCHX_TRACKING_EXPERIMENT_NAME
         h: a named resource such as cpu.small or gpu.large; overrides cpu, gpu and memMB

@@ -11,8 +11,9 @@ import os
 import shlex
 from typing import Dict, List, Optional
 
-from jupyter_sched.components._common import DEFAULT_IMAGE, PYTHON, common_args, make_app
+from jupyter_sched.components._common import PYTHON, common_args, make_app
 from jupyter_sched.components.builder import rest_after
+from jupyter_sched.components.images import DEFAULT_IMAGE
 from jupyter_sched.specs import AppDef
 
 
