@@ -66,13 +66,6 @@ EXPECTED: Dict[str, Tuple[str, str]] = {
     _S + "test_split_lines_iterator": (FIXED, "lines are not cut at read boundaries"),
     _S + "test_submit_workspace": (FIXED, "a workspace does not rewrite the caller's AppDef"),
     _D + "DockerSchedulerLiveTest::test_docker_cancel": (FIXED, "cancel ends CANCELLED, not FAILED"),
-    _D + "DockerSchedulerTest::test_submit_dryrun": (
-        OPEN, "str(request) also shows what the container gets beyond kwargs (PYTHONUNBUFFERED, JUPYTER_SCHED_*),"
-        " and our labels and network name differ",
-    ),
-    _D + "DockerSchedulerLiveTest::test_docker_submit_dist": (
-        OPEN, "runs dist.ddp in the default image, which needs torch (TorchX's test pulls its own image)",
-    ),
     _L + "test_cache_evict": (FIXED, "eviction drops the oldest finished app"),
     _L + "test_cache_full": (FIXED, "eviction never refuses a submit"),
     _L + "test_cancel": (FIXED, _CANCEL),
@@ -99,12 +92,6 @@ EXPECTED: Dict[str, Tuple[str, str]] = {
     _P + "api_test.RunConfigTest::test_runopts_resolve_unioned": (FIXED, "unknown cfg keys are errors"),
     _P + "builders_test.AppDefLoadTest::test_argparser_remainder_main_args": (PRIVATE, "calls _create_args_parser"),
     _P + "builders_test.AppDefLoadTest::test_argparster_complex_fn_partial": (PRIVATE, "calls _create_args_parser"),
-    _P + "file_linter_test.SpecsFileValidatorTest::test_validate_docstring_no_docs": (
-        OPEN, "the help of a component without a docstring is worded our way (TorchX's links to its own site)",
-    ),
-    _P + "finder_test.CustomComponentsFinderTest::test_find_components_without_docstring": (
-        OPEN, "the help of a component without a docstring is worded our way (TorchX's links to its own site)",
-    ),
     **{_P + "finder_test.FinderTest::" + name: (PRIVATE, "patches _load_components") for name in [
         "test_get_entrypoints_components", "test_get_invalid_component", "test_load_builtin_echo",
         "test_load_builtins", "test_load_custom_components", "test_load_custom_components_nogroup",

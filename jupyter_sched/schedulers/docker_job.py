@@ -1,15 +1,18 @@
 """The docker backend's request: one :class:`DockerContainer` per replica, gathered in a :class:`DockerJob`.
 
-Pure data (no docker import): ``DockerContainer.kwargs`` are exactly the keyword arguments of the docker
-SDK's ``client.containers.create(image, command, **kwargs)``, with plain JSON-able values (mounts and
-device requests are the dicts the engine API takes), so a role's ``pre_proc`` hook can edit them. Their
-``environment`` is exactly what TorchX puts there; ``default_env`` and ``scheduler_env`` (ours) are merged
-in when the container is created (``env``), and every rendering shows the merged environment. The
-request renders three ways: ``repr`` (readable, per container, one row per value: control characters are
-shown as escapes), ``docker_run_command()`` (a shell-quoted ``docker run`` line to reproduce a replica by
-hand) and ``to_json()`` (for the notebook's rich display). This module holds the data and the labels every
-container carries; the renderings live in ``docker_views`` and ``docker_run_line``, and the methods here
-delegate to them.
+Pure data (no docker import): ``DockerContainer`` holds TorchX's three fields: the image, the command and
+``kwargs``, exactly the keyword arguments of the docker SDK's ``client.containers.create(image, command,
+**kwargs)``, with plain JSON-able values (mounts and device requests are the dicts the engine API takes), so
+a role's ``pre_proc`` hook can edit them. Their ``environment`` is exactly what TorchX puts there. What we add
+when a container is created is a rule, not more data: ``PYTHONUNBUFFERED=1`` under the request's own
+environment (``default_env``), and the replica's identity over it (``scheduler_env``: its app, role and
+replica from its labels, and its image). So two requests with the same TorchX fields print the same, as
+under TorchX, and a container built by hand is launched like any other. The request renders three ways:
+``repr`` (readable, per container, one row per value: control characters are shown as escapes),
+``docker_run_command()`` (a shell-quoted ``docker run`` line to reproduce a replica by hand, with the merged
+environment) and ``to_json()`` (for the notebook's rich display). This module holds the data and the labels
+every container carries; the renderings live in ``docker_views`` and ``docker_run_line``, and the methods
+here delegate to them.
 """
 
 from __future__ import annotations
@@ -52,7 +55,13 @@ LABEL_WORKSPACE = "jupyter_sched.workspace"
 """On images built from a workspace: the directory or fsspec URL they were built from (and the same key in
 the metadata of a role whose image it is, so the request can say so)."""
 
-DEFAULT_NETWORK = "jupyter_sched"
+DEFAULT_NETWORK = "torchx"
+"""TorchX's network name: a sidecar (a database, a parameter server) attached to ``torchx`` for TorchX's
+replicas reaches ours too, by hostname. TorchX and jupyter_sched share it harmlessly: it is a plain bridge
+network, created by whichever launches first."""
+
+UNBUFFERED = {"PYTHONUNBUFFERED": "1"}
+"""Python's output reaches ``docker logs`` as it is written; a role's own ``PYTHONUNBUFFERED`` wins."""
 
 
 def owner_name() -> str:
@@ -63,6 +72,8 @@ def owner_name() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no login name for this uid (a container's arbitrary uid)
         return str(os.getuid())
+
+
 LOCAL_WORKSPACE_REPO = "jupyter-sched/workspace"
 """The repository of workspace images built here (``docker_workspace``): they hold the workspace's files."""
 
@@ -74,7 +85,9 @@ def package_version() -> str:
 
     return __version__
 
+
 PULL_POLICIES = ("never", "missing", "always")
+IMAGE_ENV = "JUPYTER_SCHED_IMAGE"
 
 
 @dataclass
@@ -84,12 +97,22 @@ class DockerContainer:
     image: str
     command: List[str]
     kwargs: Dict[str, Any] = field(default_factory=dict)
-    default_env: Dict[str, str] = field(default_factory=dict)
-    """Set in the container when it is created, unless ``kwargs["environment"]`` names the variable too
-    (``PYTHONUNBUFFERED=1``: a role's own value wins)."""
-    scheduler_env: Dict[str, str] = field(default_factory=dict)
-    """Set in the container when it is created, over ``kwargs["environment"]`` (``JUPYTER_SCHED_APP_ID``
-    and the like). Both stay out of ``kwargs["environment"]``, which holds exactly what TorchX puts there."""
+
+    @property
+    def default_env(self) -> Dict[str, str]:
+        """Set when the container is created, unless ``kwargs["environment"]`` names the variable too
+        (``PYTHONUNBUFFERED=1``: a role's own value wins)."""
+        return dict(UNBUFFERED)
+
+    @property
+    def scheduler_env(self) -> Dict[str, str]:
+        """Set when the container is created, over ``kwargs["environment"]``: the replica's app, role and
+        replica (from its labels, where it has them) and its image. Both stay out of
+        ``kwargs["environment"]``, which holds exactly what TorchX puts there."""
+        labels = self.labels
+        named = {"JUPYTER_SCHED_APP_ID": LABEL_APP_ID, "JUPYTER_SCHED_ROLE_NAME": LABEL_ROLE_NAME,
+                 "JUPYTER_SCHED_REPLICA_ID": LABEL_REPLICA_ID}  # fmt: skip
+        return {**{var: labels[label] for var, label in named.items() if label in labels}, IMAGE_ENV: self.image}
 
     # -- read-only views of the common kwargs ---------------------------------------------------------
     @property

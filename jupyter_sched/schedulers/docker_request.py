@@ -6,10 +6,10 @@ Pure (no engine, no docker import). The rules:
 * labels ``jupyter_sched.*``: version, app id and name, session, role name and index, replica id, cancel grace;
 * ``kwargs["environment"]`` is exactly TorchX's, lowest to highest: ``copy_env`` matches, cfg ``env``, the
   role's env, then ``TORCHX_RANK0_HOST`` (rank 0's container name); so code written for TorchX reads the
-  same variables and a request compares equal to TorchX's. Our additions are kept apart, in the container's
-  ``default_env`` (``PYTHONUNBUFFERED=1``, under all of those) and ``scheduler_env``
-  (``JUPYTER_SCHED_{APP_ID,ROLE_NAME,REPLICA_ID,IMAGE}``, over them), and merged in when the container is
-  created (``DockerContainer.env``); the dry run shows both. Macros are applied per replica (``img_root`` is
+  same variables and a request compares equal to TorchX's. Our additions are a rule of ``DockerContainer``,
+  applied when the container is created (``PYTHONUNBUFFERED=1`` under all of those, and
+  ``JUPYTER_SCHED_{APP_ID,ROLE_NAME,REPLICA_ID,IMAGE}`` from the labels and image over them); the dry run
+  shows both parts. Macros are applied per replica (``img_root`` is
   empty, ``rank0_env`` names ``TORCHX_RANK0_HOST``);
 * command: ``[entrypoint, *args]`` as docker's CMD (an image ENTRYPOINT still applies);
 * bind and volume mounts as engine mount dicts, device mounts as ``src:dst:perm``;
@@ -61,8 +61,6 @@ from jupyter_sched.specs import (
 from jupyter_sched.specs.names import safe_name
 
 RANK0_ENV = "TORCHX_RANK0_HOST"  # TorchX's name, which ${rank0_env} names: code written for TorchX reads it
-UNBUFFERED = {"PYTHONUNBUFFERED": "1"}
-"""Python's output reaches ``docker logs`` as it is written; a role's own ``PYTHONUNBUFFERED`` wins."""
 _MAX_HOSTNAME = 63
 
 
@@ -98,12 +96,6 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id:
             values = macros.Values(img_root="", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV)
             replica = values.apply(role)
             env = {**base_env, **replica.env, RANK0_ENV: rank0}
-            ours = {
-                "JUPYTER_SCHED_APP_ID": app_id,
-                "JUPYTER_SCHED_ROLE_NAME": role.name,
-                "JUPYTER_SCHED_REPLICA_ID": str(k),
-                "JUPYTER_SCHED_IMAGE": role.image,
-            }
             labels = {
                 LABEL_VERSION: package_version(),
                 LABEL_APP_ID: app_id,
@@ -130,7 +122,7 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id:
             if cfg.get("privileged"):
                 kwargs["privileged"] = True
             command = [replica.entrypoint, *replica.args]
-            containers.append(DockerContainer(role.image, command, kwargs, dict(UNBUFFERED), ours))
+            containers.append(DockerContainer(role.image, command, kwargs))
     workspaces = {
         role.image: str(role.metadata[LABEL_WORKSPACE]) for role in app.roles if role.metadata.get(LABEL_WORKSPACE)
     }
@@ -225,4 +217,3 @@ def images_of(job: DockerJob) -> Dict[str, str]:
         if c.role not in roles:
             roles.append(c.role)
     return {image: "role " + ", role ".join(roles) for image, roles in users.items()}
-

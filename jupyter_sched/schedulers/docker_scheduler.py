@@ -2,11 +2,11 @@
 
 Stateless: every container carries ``jupyter_sched.*`` labels (app id and name, session, role name and
 index, replica id, cancel grace, version), so ``describe``, ``list``, ``log_iter`` and ``cancel`` work from
-any process, e.g. after a kernel restart. Replicas share the user-defined bridge network ``jupyter_sched``
+any process, e.g. after a kernel restart. Replicas share the user-defined bridge network ``torchx``, TorchX's
 (run option ``network``) and reach each other by container name; every replica gets the rank-0 container's
 name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names that variable); the request's
 ``environment`` is exactly TorchX's, our ``PYTHONUNBUFFERED`` and ``JUPYTER_SCHED_*`` are added at create
-(see ``docker_request``).
+(see ``docker_job``).
 
 * Resources are enforced: ``cpu`` -> ``nano_cpus``, ``memMB`` -> memory limit and ``/dev/shm`` size,
   ``gpu`` -> a device request. ``max_retries`` becomes a per-container ``on-failure`` restart policy: docker

@@ -3,8 +3,10 @@ the neutral dry-run view (``specs.dryrun``).
 
 ``DockerContainer`` and ``DockerJob`` (``docker_job``, the data) render through these functions. The
 readable form is one row per value, with control characters shown as escapes so a value with a newline
-stays on its row; the environment is the merged one (``env`` rows are ``kwargs["environment"]``, ``env+``
-rows what creating the container adds or replaces). The ``docker run`` line comes from ``docker_run_line``.
+stays on its row. Like TorchX's, it shows the request's own fields (image, command, kwargs), so two requests
+with the same fields print the same; its first lines state the rule by which creating a container adds to
+``kwargs["environment"]``. The JSON, the neutral view and the ``docker run`` line (from ``docker_run_line``)
+show each container's merged environment, value by value.
 Pure: no docker import, no I/O.
 """
 
@@ -21,7 +23,11 @@ from jupyter_sched.specs.dryrun import DryRunView, ReplicaPlan
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.schedulers.docker_job import DockerContainer, DockerJob
 
-ENV_LEGEND = "env: kwargs['environment'], as TorchX sets it; env+: added or replaced when the container is created"
+ENV_LEGEND = (
+    "env: kwargs['environment'], as TorchX sets it. Creating a container adds PYTHONUNBUFFERED=1 unless env\n"
+    "sets it, and sets JUPYTER_SCHED_APP_ID, _ROLE_NAME, _REPLICA_ID (from its labels) and _IMAGE over env;\n"
+    "to_json(), docker_run_command() and the notebook and command-line dry runs show each value"
+)
 
 
 def container_json(c: "DockerContainer") -> Dict[str, Any]:
@@ -95,8 +101,7 @@ def replica_plan(c: "DockerContainer") -> ReplicaPlan:
 def job_text(job: "DockerJob") -> str:
     """The readable ``repr`` of a job: its settings, the env legend if needed, then each container indented."""
     out = [f"DockerJob(app_id={job.app_id}, network={job.network}, pull={job.pull})"]
-    if any(c.added_env() for c in job.containers):
-        out.append(f"  ({ENV_LEGEND})")
+    out.extend(f"  # {line}" for line in ENV_LEGEND.splitlines())
     out.extend(f"  workspace: {image} was built from {one_line(url)}" for image, url in job.workspaces.items())
     for container in job.containers:
         out.extend("  " + line for line in container_lines(container))
@@ -106,7 +111,8 @@ def job_text(job: "DockerJob") -> str:
 def container_lines(c: "DockerContainer") -> List[str]:
     """The readable ``repr`` of a container, one row per value."""
     kw = c.kwargs
-    out = [f"container {c.name} (role {c.role}, replica {c.replica_id})"]
+    named = c.role and not c.name.endswith(f"-{c.role}-{c.replica_id}")  # a name that does not show it
+    out = [f"container {c.name}" + (f" (role {c.role}, replica {c.replica_id})" if named else "")]
 
     def row(key: str, value: str) -> None:
         out.append(f"  {key + ':' if key else '':<9} {one_line(value)}")
@@ -114,11 +120,10 @@ def container_lines(c: "DockerContainer") -> List[str]:
     row("image", c.image)
     row("command", shlex.join(c.command))
     env = kw.get("environment") or {}
-    added = c.added_env()
+    replaced = c.scheduler_env
     for i, (key, value) in enumerate(env.items()):
-        row("env" if i == 0 else "", f"{key}={value}" + ("  (replaced, see env+)" if key in added else ""))
-    for i, (key, value) in enumerate(added.items()):  # not in kwargs["environment"]: added at create time
-        row("env+" if i == 0 else "", f"{key}={value}")
+        note = "  (replaced when created)" if key in replaced and replaced[key] != value else ""
+        row("env" if i == 0 else "", f"{key}={value}{note}")
     for i, mount in enumerate(kw.get("mounts") or []):
         ro = " (readonly)" if mount.get("ReadOnly") else ""
         row("mounts" if i == 0 else "", f"{mount.get('Type')} {mount.get('Source')} -> {mount.get('Target')}{ro}")

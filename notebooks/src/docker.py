@@ -6,8 +6,8 @@
 #
 # The same apps run in Docker containers when you add `-s local_docker`. Each replica becomes a container
 # on the local Docker engine, which buys you what plain processes cannot give: the exact environment of an
-# image, enforced CPU and memory limits, restarts of failed replicas, and a private network where replicas
-# reach each other by name. It is also the closest thing on your laptop to a cluster run.
+# image, enforced CPU and memory limits, restarts of failed replicas, and a network where replicas reach
+# each other by name (`torchx`, the one TorchX's containers join, so a sidecar made for them reaches ours). It is also the closest thing on your laptop to a cluster run.
 #
 # This notebook keeps its jobs in a session of their own, so that the clean-up at the end removes only
 # what the tutorial created.

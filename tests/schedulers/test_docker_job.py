@@ -82,7 +82,7 @@ def test_one_container_per_replica_named_labelled_with_rank0() -> None:
     rank0 = job.containers[0].name
     assert rank0 == f"{job.app_id}-trainer-0"
     for c in job.containers:
-        assert c.kwargs["hostname"] == c.name and c.network == "jupyter_sched"
+        assert c.kwargs["hostname"] == c.name and c.network == "torchx"
         assert c.labels[LABEL_APP_ID] == job.app_id and c.labels[LABEL_SESSION] == "sess"
         assert c.labels[LABEL_ROLE_NAME] == c.role and c.labels[LABEL_REPLICA_ID] == str(c.replica_id)
         assert c.env[RANK0_ENV] == rank0
@@ -150,13 +150,14 @@ def test_dry_run_shows_both_parts_of_the_environment() -> None:
     info = dryrun(app)
     c = info.request.containers[0]
     lines = repr(info).splitlines()
-    assert lines[1].startswith("  (env: kwargs['environment']") and "env+:" in lines[1]
+    # the readable repr: the request's own env, under the rule by which creating the container adds to it
+    assert lines[1].startswith("  # env: kwargs['environment'], as TorchX sets it. Creating a container adds")
+    assert "PYTHONUNBUFFERED=1 unless env" in lines[1] and "JUPYTER_SCHED_APP_ID" in lines[2]
     env_row = next(i for i, line in enumerate(lines) if line.startswith("    env:  "))
-    plus_row = next(i for i, line in enumerate(lines) if line.startswith("    env+: "))
-    requested = [line.split()[-1] for line in lines[env_row:plus_row]]
-    added = [line.split()[-1] for line in lines[plus_row:plus_row + 5]]  # fmt: skip
-    assert requested == ["ROLE_V=r", f"{RANK0_ENV}={c.name}"]
-    assert added == ["PYTHONUNBUFFERED=1", *(f"{k}={v}" for k, v in c.scheduler_env.items())]
+    assert [line.split()[-1] for line in lines[env_row : env_row + 2]] == ["ROLE_V=r", f"{RANK0_ENV}={c.name}"]
+    assert not any("PYTHONUNBUFFERED=1" in line or "JUPYTER_SCHED_APP_ID=" in line for line in lines[3:])
+    # every other rendering shows each value: the docker run line, the neutral view, the JSON
+    assert c.added_env() == {"PYTHONUNBUFFERED": "1", **c.scheduler_env}
     argv = shlex.split(c.docker_run_command())
     assert [b for a, b in zip(argv, argv[1:], strict=False) if a == "--env"] == [f"{k}={v}" for k, v in c.env.items()]
     view = info.request.dryrun_view()
@@ -170,9 +171,16 @@ def test_dry_run_shows_both_parts_of_the_environment() -> None:
 
 def test_a_role_value_replaced_at_create_is_marked_in_the_dry_run() -> None:
     app = AppDef("e", [Role("r", BUSYBOX, entrypoint="true", env={"JUPYTER_SCHED_ROLE_NAME": "mine"})])
-    lines = repr(dryrun(app).request).splitlines()
-    assert "    env:      JUPYTER_SCHED_ROLE_NAME=mine  (replaced, see env+)" in lines
-    assert "              JUPYTER_SCHED_ROLE_NAME=r" in lines  # under env+
+    c = dryrun(app).request.containers[0]
+    assert "  env:      JUPYTER_SCHED_ROLE_NAME=mine  (replaced when created)" in repr(c).splitlines()
+    assert c.env["JUPYTER_SCHED_ROLE_NAME"] == "r" and c.added_env()["JUPYTER_SCHED_ROLE_NAME"] == "r"
+
+
+def test_the_repr_names_the_role_only_where_the_container_name_does_not() -> None:
+    assert repr(dryrun(two_roles()).request.containers[0]).splitlines()[0].endswith("-trainer-0")
+    long_role = "r" * 70  # the name is cut to 63 characters, so it no longer shows the role
+    c = dryrun(AppDef("x", [Role(long_role, BUSYBOX, entrypoint="true")])).request.containers[0]
+    assert repr(c).splitlines()[0] == f"container {c.name} (role {long_role}, replica 0)"
 
 
 def test_run_options() -> None:
@@ -236,7 +244,7 @@ def test_repr_is_readable_without_yaml_tags(tmp_path) -> None:  # type: ignore[n
         f"bind {tmp_path} -> /data (readonly)",
         "limits:   cpus=1 memory=256m shm=256m",
         "restart:  on-failure (max 2 retries)",
-        "network:  jupyter_sched",
+        "network:  torchx",
     ):
         assert needle in text, needle
 
@@ -267,7 +275,7 @@ def test_docker_run_command_round_trips_through_the_shell(tmp_path) -> None:  # 
     assert argv[-4:] == [BUSYBOX, "sh", "-c", "echo \"$X\" 'q' $HOME"]
     pairs = list(zip(argv, argv[1:], strict=False))
     assert ("--env", "X=a b;c") in pairs
-    assert ("--name", c.name) in pairs and ("--network", "jupyter_sched") in pairs
+    assert ("--name", c.name) in pairs and ("--network", "torchx") in pairs
     assert ("--mount", f'type=bind,"source={src}",target=/d') in pairs
     assert ("--mount", "type=volume,source=v,target=/v,readonly") in pairs
     assert ("--cpus", "2") in pairs and ("--memory", "100m") in pairs and ("--shm-size", "100m") in pairs
@@ -281,24 +289,28 @@ def test_docker_run_command_round_trips_through_the_shell(tmp_path) -> None:  # 
 def test_to_json_is_json() -> None:
     job = dryrun(two_roles()).request
     data = json.loads(json.dumps(job.to_json()))
-    assert data["app_id"] == job.app_id and data["network"] == "jupyter_sched" and data["pull"] == "missing"
+    assert data["app_id"] == job.app_id and data["network"] == "torchx" and data["pull"] == "missing"
     first = data["containers"][0]
     assert first["role"] == "trainer" and first["image"] == BUSYBOX and first["kwargs"]["name"] == first["name"]
     assert first["docker_run"] == job.containers[0].docker_run_command()
     assert job.docker_run_command() == [c.docker_run_command() for c in job.containers]
-    assert job.docker_script().startswith("docker network create jupyter_sched")
+    assert job.docker_script().startswith("docker network create torchx")
 
 
 def test_peer_style_container_construction() -> None:
     c = DockerContainer("img", ["echo", "hi"], {"name": "n"})
     assert c.name == "n" and "img echo hi" in c.docker_run_command()
-    # TorchX's three arguments: nothing is added to the environment, and equal arguments compare equal
+    # TorchX's three arguments; equal arguments compare equal and print the same
     kwargs = {"name": "n", "environment": {"A": "1"}}
     c = DockerContainer("img", ["echo"], kwargs)
-    assert c == DockerContainer("img", ["echo"], dict(kwargs)) and c.env == {"A": "1"} and not c.added_env()
-    assert c.create_kwargs() == kwargs
+    assert c == DockerContainer("img", ["echo"], dict(kwargs)) and repr(c) == repr(
+        DockerContainer("img", ["echo"], kwargs)
+    )
+    # created like any of ours: unbuffered Python and its image, and no identity it has no labels for
+    assert c.env == {"PYTHONUNBUFFERED": "1", "A": "1", "JUPYTER_SCHED_IMAGE": "img"}
+    assert c.create_kwargs() == {**kwargs, "environment": c.env} and c.kwargs["environment"] == {"A": "1"}
     text = repr(DockerJob("a", [c]))
-    assert "env+" not in text and "(env:" not in text and "A=1" in text
+    assert "    env:      A=1" in text.splitlines() and "PYTHONUNBUFFERED=1 unless env" in text
 
 
 def test_gpus_of_sdk_device_requests_are_shown() -> None:
