@@ -11,7 +11,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 bash scripts/setup/python.sh     # .venv with jupyter_sched[test]
-bash scripts/setup/torch.sh      # CPU PyTorch from the on-disk wheel, for the real DDP (gloo) job test
+bash scripts/setup/torch.sh      # CPU PyTorch from the on-disk wheel, for the real DDP (gloo) job tests;
+                                 # before docker.sh, whose images.sh copies it into jupyter-sched/torch:local
 bash scripts/setup/docker.sh     # Docker engine (Debian docker.io) + locally built images
 bash scripts/setup/registry.sh   # a registry on 127.0.0.1:5000 for workspace push tests
 bash scripts/setup/slurm.sh      # Slurm: a controller and 4 nodes on this host (tests/schedulers/test_slurm_*)

@@ -5,7 +5,7 @@
 # Why this exists: the test suite needs a real engine, but machines here have
 # no systemd and no Docker Hub access. So we install Debian's docker.io, start
 # dockerd ourselves in the background (detached so it outlives this script),
-# and build every image FROM scratch.
+# and build every image locally (FROM scratch, or on another of ours).
 #
 # Idempotent: if `docker info` already answers, the engine part is skipped;
 # images are only built when missing or stale (see images.sh).

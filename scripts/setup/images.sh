@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# Build the local test images, FROM scratch (nothing can be pulled here):
+# Build the local test images (nothing can be pulled here: each starts FROM
+# scratch or from the python image below):
 #
 #   jupyter-sched/busybox:local  static busybox (/bin/sh + applets), ~2 MB
 #   jupyter-sched/python:local   Debian minbase rootfs + python3 (debootstrap),
 #                                plus cloudpickle from the venv (a layer, labelled
 #                                with the Python and cloudpickle versions)
+#   jupyter-sched/torch:local    the python image + the venv's CPU PyTorch and the
+#                                distributions it requires, copied offline from
+#                                .venv (scripts/setup/torch.sh installs torch there;
+#                                without it this image is skipped, and the torch
+#                                docker tests skip; under CI=true that is an error)
 #
 # Each image is built only if it is missing or its recipe changed (a hash of
 # the Dockerfile + recipe is stored in the image label "jupyter-sched.recipe"),
 # so a re-run costs one `docker image inspect` per image.
 #
-# Usage: scripts/setup/images.sh [--force] [busybox|python ...]
+# Usage: scripts/setup/images.sh [--force] [busybox|python|torch ...]
 #   --force   rebuild even if the image is up to date
-#   names     build only these images (default: all)
+#   names     build only these images (default: all; always in the order above,
+#             and torch needs the python image)
 #
 # Environment overrides:
 #   JSCHED_DEBIAN_MIRROR   mirror for debootstrap (default: the one apt uses)
 #   JSCHED_DEBIAN_SUITE    Debian suite for the python image (default: host's)
+#   JSCHED_VENV_PYTHON     the venv whose cloudpickle and torch are copied in
+#                          (default: .venv/bin/python of this repo)
 #
 # Needs a running engine: run scripts/setup/docker.sh (which calls this).
 set -euo pipefail
@@ -27,10 +36,14 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/common.sh"
 IMAGES_DIR="$JSCHED_REPO_ROOT/images"
 BUSYBOX_IMAGE=jupyter-sched/busybox:local
 PYTHON_IMAGE=jupyter-sched/python:local
+TORCH_IMAGE=jupyter-sched/torch:local
 RECIPE_LABEL=jupyter-sched.recipe
 FUNCTIONS_LABEL=jupyter-sched.functions-recipe
-# The interpreter whose cloudpickle goes into the python image (function jobs need the same major).
+# The interpreter whose cloudpickle goes into the python image (function jobs need the same major),
+# and whose torch goes into the torch image.
 VENV_PYTHON="${JSCHED_VENV_PYTHON:-$JSCHED_REPO_ROOT/.venv/bin/python}"
+# Copies a distribution and its requirements out of the venv (the torch image's build context).
+STAGE_DISTS="$JSCHED_REPO_ROOT/scripts/setup/stage_dists.py"
 
 # Packages added on top of debootstrap's minbase. python3 (not just
 # python3-minimal) so jobs get the full stdlib (json, asyncio, sqlite3, ...).
@@ -45,12 +58,12 @@ wanted=()
 for arg in "$@"; do
     case "$arg" in
         --force) force=1 ;;
-        busybox | python) wanted+=("$arg") ;;
+        busybox | python | torch) wanted+=("$arg") ;;
         -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
         *) die "unknown argument: $arg (try --help)" ;;
     esac
 done
-((${#wanted[@]})) || wanted=(busybox python)
+((${#wanted[@]})) || wanted=(busybox python torch)
 
 WORK=""
 cleanup() {
@@ -74,13 +87,14 @@ image_current() {
     [[ "$have" == "$hash" ]]
 }
 
-# docker_build IMAGE HASH CONTEXT: build with the classic builder (Debian's
-# engine 20.10 has no buildx and the /usr/local docker 28 CLI would otherwise
-# complain), keep the noisy output in a file and show it only on failure.
+# docker_build IMAGE HASH CONTEXT [OPTION...]: build with the classic builder
+# (Debian's engine 20.10 has no buildx and the /usr/local docker 28 CLI would
+# otherwise complain), keep the noisy output in a file and show it only on
+# failure. OPTIONs (--build-arg, --label ...) go to docker build.
 docker_build() {
     local image="$1" hash="$2" ctx="$3" old_id
     old_id="$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)"
-    local opts=(--label "$RECIPE_LABEL=$hash" -t "$image")
+    local opts=(--label "$RECIPE_LABEL=$hash" -t "$image" "${@:4}")
     ((force)) && opts+=(--no-cache) # --force means really rebuild, not reuse layers
     if ! DOCKER_BUILDKIT=0 docker build "${opts[@]}" "$ctx" \
         >"$WORK/build.log" 2>&1; then
@@ -232,6 +246,62 @@ add_cloudpickle() {
     log "$PYTHON_IMAGE: added cloudpickle $cp_version (Python $py_version)"
 }
 
+# True under CI (CI=true/1/yes, as tests/conftest.py reads it): there nothing may be skipped.
+in_ci() {
+    local ci="${CI:-}"
+    [[ "${ci,,}" =~ ^(1|true|yes)$ ]]
+}
+
+# jupyter-sched/torch:local: the python image plus the venv's torch and what it requires, staged
+# offline by stage_dists.py, so dist.ddp (torchrun) runs for real on local_docker. Rebuilt when the
+# Dockerfile, the staging step, the version of torch or of anything it requires, or the python image's
+# recipe changes.
+build_torch() {
+    local t0 t1 hash ctx torch_version dists site probe venv_xy image_xy staged out
+    t0="$(now)"
+    [[ -x "$VENV_PYTHON" ]] || die "no venv python at $VENV_PYTHON (run scripts/setup/python.sh, or set JSCHED_VENV_PYTHON)"
+    if ! torch_version="$("$VENV_PYTHON" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null)"; then
+        in_ci && die "torch is not installed in $VENV_PYTHON, so $TORCH_IMAGE cannot be built (CI=true: run scripts/setup/torch.sh first)"
+        log "torch is not installed in $VENV_PYTHON: skipping $TORCH_IMAGE (the torch docker tests will skip; scripts/setup/torch.sh installs it)"
+        return 0
+    fi
+    docker image inspect "$PYTHON_IMAGE" >/dev/null 2>&1 ||
+        die "$TORCH_IMAGE is built on $PYTHON_IMAGE, which is missing (scripts/setup/images.sh python torch)"
+    dists="$("$VENV_PYTHON" "$STAGE_DISTS" --list torch)" || die "torch's requirements are incomplete in $VENV_PYTHON"
+    hash="$(recipe_hash "$IMAGES_DIR/torch/Dockerfile" "$STAGE_DISTS" <(echo "$dists") \
+        <(docker image inspect -f "{{ index .Config.Labels \"$RECIPE_LABEL\" }} {{ index .Config.Labels \"$FUNCTIONS_LABEL\" }}" "$PYTHON_IMAGE"))"
+
+    if ((!force)) && image_current "$TORCH_IMAGE" "$hash"; then
+        log "$TORCH_IMAGE is up to date (torch $torch_version, recipe $hash); skipping"
+        return 0
+    fi
+    log "building $TORCH_IMAGE (torch $torch_version, recipe $hash)"
+    # torch's compiled modules are for the venv's Python (cp311...): the image's must be the same X.Y.
+    # Its packages go to the sys.path entry under /usr/local (apt owns /usr/lib/python3/dist-packages).
+    venv_xy="$("$VENV_PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    probe="$(docker run --rm "$PYTHON_IMAGE" python3 -c 'import sys; print("%d.%d" % sys.version_info[:2],
+        *[p for p in sys.path if p.startswith("/usr/local/") and p.endswith("-packages")][:1])')" ||
+        die "could not run python3 in $PYTHON_IMAGE"
+    read -r image_xy site <<<"$probe"
+    [[ "$venv_xy" == "$image_xy" ]] ||
+        die "the venv's torch is for Python $venv_xy but $PYTHON_IMAGE has Python $image_xy"
+    [[ -n "$site" ]] || die "$PYTHON_IMAGE's python3 has no /usr/local/.../*-packages on sys.path"
+
+    ctx="$WORK/torch"
+    mkdir -p "$ctx"
+    cp "$IMAGES_DIR/torch/Dockerfile" "$ctx/"
+    t1="$(now)"
+    staged="$("$VENV_PYTHON" "$STAGE_DISTS" "$ctx/site" torch)" || die "staging torch from $VENV_PYTHON failed"
+    log "staged $(du -sh "$ctx/site" | cut -f1) in $(elapsed "$t1"): $(awk '{printf "%s%s %s", sep, $1, $2; sep=", "}' <<<"$staged")"
+    docker_build "$TORCH_IMAGE" "$hash" "$ctx" --build-arg "SITE=$site" --label "jupyter-sched.torch=$torch_version"
+    rm -rf "$ctx"
+
+    out="$(docker run --rm "$TORCH_IMAGE" python3 -c \
+        'import torch, torch.distributed as d; assert d.is_gloo_available(); print("ok")' 2>&1)" || true
+    [[ "$(tail -n1 <<<"$out")" == ok ]] || { echo "$out" >&2; die "$TORCH_IMAGE smoke test failed"; }
+    log "built $TORCH_IMAGE ($(docker image inspect -f '{{.Size}}' "$TORCH_IMAGE") bytes) in $(elapsed "$t0")"
+}
+
 main() {
     require_root
     docker_ready || die "no Docker engine answers; run scripts/setup/docker.sh first"
@@ -244,7 +314,8 @@ main() {
     flock -w 600 8 || die "could not get lock /run/lock/jupyter-sched-images.lock"
 
     WORK="$(mktemp -d /var/tmp/jupyter-sched-images.XXXXXX)"
-    for name in "${wanted[@]}"; do
+    for name in busybox python torch; do # in this order whatever the command line's: torch is FROM python
+        [[ " ${wanted[*]} " == *" $name "* ]] || continue
         "build_$name"
         if [[ "$name" == python ]]; then add_cloudpickle; fi
     done

@@ -1,0 +1,69 @@
+"""dist.ddp (torchrun) run for real on local_docker: two containers of jupyter-sched/torch:local meet at the
+c10d rendezvous on rank 0's container across the docker network, and do a gloo all_reduce."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from jupyter_sched.specs import AppState, random_id
+
+TORCH_IMAGE = "jupyter-sched/torch:local"  # built by scripts/setup/images.sh from the venv's torch
+
+ALL_REDUCE = """
+import socket, sys, torch, torch.distributed as dist
+dist.init_process_group("gloo")
+t = torch.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(t)
+print(f"rank {dist.get_rank()}/{dist.get_world_size()} sum={t.item()} host={socket.gethostname()} argv={sys.argv[1:]}",
+      flush=True)
+dist.destroy_process_group()
+"""
+RESULT = re.compile(r"^\[default0\]:rank (\d)/2 sum=3\.0 host=(\S+) argv=\['x', '--y'\]$", re.M)
+
+
+@pytest.fixture
+def docker_runner(docker_engine: None) -> Iterator[Any]:
+    """A runner on a session of its own; every container of that session is removed afterwards."""
+    from jupyter_sched.runner import get_runner
+
+    if subprocess.run(["docker", "image", "inspect", TORCH_IMAGE], capture_output=True).returncode != 0:
+        from tests.conftest import missing_engine
+
+        why = "missing: run `bash scripts/setup/torch.sh`, then `bash scripts/setup/images.sh torch`"
+        missing_engine(f"test image {TORCH_IMAGE}", why)
+    session = f"test-{random_id()}"
+    try:
+        with get_runner(session) as runner:
+            yield runner
+    finally:
+        ids = subprocess.run(
+            ["docker", "ps", "-aq", "--filter", f"label=jupyter_sched.session={session}"],
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        if ids:
+            subprocess.run(["docker", "rm", "-f", "-v", *ids], capture_output=True)
+
+
+@pytest.mark.torch
+def test_two_containers_meet_at_the_rank0_container(docker_runner: Any, tmp_path: Path) -> None:
+    (tmp_path / "allreduce.py").write_text(ALL_REDUCE)
+    args = ["--image", TORCH_IMAGE, "-j", "2x1", "--mounts", f"type=bind,src={tmp_path},dst=/job,readonly",
+            "--script", "/job/allreduce.py", "x", "--y"]  # fmt: skip
+    handle = docker_runner.run_component("dist.ddp", args, "local_docker")
+    status = docker_runner.wait(handle, wait_interval=0.5)
+    assert status is not None
+    logs = {k: "".join(docker_runner.log_lines(handle, "allreduce", k)) for k in range(2)}
+    assert status.state == AppState.SUCCEEDED, (status, logs)
+    assert [r.state for r in status.roles[0].replicas] == [AppState.SUCCEEDED] * 2
+    # Each container's torchrun ran one worker, which printed one result (torchrun prefixes it with the
+    # local rank, "[default0]:"; the other lines are torch's warnings). c10d picks which node is rank 0.
+    results = {k: [m.groups() for m in RESULT.finditer(text)] for k, text in logs.items()}
+    assert all(len(results[k]) == 1 for k in (0, 1)), logs
+    (rank_a, host_a), (rank_b, host_b) = results[0][0], results[1][0]
+    assert {rank_a, rank_b} == {"0", "1"} and host_a != host_b, logs
