@@ -12,6 +12,10 @@
 #                                without it this image is skipped, and the torch
 #                                docker tests skip; under CI=true that is an error)
 #
+# With the torch image it installs images/site into the venv: its entry point
+# makes jupyter-sched/torch:local dist.ddp's default image on this machine
+# (jupyter_sched/components/images.py says how a site names its images).
+#
 # Each image is built only if it is missing or its recipe changed (a hash of
 # the Dockerfile + recipe is stored in the image label "jupyter-sched.recipe"),
 # so a re-run costs one `docker image inspect` per image.
@@ -302,6 +306,27 @@ build_torch() {
     log "built $TORCH_IMAGE ($(docker image inspect -f '{{.Size}}' "$TORCH_IMAGE") bytes) in $(elapsed "$t0")"
 }
 
+# images/site names jupyter-sched/torch:local as dist.ddp's default image (the jupyter_sched.images entry
+# point), so a component called without --image, e.g. TorchX's ddp(script=..., j="2x1"), runs here as it
+# would in pytorch/pytorch:latest where images can be pulled. Installed only with the image, from a copy
+# (setuptools writes build/ and *.egg-info beside its sources), and only when it changed.
+install_site() {
+    local module="$IMAGES_DIR/site/jupyter_sched_local_images.py" installed ep copy
+    docker image inspect "$TORCH_IMAGE" >/dev/null 2>&1 || return 0
+    installed="$("$VENV_PYTHON" -c 'import jupyter_sched_local_images as m; print(m.__file__)' 2>/dev/null || true)"
+    ep="$("$VENV_PYTHON" -c 'from importlib.metadata import entry_points as e
+print(*[p.value for p in e(group="jupyter_sched.images") if p.name == "torch"])' 2>/dev/null || true)"
+    if [[ -n "$installed" ]] && cmp -s "$installed" "$module" && [[ "$ep" == "jupyter_sched_local_images:TORCH" ]]; then
+        log "images/site is installed: dist.ddp defaults to $TORCH_IMAGE"
+        return 0
+    fi
+    copy="$WORK/site"
+    cp -r "$IMAGES_DIR/site" "$copy"
+    "$VENV_PYTHON" -m pip install --quiet --no-deps --no-build-isolation "$copy" ||
+        die "installing images/site into $VENV_PYTHON failed"
+    log "installed images/site: dist.ddp defaults to $TORCH_IMAGE"
+}
+
 main() {
     require_root
     docker_ready || die "no Docker engine answers; run scripts/setup/docker.sh first"
@@ -318,6 +343,7 @@ main() {
         [[ " ${wanted[*]} " == *" $name "* ]] || continue
         "build_$name"
         if [[ "$name" == python ]]; then add_cloudpickle; fi
+        if [[ "$name" == torch ]]; then install_site; fi
     done
     log "images ready in $(elapsed "$t0"): ${wanted[*]}"
 }
