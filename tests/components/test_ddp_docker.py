@@ -67,3 +67,30 @@ def test_two_containers_meet_at_the_rank0_container(docker_runner: Any, tmp_path
     assert all(len(results[k]) == 1 for k in (0, 1)), logs
     (rank_a, host_a), (rank_b, host_b) = results[0][0], results[1][0]
     assert {rank_a, rank_b} == {"0", "1"} and host_a != host_b, logs
+
+
+@pytest.mark.torch
+def test_ddp_as_torchx_code_calls_it_runs_in_the_default_image_from_a_fsspec_workspace(docker_runner: Any) -> None:
+    """TorchX-style code: ``ddp(script=..., j="2x1")`` with no image, submitted with a ``memory://``
+    workspace. The default image is this machine's torch image (images/site), and the workspace is built
+    on top of it, so the script runs from the image's working directory in both containers."""
+    import fsspec
+
+    from jupyter_sched.components.dist import ddp
+    from jupyter_sched.components.images import TORCH_IMAGE as DEFAULT_TORCH_IMAGE
+    from jupyter_sched.schedulers import get_scheduler_factories
+
+    assert DEFAULT_TORCH_IMAGE == TORCH_IMAGE  # scripts/setup/images.sh installed images/site
+    workspace = f"memory://ddp-{random_id()}/"
+    with fsspec.open(workspace + "main.py", "wt") as f:
+        f.write(ALL_REDUCE)
+    app = ddp("x", "--y", script="main.py", j="2x1")
+    assert app.roles[0].image == TORCH_IMAGE
+    scheduler = get_scheduler_factories()["local_docker"](docker_runner.session_name)
+    app_id = scheduler.submit(app, cfg={}, workspace=workspace)
+    handle = f"local_docker://{docker_runner.session_name}/{app_id}"
+    status = docker_runner.wait(handle, wait_interval=0.5)
+    logs = {k: "".join(docker_runner.log_lines(handle, "main", k)) for k in range(2)}
+    assert status is not None and status.state == AppState.SUCCEEDED, (status, logs)
+    ranks = sorted(m.group(1) for text in logs.values() for m in RESULT.finditer(text))
+    assert ranks == ["0", "1"], logs
