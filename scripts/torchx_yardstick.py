@@ -19,7 +19,9 @@ that we fixed (README's "What we fixed"), it reads or patches a TorchX-private n
 difference that is neither, each named in README. The script prints the tally and every failure with its
 reason, and exits 1 if a failure is not in the table, or a test in it now passes (update the table and
 README). TorchX's sources are not in this repository and CI has no network: maintainers run this by hand
-(the v0.7.0 tag of https://github.com/pytorch/torchx).
+(the v0.7.0 tag of https://github.com/pytorch/torchx), on a machine set up as README says: the docker tests
+need the engine, and ``test_docker_submit_dist`` the torch image and ``images/site`` that
+``scripts/setup/images.sh`` builds and installs (its default image for ``dist.ddp``).
 """
 
 from __future__ import annotations
