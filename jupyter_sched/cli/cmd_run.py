@@ -30,12 +30,17 @@ __all__ = ["HELP", "RunArgs", "execute", "main", "parse_run_args"]
 
 # -- running ----------------------------------------------------------------------------------------------------
 def format_dryrun(info: AppDryRunInfo) -> str:
-    """The app, the scheduler's own rendering of its request, and the request's warnings if any; secrets
-    masked (render() masks the app, :func:`mask_lines` the request)."""
+    """The app, the scheduler's own rendering of its request, how to start each replica by hand where the
+    backend says (its ``docker run`` lines, with every variable the container gets), and the request's
+    warnings if any; secrets masked (render() masks the app, :func:`mask_lines` the rest)."""
     view = info.view()
     warned = "".join(f"warning: {w}\n" for w in (view.warnings if view is not None else []))
     request = mask_lines(repr(info))
     text = f"=== APPLICATION ===\n{render(info.app)}\n\n=== SCHEDULER REQUEST ===\n{request}\n"
+    by_hand = [(f"{p.role}/{p.replica_id}", p.launch) for p in (view.replicas if view else []) if p.launch]
+    if by_hand:
+        text += f"\n=== {by_hand[0][1][0].upper()}: EACH REPLICA BY HAND ===\n"
+        text += "".join(f"# {name}\n{mask_lines(line)}\n" for name, (_, line) in by_hand)
     return text + (f"\n=== WARNINGS ===\n{mask_lines(warned)}" if warned else "")
 
 

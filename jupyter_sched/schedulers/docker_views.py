@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 ENV_LEGEND = (
     "env: kwargs['environment'], as TorchX sets it. Creating a container adds PYTHONUNBUFFERED=1 unless env\n"
     "sets it, and sets JUPYTER_SCHED_APP_ID, _ROLE_NAME, _REPLICA_ID (from its labels) and _IMAGE over env;\n"
-    "to_json(), docker_run_command() and the notebook and command-line dry runs show each value"
+    "docker_run_command() (the docker run lines of the dry runs) and to_json() show each value"
 )
 
 

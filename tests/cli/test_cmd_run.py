@@ -49,6 +49,27 @@ def test_dryrun_prints_the_app_and_the_request_and_runs_nothing(cli: Cli) -> Non
     assert "no apps on local_cwd" in cli("list").stdout
 
 
+def test_docker_dryrun_adds_each_replica_by_hand_with_every_variable_it_gets(cli: Cli) -> None:
+    """The request prints as TorchX's (our additions stated as a rule); the docker run lines after it
+    carry each value, with secrets masked. Nothing needs an engine."""
+    cli.env["MY_API_TOKEN"] = "s3cret-Value"
+    proc = cli("run", "--dryrun", "-s", "local_docker", "--cfg", "copy_env=MY_API_TOKEN", "utils.sh",
+               "--num_replicas", "2", "true")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    after_app = proc.stdout.split("\n=== SCHEDULER REQUEST ===\n")[1]
+    request, by_hand = after_app.split("\n=== DOCKER RUN: EACH REPLICA BY HAND ===\n")
+    app_id = request.split("app_id=", 1)[1].split(",", 1)[0]
+    assert "Creating a container adds PYTHONUNBUFFERED=1" in request and "JUPYTER_SCHED_APP_ID=" not in request
+    lines = by_hand.splitlines()
+    assert lines[0] == "# sh/0" and lines[2] == "# sh/1" and len(lines) == 4
+    for k, line in enumerate(lines[1::2]):
+        assert line.startswith("docker run --detach --name ") and "--network torchx" in line
+        for var in (f"JUPYTER_SCHED_APP_ID={app_id}", f"JUPYTER_SCHED_REPLICA_ID={k}", "PYTHONUNBUFFERED=1",
+                    "'MY_API_TOKEN=********'"):  # fmt: skip
+            assert f"--env {var}" in line, (var, line)
+    assert "s3cret-Value" not in proc.stdout
+
+
 def test_outlive_owner_returns_at_once_and_log_follows_from_another_process(cli: Cli) -> None:
     script = "for i in 1 2 3; do echo line $i; sleep 0.2; done"
     proc = cli("run", "--cfg", "outlive_owner=true", "utils.sh", script)
