@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Tuple
+import contextlib
+import subprocess
+from typing import Callable, ContextManager, Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -31,3 +33,30 @@ def run_local(runner: Runner, log_dir: str) -> RunLocal:
         return handle, status, logs
 
     return run
+
+
+@contextlib.contextmanager
+def _session_runner(image: str, how_to_build: str) -> Iterator[Runner]:
+    """A runner on a session of its own, after checking the test image ``image`` exists (a missing image
+    skips locally, fails under CI); every container of that session is removed afterwards."""
+    from jupyter_sched.runner import get_runner
+    from jupyter_sched.specs import random_id
+    from tests.conftest import missing_engine
+
+    if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
+        missing_engine(f"test image {image}", f"missing: run {how_to_build}")
+    session = f"test-{random_id()}"
+    try:
+        with get_runner(session) as runner:
+            yield runner
+    finally:
+        label = f"label=jupyter_sched.session={session}"
+        ids = subprocess.run(["docker", "ps", "-aq", "--filter", label], capture_output=True, text=True).stdout.split()
+        if ids:
+            subprocess.run(["docker", "rm", "-f", "-v", *ids], capture_output=True)
+
+
+@pytest.fixture
+def docker_session_runner(docker_engine: None) -> Callable[[str, str], ContextManager[Runner]]:
+    """``with docker_session_runner(IMAGE, HOW_TO_BUILD) as runner``: see :func:`_session_runner`."""
+    return _session_runner

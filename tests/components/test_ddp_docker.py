@@ -4,7 +4,6 @@ c10d rendezvous on rank 0's container across the docker network, and do a gloo a
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -27,27 +26,10 @@ RESULT = re.compile(r"^\[default0\]:rank (\d)/2 sum=3\.0 host=(\S+) argv=\['x', 
 
 
 @pytest.fixture
-def docker_runner(docker_engine: None) -> Iterator[Any]:
-    """A runner on a session of its own; every container of that session is removed afterwards."""
-    from jupyter_sched.runner import get_runner
-
-    if subprocess.run(["docker", "image", "inspect", TORCH_IMAGE], capture_output=True).returncode != 0:
-        from tests.conftest import missing_engine
-
-        why = "missing: run `bash scripts/setup/torch.sh`, then `bash scripts/setup/images.sh torch`"
-        missing_engine(f"test image {TORCH_IMAGE}", why)
-    session = f"test-{random_id()}"
-    try:
-        with get_runner(session) as runner:
-            yield runner
-    finally:
-        ids = subprocess.run(
-            ["docker", "ps", "-aq", "--filter", f"label=jupyter_sched.session={session}"],
-            capture_output=True,
-            text=True,
-        ).stdout.split()
-        if ids:
-            subprocess.run(["docker", "rm", "-f", "-v", *ids], capture_output=True)
+def docker_runner(docker_session_runner: Any) -> Iterator[Any]:
+    how = "`bash scripts/setup/torch.sh`, then `bash scripts/setup/images.sh torch`"
+    with docker_session_runner(TORCH_IMAGE, how) as runner:
+        yield runner
 
 
 @pytest.mark.torch
@@ -89,8 +71,11 @@ def test_ddp_as_torchx_code_calls_it_runs_in_the_default_image_from_a_fsspec_wor
     scheduler = get_scheduler_factories()["local_docker"](docker_runner.session_name)
     app_id = scheduler.submit(app, cfg={}, workspace=workspace)
     handle = f"local_docker://{docker_runner.session_name}/{app_id}"
-    status = docker_runner.wait(handle, wait_interval=0.5)
-    logs = {k: "".join(docker_runner.log_lines(handle, "main", k)) for k in range(2)}
+    try:
+        status = docker_runner.wait(handle, wait_interval=0.5)
+        logs = {k: "".join(docker_runner.log_lines(handle, "main", k)) for k in range(2)}
+    finally:
+        scheduler.cleanup(app_id, force=True)  # its containers and the image built from the workspace
     assert status is not None and status.state == AppState.SUCCEEDED, (status, logs)
     ranks = sorted(m.group(1) for text in logs.values() for m in RESULT.finditer(text))
     assert ranks == ["0", "1"], logs

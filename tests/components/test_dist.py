@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -138,32 +138,9 @@ PYTHON_IMAGE = "jupyter-sched/python:local"  # built by scripts/setup/images.sh
 
 
 @pytest.fixture
-def docker_runner(docker_engine: None) -> Any:
-    """A runner on a session of its own; every container of that session is removed afterwards."""
-    import subprocess
-
-    from jupyter_sched.runner import get_runner
-    from jupyter_sched.specs import random_id
-
-    if (
-        subprocess.run(["docker", "image", "inspect", PYTHON_IMAGE], capture_output=True).returncode
-        != 0
-    ):
-        from tests.conftest import missing_engine
-
-        missing_engine(f"test image {PYTHON_IMAGE}", "missing: run `bash scripts/setup/images.sh`")
-    session = f"test-{random_id()}"
-    try:
-        with get_runner(session) as runner:
-            yield runner
-    finally:
-        ids = subprocess.run(
-            ["docker", "ps", "-aq", "--filter", f"label=jupyter_sched.session={session}"],
-            capture_output=True,
-            text=True,
-        ).stdout.split()
-        if ids:
-            subprocess.run(["docker", "rm", "-f", "-v", *ids], capture_output=True)
+def docker_runner(docker_session_runner: Any) -> Iterator[Any]:
+    with docker_session_runner(PYTHON_IMAGE, "`bash scripts/setup/images.sh`") as runner:
+        yield runner
 
 
 def test_the_same_job_runs_unchanged_on_local_docker(docker_runner: Any, tmp_path: Path) -> None:
