@@ -23,7 +23,7 @@ from jupyter_sched.frontend.run_options import HELP
 from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.workspace_source import WorkspaceError, is_file_url, is_url, local_path
 from jupyter_sched.specs import AppDryRunInfo, AppState, AppStatus, InvalidAppError, InvalidRunConfigException
-from jupyter_sched.specs.masking import mask_lines
+from jupyter_sched.specs.masking import mask_lines, mask_shell_text
 
 __all__ = ["HELP", "RunArgs", "execute", "main", "parse_run_args"]
 
@@ -32,7 +32,8 @@ __all__ = ["HELP", "RunArgs", "execute", "main", "parse_run_args"]
 def format_dryrun(info: AppDryRunInfo) -> str:
     """The app, the scheduler's own rendering of its request, how to start each replica by hand where the
     backend says (its ``docker run`` lines, with every variable the container gets), and the request's
-    warnings if any; secrets masked (render() masks the app, :func:`mask_lines` the rest)."""
+    warnings if any; secrets masked (render() masks the app, :func:`mask_lines` the request and warnings,
+    :func:`mask_shell_text` the shell lines, whose quoting and ``\\`` continuations it keeps)."""
     view = info.view()
     warned = "".join(f"warning: {w}\n" for w in (view.warnings if view is not None else []))
     request = mask_lines(repr(info))
@@ -40,7 +41,7 @@ def format_dryrun(info: AppDryRunInfo) -> str:
     by_hand = [(f"{p.role}/{p.replica_id}", p.launch) for p in (view.replicas if view else []) if p.launch]
     if by_hand:
         text += f"\n=== {by_hand[0][1][0].upper()}: EACH REPLICA BY HAND ===\n"
-        text += "".join(f"# {name}\n{mask_lines(line)}\n" for name, (_, line) in by_hand)
+        text += "".join(f"# {name}\n{mask_shell_text(line)}\n" for name, (_, line) in by_hand)
     return text + (f"\n=== WARNINGS ===\n{mask_lines(warned)}" if warned else "")
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import textwrap
 from typing import Any, Dict, List, Optional, Tuple
 
 from jupyter_sched.notebook.theme import code, esc, table
@@ -69,8 +70,15 @@ def _copyable(text: str) -> str:
     return f'<div>{_COPY}<pre style="{_PRE}">{esc(text)}</pre></div>'
 
 
+def _launch_html(text: str) -> str:
+    """How to start the replica by hand: long (a ``docker run`` line has a flag a line), so folded."""
+    lines = text.count("\n") + 1
+    return _copyable(text) if lines < 4 else f"<details><summary>{lines} lines</summary>{_copyable(text)}</details>"
+
+
 def _plan_html(plan: ReplicaPlan) -> str:
-    rows = [(k, _copyable(v) if k in ("argv", "command") or plan.launch and k == plan.launch[0] else code(v))
+    launch = plan.launch[0] if plan.launch else None
+    rows = [(k, _copyable(v) if k in ("argv", "command") else _launch_html(v) if k == launch else code(v))
             for k, v in _rows(plan)]  # fmt: skip
     for key, variables in (("env", plan.env), (LAUNCH_ENV_HEADING, plan.launch_env)):
         env = mask_env(variables)
@@ -123,7 +131,8 @@ def dryrun_text(info: Any) -> str:
     out.extend(f"  {k}: {mask_shell_text(v)}" for k, v in view.notes)
     for plan in view.replicas:
         out.append(f"  {plan.label}:")
-        out.extend(f"    {k}: {v}" for k, v in _rows(plan))
+        for k, v in _rows(plan):  # a value of several lines (a docker run line) goes below its label
+            out.append(f"    {k}: {v}" if "\n" not in v else f"    {k}:\n" + textwrap.indent(v, " " * 6))
         out.extend(f"    env:  {k}={v}" for k, v in mask_env(plan.env).items())
         if plan.launch_env:
             out.append(f"    {LAUNCH_ENV_HEADING}:")

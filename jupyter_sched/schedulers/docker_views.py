@@ -93,8 +93,8 @@ def replica_plan(c: "DockerContainer") -> ReplicaPlan:
     ]
     return ReplicaPlan(
         role=c.role, replica_id=c.replica_id, argv=c.command, env=dict(c.kwargs.get("environment") or {}),
-        launch_env=c.added_env(), cwd=c.kwargs.get("working_dir"),
-        image=c.image, mounts=mounts, limits=limits, name=c.name, launch=("docker run", c.docker_run_command()),
+        launch_env=c.added_env(), cwd=c.kwargs.get("working_dir"), image=c.image, mounts=mounts, limits=limits,
+        name=c.name, launch=("docker run", c.docker_run_command(multiline=True)),  # one flag a line: to read
     )  # fmt: skip
 
 

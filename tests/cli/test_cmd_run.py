@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import signal
 from pathlib import Path
 
@@ -60,13 +61,15 @@ def test_docker_dryrun_adds_each_replica_by_hand_with_every_variable_it_gets(cli
     request, by_hand = after_app.split("\n=== DOCKER RUN: EACH REPLICA BY HAND ===\n")
     app_id = request.split("app_id=", 1)[1].split(",", 1)[0]
     assert "Creating a container adds PYTHONUNBUFFERED=1" in request and "JUPYTER_SCHED_APP_ID=" not in request
-    lines = by_hand.splitlines()
-    assert lines[0] == "# sh/0" and lines[2] == "# sh/1" and len(lines) == 4
-    for k, line in enumerate(lines[1::2]):
-        assert line.startswith("docker run --detach --name ") and "--network torchx" in line
+    assert by_hand.startswith("# sh/0\ndocker run --detach \\\n    --name ") and "\n# sh/1\ndocker run " in by_hand
+    for k, command in enumerate(by_hand.split("# sh/")[1:]):
+        argv = shlex.split(command.split("\n", 1)[1])  # one command, its lines joined by the shell's rules
+        assert argv[:3] == ["docker", "run", "--detach"] and argv[-3:] == ["sh", "-c", "true"]
+        assert ("--network", "torchx") in zip(argv, argv[1:], strict=False)
+        env = [b for a, b in zip(argv, argv[1:], strict=False) if a == "--env"]
         for var in (f"JUPYTER_SCHED_APP_ID={app_id}", f"JUPYTER_SCHED_REPLICA_ID={k}", "PYTHONUNBUFFERED=1",
-                    "'MY_API_TOKEN=********'"):  # fmt: skip
-            assert f"--env {var}" in line, (var, line)
+                    "MY_API_TOKEN=********"):  # fmt: skip
+            assert var in env, (var, env)
     assert "s3cret-Value" not in proc.stdout
 
 

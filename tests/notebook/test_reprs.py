@@ -202,7 +202,8 @@ def test_real_docker_dryrun_masks_the_copyable_command(ip: Any, magics: Any) -> 
     for rendering in (html, text, data):
         assert "abc123" not in rendering
     assert "sh/0" in html and "sh/1" in html and "memory=512m" in html and "nano_cpus" not in html
-    assert "--env &#x27;HF_TOKEN=********&#x27; --env X=1" in html and "python:3.12-slim sh -c" in html
+    # the docker run line, one flag a line (the shell's continuations kept), masked
+    assert "    --env &#x27;HF_TOKEN=********&#x27; \\\n    --env X=1 \\\n" in html and "python:3.12-slim sh -c" in html
 
 
 def test_unknown_request_shape_falls_back_to_a_masked_repr(ip: Any, magics: Any) -> None:
