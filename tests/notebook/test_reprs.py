@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Any, Dict, List
@@ -204,6 +205,9 @@ def test_real_docker_dryrun_masks_the_copyable_command(ip: Any, magics: Any) -> 
     assert "sh/0" in html and "sh/1" in html and "memory=512m" in html and "nano_cpus" not in html
     # the docker run line, one flag a line (the shell's continuations kept), masked
     assert "    --env &#x27;HF_TOKEN=********&#x27; \\\n    --env X=1 \\\n" in html and "python:3.12-slim sh -c" in html
+    # folded in html (the env blocks above show the values), below its label and indented in text
+    assert re.search(r"<td[^>]*>docker run</td><td[^>]*><details><summary>\d+ lines</summary>", html)
+    assert "\n    docker run:\n      docker run --detach \\\n          --name sh-" in text
 
 
 def test_unknown_request_shape_falls_back_to_a_masked_repr(ip: Any, magics: Any) -> None:
