@@ -41,9 +41,15 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def _text(cell: Any) -> str:
+    """A cell's outputs as text. Consecutive chunks of one stream are joined as a front end shows them: the
+    kernel may send one ``print`` in several messages (it flushes on a timer, between ``print``'s writes)."""
     parts: List[str] = []
+    previous = None
     for out in cell.get("outputs", []):
-        if out.get("output_type") == "stream":
+        stream = out.get("name") if out.get("output_type") == "stream" else None
+        if stream is not None and stream == previous:
+            parts[-1] += out.get("text", "")
+        elif stream is not None:
             parts.append(out.get("text", ""))
         elif out.get("output_type") == "error":
             parts += [out.get("ename", ""), out.get("evalue", ""), *out.get("traceback", [])]
@@ -51,6 +57,7 @@ def _text(cell: Any) -> str:
             data: Dict[str, Any] = out.get("data", {})
             parts.append(str(data.get("text/plain", "")))
             parts.append(str(data.get("text/html", "")))
+        previous = stream
     return "\n".join(parts)
 
 
