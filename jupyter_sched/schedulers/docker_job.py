@@ -87,6 +87,12 @@ def package_version() -> str:
 
 
 PULL_POLICIES = ("never", "missing", "always")
+IDENTITY_ENV = {
+    "JUPYTER_SCHED_APP_ID": LABEL_APP_ID,
+    "JUPYTER_SCHED_ROLE_NAME": LABEL_ROLE_NAME,
+    "JUPYTER_SCHED_REPLICA_ID": LABEL_REPLICA_ID,
+}
+"""The replica's identity a container gets when created: each variable from the label it is read from."""
 IMAGE_ENV = "JUPYTER_SCHED_IMAGE"
 
 
@@ -109,10 +115,8 @@ class DockerContainer:
         """Set when the container is created, over ``kwargs["environment"]``: the replica's app, role and
         replica (from its labels, where it has them) and its image. Both stay out of
         ``kwargs["environment"]``, which holds exactly what TorchX puts there."""
-        labels = self.labels
-        named = {"JUPYTER_SCHED_APP_ID": LABEL_APP_ID, "JUPYTER_SCHED_ROLE_NAME": LABEL_ROLE_NAME,
-                 "JUPYTER_SCHED_REPLICA_ID": LABEL_REPLICA_ID}  # fmt: skip
-        return {**{var: labels[label] for var, label in named.items() if label in labels}, IMAGE_ENV: self.image}
+        labels = self.kwargs.get("labels") or {}
+        return {**{var: labels[label] for var, label in IDENTITY_ENV.items() if label in labels}, IMAGE_ENV: self.image}
 
     # -- read-only views of the common kwargs ---------------------------------------------------------
     @property
