@@ -9,11 +9,16 @@ The replica's identity is what ``dist.spmd`` gives (``RANK``, ``WORLD_SIZE``, ``
 holding rank 0's host (``JUPYTER_SCHED_RANK0_ENV``). The outcome is written to ``result-<rank>.pkl``
 atomically (a temporary file renamed), so a reader never sees half a result. The exit code is 0 when the
 function returned and 1 when it raised; the traceback also goes to stderr, so the logs show it.
+
+The call carries a source map (``jupyter_sched.functions.sources``): where each function sent by value was
+written and its lines. A traceback's frames are matched against it by code (name, first line, bytecode),
+so they show the user's file, or the cell as IPython names it (``Cell In[12], line 3``), and the source
+line, whatever file name the code arrived with.
 """
 
 import os
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 OUTCOME_FORMAT = 1
 
@@ -42,6 +47,64 @@ def _format_exc() -> str:
     import traceback  # only on the error path: the common path imports nothing it does not use
 
     return traceback.format_exc()
+
+
+def _places(entries: List[Any]) -> Dict[Tuple[str, int, int], Tuple[str, bool]]:
+    """The source map's code keys -> ``(label, is_cell)``; each label's lines go into the line cache."""
+    import linecache
+
+    places = {}
+    for key, label, is_cell, first, lines in entries:
+        places[tuple(key)] = (label, is_cell)
+        known = linecache.cache.get(label)
+        text = list(known[2]) if known and known[1] is None else []  # ours (no mtime), from another entry
+        text += [""] * (first - 1 + len(lines) - len(text))
+        text[first - 1 : first - 1 + len(lines)] = lines
+        linecache.cache[label] = (sum(map(len, text)), None, text, label)
+    return places
+
+
+def _relabel(te: Any, exc: Optional[BaseException], tb: Any, places: Dict[Any, Any], cells: Set[str]) -> None:
+    """Gives ``te``'s frames that match the source map their label (their lines are in the line cache),
+    and so on down the exception's cause, context and group members."""
+    import traceback
+    import zlib
+
+    if te is None or exc is None:
+        return
+    codes = [frame.f_code for frame, _ in traceback.walk_tb(tb)]
+    if len(codes) == len(te.stack):
+        for i, (code, summary) in enumerate(zip(codes, te.stack)):
+            found = places.get((code.co_name, code.co_firstlineno, zlib.crc32(code.co_code)))
+            if found is None:
+                continue
+            label, is_cell = found
+            if is_cell:
+                cells.add(label)
+            positions = {k: getattr(summary, k) for k in ("end_lineno", "colno", "end_colno") if hasattr(summary, k)}
+            te.stack[i] = traceback.FrameSummary(label, summary.lineno, summary.name, **positions)
+    for te_next, exc_next in ((te.__cause__, exc.__cause__), (te.__context__, exc.__context__)):
+        if exc_next is not None:
+            _relabel(te_next, exc_next, exc_next.__traceback__, places, cells)
+    for te_member, exc_member in zip(getattr(te, "exceptions", None) or (), getattr(exc, "exceptions", ())):
+        _relabel(te_member, exc_member, exc_member.__traceback__, places, cells)
+
+
+def _format_error(exc: BaseException, tb: Any, entries: List[Any]) -> str:
+    """The traceback from ``tb`` on, each frame of the user's code with its place and source line; a
+    cell's frames read as IPython prints them (``Cell In[12], line 3, in train``)."""
+    import traceback
+
+    te = traceback.TracebackException(type(exc), exc, tb)
+    cells: Set[str] = set()
+    try:
+        _relabel(te, exc, tb, _places(entries), cells)
+    except Exception:  # noqa: BLE001 - a source map we cannot apply must not hide the error itself
+        te = traceback.TracebackException(type(exc), exc, tb)
+    text = "".join(te.format())
+    for label in cells:
+        text = text.replace(f'File "{label}", line ', f"{label}, line ")
+    return text
 
 
 def _error(exc: BaseException, text: str, cloudpickle: Any) -> Dict[str, Any]:
@@ -82,7 +145,7 @@ def main(argv: List[str]) -> int:
 
     try:
         with open(os.path.join(job_dir, "call.pkl"), "rb") as f:
-            fn, args, kwargs = cloudpickle.load(f)
+            fn, args, kwargs, sources = cloudpickle.load(f)
     except BaseException as e:  # noqa: BLE001 - e.g. a module the function needs is missing here
         text = _format_exc()
         sys.stderr.write(text)
@@ -91,10 +154,8 @@ def main(argv: List[str]) -> int:
     try:
         value = fn(*args, **kwargs)
     except BaseException as e:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes too
-        import traceback
-
         tb = e.__traceback__.tb_next if e.__traceback__ is not None else None  # from the function's frame on
-        text = "".join(traceback.format_exception(type(e), e, tb))
+        text = _format_error(e, tb, sources)
         sys.stderr.write(text)
         sys.stderr.flush()
         _write(job_dir, rank, _error(e, text, cloudpickle), cloudpickle)

@@ -19,6 +19,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 
 import cloudpickle
 
+from jupyter_sched.functions import sources
 from jupyter_sched.functions.errors import UnpicklableError
 
 _KERNEL_MODULES = ("IPython.", "ipykernel.", "zmq.", "tornado.", "jupyter_client.", "ipywidgets.", "traitlets.")
@@ -54,13 +55,14 @@ def dumps(obj: Any) -> bytes:
 
 
 def pack(fn: Any, args: Tuple[Any, ...], kwargs: dict) -> bytes:
-    """``(fn, args, kwargs)`` pickled; :class:`UnpicklableError` naming the culprit if that fails."""
+    """``(fn, args, kwargs, source map)`` pickled (see :mod:`.sources`); :class:`UnpicklableError` naming
+    the culprit if that fails."""
     if not callable(fn):
         raise TypeError(
             f"submit: fn must be callable (a function, lambda, class or callable object), got {type(fn).__name__}"
         )
     try:
-        return dumps((fn, tuple(args), dict(kwargs)))
+        return dumps((fn, tuple(args), dict(kwargs), sources.source_map(fn)))
     except Exception as e:  # noqa: BLE001 - any pickling failure is reported the same way
         roots = [(describe_callable(fn), fn)] + [(f"argument {i}", a) for i, a in enumerate(args)]
         roots += [(f"keyword argument {k!r}", v) for k, v in kwargs.items()]

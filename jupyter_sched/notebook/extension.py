@@ -13,6 +13,19 @@ import weakref
 from typing import Any, Optional
 
 _LOADED: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_CELL_NAMERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def cell_namer(shell: Any) -> Any:
+    """``filename -> "Cell In[12]"`` for the shell's cells (IPython's own label), else None: how a function
+    job's remote traceback names the cell a function was defined in (functions.sources)."""
+
+    def name(filename: str) -> Optional[str]:
+        format_code_name = getattr(shell.compile, "format_code_name", None)  # IPython 8.? and later
+        named = format_code_name(filename) if format_code_name is not None else None
+        return " ".join(named) if named else None
+
+    return name
 
 
 def loaded(shell: Any) -> Optional[Any]:
@@ -27,6 +40,7 @@ def load(shell: Any) -> Any:
     existing = _LOADED.get(shell)
     if existing is not None:
         return existing
+    from jupyter_sched.functions import sources
     from jupyter_sched.notebook import notes, record, reprs
     from jupyter_sched.notebook.magics import SchedMagics
 
@@ -35,6 +49,8 @@ def load(shell: Any) -> Any:
     reprs.register(shell)
     shell.events.register("post_run_cell", record.flush)  # ended jobs' records reach headless clients
     notes.install(shell)  # library diagnostics as a one-line note, not stderr
+    _CELL_NAMERS[shell] = namer = cell_namer(shell)
+    sources.add_namer(namer)
     _LOADED[shell] = magics
     return magics
 
@@ -44,6 +60,7 @@ def unload(shell: Any) -> None:
     magics = _LOADED.pop(shell, None)
     if magics is None:
         return
+    from jupyter_sched.functions import sources
     from jupyter_sched.notebook import live, notes, record, reprs
 
     manager = shell.magics_manager
@@ -60,5 +77,6 @@ def unload(shell: Any) -> None:
     if record.flush in shell.events.callbacks.get("post_run_cell", []):
         shell.events.unregister("post_run_cell", record.flush)
     notes.uninstall(shell)
+    sources.remove_namer(_CELL_NAMERS.pop(shell, None))
     live.stop_all()
     record.forget_all()

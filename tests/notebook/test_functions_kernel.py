@@ -23,8 +23,9 @@ CELLS = [
     "%sched_run --dryrun train --lr 0.2 --num_replicas 2",
     # 3: an unknown flag is a usage error naming the parameters
     "%sched_run train --lrr 1",
-    # 4: a raising function: the remote traceback is the cell's error
-    "def explode(n: int):\n    return [1, 2][n]\n%sched_run --wait explode --n 5",
+    # 4: a raising function: the remote traceback is the cell's error, each frame with its cell and line
+    "def pick(xs, n):\n    return xs[n]\ndef explode(n: int):\n    return pick([1, 2], n)\n"
+    "%sched_run --wait explode --n 5",
     # 5: the kernel itself cannot be sent
     "shell = get_ipython()\njupyter_sched.submit(lambda: shell.user_ns)",
     # 6: a sweep's table, final in the saved notebook
@@ -83,6 +84,10 @@ def test_a_raising_function_shows_its_remote_traceback(saved) -> None:  # type: 
     assert error.ename == "FunctionError"
     tb = "\n".join(error.traceback)
     assert "IndexError: list index out of range" in tb and "in explode" in tb and "/0" in tb
+    cell = f"Cell In[{saved.cells[4].execution_count}]"  # as IPython prints a local traceback's frames
+    assert f"{cell}, line 4, in explode\n    return pick([1, 2], n)" in tb, tb
+    assert f"{cell}, line 2, in pick\n    return xs[n]" in tb, tb
+    assert "<dynamic-code>" not in tb
 
 
 def test_the_kernel_is_refused_before_launch_naming_it(saved) -> None:  # type: ignore[no-untyped-def]
