@@ -53,11 +53,11 @@ def _places(entries: List[Any]) -> Dict[Tuple[str, int, int], Tuple[str, bool]]:
     """The source map's code keys -> ``(label, is_cell)``; each label's lines go into the line cache."""
     import linecache
 
-    places = {}
+    places: Dict[Tuple[str, int, int], Tuple[str, bool]] = {}
     for key, label, is_cell, first, lines in entries:
         places[tuple(key)] = (label, is_cell)
-        known = linecache.cache.get(label)
-        text = list(known[2]) if known and known[1] is None else []  # ours (no mtime), from another entry
+        known = linecache.cache.get(label, ())
+        text = list(known[2]) if len(known) == 4 and known[1] is None else []  # ours (no mtime): another entry's
         text += [""] * (first - 1 + len(lines) - len(text))
         text[first - 1 : first - 1 + len(lines)] = lines
         linecache.cache[label] = (sum(map(len, text)), None, text, label)
