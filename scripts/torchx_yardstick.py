@@ -16,9 +16,11 @@ They are copied, with the test-support modules they import, into a scratch copy 
 
 Each failure is then looked up in ``EXPECTED`` below, which says why it fails: it asserts a TorchX defect
 that we fixed (README's "What we fixed"), it reads or patches a TorchX-private name, or (``OPEN``) a known
-difference that is neither, each named in README. The script prints the tally and every failure with its
-reason, and exits 1 if a failure is not in the table, or a test in it now passes (update the table and
-README). TorchX's sources are not in this repository and CI has no network: maintainers run this by hand
+difference that is neither, each named in README. A few tests race the replicas they start (``TIMING``):
+they pass or fail by how busy the machine is, so either verdict is accepted and they are counted apart.
+The script prints the tally and every failure with its reason, and exits 1 if a failure is not in the
+table, or a test in it now passes (update the table and README), so two runs on any machine give the same
+verdict. TorchX's sources are not in this repository and CI has no network: maintainers run this by hand
 (the v0.7.0 tag of https://github.com/pytorch/torchx), on a machine set up as README says: the docker tests
 need the engine, and ``test_docker_submit_dist`` the torch image and ``images/site`` that
 ``scripts/setup/images.sh`` builds and installs (its default image for ``dist.ddp``).
@@ -46,6 +48,7 @@ SUPPORT = ["test/__init__.py", "test/fixtures.py", "schedulers/test/__init__.py"
 FIXED = "fixed"  # asserts a TorchX defect we fixed (README: "What we fixed")
 PRIVATE = "private"  # patches, reads or calls a TorchX-private name
 OPEN = "open"  # neither: a known difference, named in README's compatibility section
+TIMING = "timing"  # races the replicas it starts: passes or fails by how busy the machine is
 _R, _S, _L, _D, _P = (
     "runner.test.api_test.RunnerTest::",
     "schedulers.test.api_test.SchedulerTest::",
@@ -55,6 +58,7 @@ _R, _S, _L, _D, _P = (
 )
 _MUTATES = "reads the runner's variables from the caller's AppDef: our dry run does not rewrite it"
 _CANCEL = "state right after cancel: ours returns at once (RUNNING until the replicas exit; passes when they are quick)"
+_EARLY = "reads log_iter(should_tail=False) right after submit: passes once the replica has written"
 _CUDA = "patches LocalScheduler._cuda_device_count"
 EXPECTED: Dict[str, Tuple[str, str]] = {
     _R + "test_dryrun": (FIXED, "expects submit_dryrun to get the caller's AppDef, rewritten: ours gets a copy"),
@@ -63,14 +67,15 @@ EXPECTED: Dict[str, Tuple[str, str]] = {
     _R + "test_dryrun_setup_trackers_as_env_variable": (FIXED, _MUTATES),
     _R + "test_dryrun_trackers_parent_run_id_as_paramenter": (FIXED, _MUTATES),
     _R + "test_dryrun_with_workspace": (FIXED, "two roles of the same name are refused"),
-    _R + "test_status": (FIXED, _CANCEL),
+    _R + "test_status": (TIMING, _CANCEL),
     _R + "test_get_default_runner": (PRIVATE, "reads Runner._name (ours is 'default')"),
     _S + "test_split_lines_iterator": (FIXED, "lines are not cut at read boundaries"),
     _S + "test_submit_workspace": (FIXED, "a workspace does not rewrite the caller's AppDef"),
     _D + "DockerSchedulerLiveTest::test_docker_cancel": (FIXED, "cancel ends CANCELLED, not FAILED"),
     _L + "test_cache_evict": (FIXED, "eviction drops the oldest finished app"),
     _L + "test_cache_full": (FIXED, "eviction never refuses a submit"),
-    _L + "test_cancel": (FIXED, _CANCEL),
+    _L + "test_cancel": (TIMING, _CANCEL),
+    _L + "test_log_iterator_invalid_utf8": (TIMING, _EARLY),
     _L + "test_list": (FIXED, "local list works"),
     _L + "test_log_iterator_no_log_dir": (FIXED, "should_tail=False returns what is there now"),
     _L + "test_child_process_env_append_cwd": (PRIVATE, "calls LocalScheduler._popen"),
@@ -229,7 +234,11 @@ def main() -> int:
         elif bad is not None:
             failed.append((test_id, (bad.get("message") or "").splitlines()[0][:160] if bad.get("message") else ""))
     unexpected = [(t, m) for t, m in failed if t not in EXPECTED]
-    now_pass = [t for t in passed if t in EXPECTED and EXPECTED[t][1] != _CANCEL]
+    now_pass = [t for t in passed if t in EXPECTED and EXPECTED[t][0] != TIMING]
+    racing = [t for t in EXPECTED if EXPECTED[t][0] == TIMING]
+    print(f"\n{len(racing)} race the replicas they start (either verdict is accepted):")
+    for test_id in racing:
+        print(f"  {test_id}: {'passed' if test_id in passed else 'failed'} this run; {EXPECTED[test_id][1]}")
     for kind in (FIXED, PRIVATE, OPEN):
         rows = [(t, EXPECTED[t][1]) for t, _ in failed if EXPECTED.get(t, ("",))[0] == kind]
         print(f"\n{len(rows)} fail as expected ({kind}):")
@@ -241,7 +250,10 @@ def main() -> int:
     for test_id in now_pass:
         print(f"  now passes (drop it from EXPECTED): {test_id}")
     total = len(passed) + len(failed)
-    print(f"\n{len(passed)} passed, {len(failed)} failed of {total} (pytest output: {work}/pytest.out)")
+    steady = len([t for t in passed if t not in racing])
+    print(f"\n{steady} pass on every run, {len(racing)} race their replicas, {total - steady - len(racing)} fail as"
+          f" listed, of {total} (this run: {len(passed)} passed, {len(failed)} failed; pytest output:"
+          f" {work}/pytest.out)")
     return 1 if unexpected or now_pass else 0
 
 

@@ -139,6 +139,16 @@ build_busybox() {
     log "built $BUSYBOX_IMAGE ($(docker image inspect -f '{{.Size}}' "$BUSYBOX_IMAGE") bytes) in $(elapsed "$t0")"
 }
 
+# TorchX's own docker tests (scripts/torchx_yardstick.py) name the image `busybox`, which cannot be pulled
+# here: give ours that name too, unless the engine already has a `busybox` (a real one is left alone).
+tag_busybox_for_torchx() {
+    if docker image inspect busybox >/dev/null 2>&1; then
+        return 0
+    fi
+    docker tag "$BUSYBOX_IMAGE" busybox
+    log "tagged $BUSYBOX_IMAGE as busybox (the image TorchX's docker tests name)"
+}
+
 # The Debian mirror apt already uses on this host: that is the one we know is
 # reachable. Supports deb822 *.sources and one-line *.list files.
 debian_mirror() {
@@ -342,6 +352,7 @@ main() {
     for name in busybox python torch; do # in this order whatever the command line's: torch is FROM python
         [[ " ${wanted[*]} " == *" $name "* ]] || continue
         "build_$name"
+        if [[ "$name" == busybox ]]; then tag_busybox_for_torchx; fi
         if [[ "$name" == python ]]; then add_cloudpickle; fi
         if [[ "$name" == torch ]]; then install_site; fi
     done
