@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh machine: installs and starts everything the tests need, runs the checks
-# of scripts/ci/ (ruff and mypy; the built wheel in a fresh venv; a subset of the suite on every other
-# declared Python), then pytest over tests/ and the tutorial notebooks (nbval). CI runs exactly this
-# (.ci/run).
+# The whole test suite on a fresh machine: installs (from the lock, requirements/) and starts everything the
+# tests need, runs the checks of scripts/ci/ (ruff and mypy; the built wheel in a fresh venv; a subset of the
+# suite on every other declared Python, 3.10 at the lower bounds; the same kind of subset against the newest
+# releases), then pytest over tests/ and the tutorial notebooks (nbval), then the portable pass. A failing
+# check does not stop the later ones: every step runs, and the script fails at the end, naming each step
+# that failed. CI runs exactly this (.ci/run).
 #
 #   bash scripts/test.sh            # everything
 #   bash scripts/test.sh -k docker  # extra arguments go to pytest, and the scripts/ci/ checks are skipped
@@ -19,13 +21,24 @@ bash scripts/setup/slurm.sh      # Slurm: a controller and 4 nodes on this host 
 bash scripts/setup/browser.sh    # Debian chromium + JupyterLab/Playwright for tests/e2e
 
 mkdir -p artifacts
+failed=()
+step() {  # step NAME COMMAND...: runs it; a failure is remembered, and the next step runs
+    local name="$1"
+    shift
+    "$@" || failed+=("$name")
+}
 if [ $# -eq 0 ]; then
-    bash scripts/ci/lint.sh             # ruff + mypy over the package (pyproject.toml's settings)
-    bash scripts/ci/wheel_smoke.sh      # sdist + wheel, installed in a fresh venv, smoke-tested there
-    bash scripts/ci/python_versions.sh  # specs, logs, components, CLI, local scheduler, runner, kernel tests
-fi                                      # on 3.10, 3.12 and 3.13 (.venv is 3.11)
-.venv/bin/python -m pytest tests -p no:cacheprovider "$@"
+    step lint bash scripts/ci/lint.sh                   # ruff + mypy over the package (pyproject.toml's settings)
+    step wheel bash scripts/ci/wheel_smoke.sh           # sdist + wheel, installed in a fresh venv, smoke-tested
+    step python-versions bash scripts/ci/python_versions.sh  # a subset on 3.10 (lower bounds), 3.12, 3.13
+    step newest bash scripts/ci/newest.sh               # a subset against the newest releases, not the lock
+fi
+step pytest .venv/bin/python -m pytest tests -p no:cacheprovider "$@"
 # Again on the local backend's portable path (no epoll, pidfd or /proc, as on macOS; see
 # jupyter_sched/schedulers/local_platform.py): the local, runner, CLI and notebook tests.
-JUPYTER_SCHED_PORTABLE=1 exec .venv/bin/python -m pytest -p no:cacheprovider \
+step portable env JUPYTER_SCHED_PORTABLE=1 .venv/bin/python -m pytest -p no:cacheprovider \
     tests/schedulers/test_local_*.py tests/test_runner.py tests/cli tests/frontend tests/notebook "$@"
+if ((${#failed[@]})); then
+    echo "test.sh: these steps failed: ${failed[*]}" >&2
+    exit 1
+fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the sdist and the wheel, installs the wheel (dependencies from PyPI) into a fresh venv and checks
-# the installed package, not this checkout: `import jupyter_sched` (from site-packages, with py.typed),
-# `jupyter-sched --version`, a local run, and `%load_ext jupyter_sched` + `%sched_run` in a real kernel.
+# Builds the sdist and the wheel, installs the wheel (its dependencies at the lock's versions, from PyPI)
+# into a fresh venv and checks the installed package, not this checkout: `import jupyter_sched` (from
+# site-packages, with py.typed), `jupyter-sched --version`, a local run, and `%load_ext jupyter_sched` +
+# `%sched_run` in a real kernel.
 #
 #   bash scripts/ci/wheel_smoke.sh     # uses .venv's Python (python3 if there is no .venv)
 set -euo pipefail
@@ -28,7 +29,7 @@ done
 
 "$py" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --upgrade pip
-"$work/venv/bin/python" -m pip install --quiet "$wheel" ipykernel jupyter_client
+"$work/venv/bin/python" -m pip install --quiet -c requirements/test.txt "$wheel" ipykernel jupyter_client
 mkdir "$work/cwd"
 cd "$work/cwd"  # not the checkout: nothing importable from here
 export JUPYTER_SCHED_LOG_DIR="$work/state"
