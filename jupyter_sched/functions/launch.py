@@ -185,6 +185,20 @@ def read_meta(job_dir: str) -> Dict[str, Any]:
         return {}
 
 
+def recorded_job_dir(runner: Any, handle: str) -> Optional[str]:
+    """The job directory the app ``handle`` was launched with (its replicas' ``bootstrap.py JOB_DIR``
+    arguments), if the scheduler still describes it: found wherever ``log_dir`` or ``job_dir`` put it."""
+    try:
+        app = runner.describe(handle)
+    except Exception:  # noqa: BLE001 - the scheduler cannot say: the caller looks under the default root
+        return None
+    for role in app.roles if app is not None else []:
+        args = [str(a) for a in role.args or []]
+        if len(args) >= 2 and args[0] == os.path.join(args[1], BOOTSTRAP_FILE):
+            return args[1]
+    return None
+
+
 def role_name(request: FunctionRequest) -> str:
     app = request.info.app
     return app.roles[0].name if app is not None and app.roles else ""
@@ -197,16 +211,20 @@ def bootstrap_source() -> str:
 
 
 def job_root(runner: Any, scheduler: str, cfg: Optional[Mapping[str, Any]]) -> str:
-    """Where the session's function jobs keep their directories on ``scheduler``."""
+    """Where the session's function jobs keep their directories on ``scheduler``: under its ``job_dir``
+    run option for a cluster (Slurm), else under its ``log_dir`` run option (local_cwd, local_dir), so a
+    function job's files sit beside its logs; the default of either when ``cfg`` does not name it."""
     session = runner.session_name or "default"
-    if runner.scheduler_run_opts(scheduler).get("job_dir") is not None:  # a cluster: its shared directory
+    opts = runner.scheduler_run_opts(scheduler)
+    given = dict(cfg or {})
+    if opts.get("job_dir") is not None:  # a cluster: its shared directory
         from jupyter_sched.schedulers.slurm_scheduler import default_job_root
 
-        base = str((cfg or {}).get("job_dir") or default_job_root())
+        base = str(given.get("job_dir") or default_job_root())
     else:
         from jupyter_sched.schedulers.local_scheduler import default_log_dir
 
-        base = default_log_dir()
+        base = str((given.get("log_dir") if opts.get("log_dir") is not None else None) or default_log_dir())
     return os.path.join(os.path.abspath(os.path.expanduser(base)), session, "functions")
 
 

@@ -160,3 +160,26 @@ def test_sched_job_in_another_kernel_gives_the_function_job_with_its_result() ->
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()  # (the job's text display comes between the prints)
     assert "FunctionJob {'answer': 42}" in lines and lines[-1] == "True", out.stdout
+
+
+def test_the_job_directory_follows_the_log_dir_run_option(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With ``log_dir`` given, a function job's files go beside its logs (nothing under the default log
+    dir), and another process finds the job from its handle alone."""
+    import subprocess
+    import sys
+
+    before = _function_dirs()
+    log_dir = tmp_path / "elsewhere"
+    job = jupyter_sched.submit(lambda: {"answer": 7}, cfg={"log_dir": str(log_dir)})
+    assert job.result(timeout=60) == {"answer": 7}
+    assert job.job_dir.startswith(str(log_dir / "default" / "functions") + os.sep), job.job_dir
+    assert os.path.isfile(os.path.join(job.job_dir, "result-0.pkl"))
+    assert _function_dirs() == before, "nothing was written under the default log dir"
+    code = f"from jupyter_sched.notebook.fn_job import attach\nprint(attach({job.handle!r}).result())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "{'answer': 7}"
+    sweep = jupyter_sched.sweep(lambda k: k, {"k": [1, 2]}, cfg={"log_dir": str(log_dir)})
+    assert sweep.results(timeout=120) == [1, 2]
+    assert sweep.manifest == str(log_dir / "default" / "sweeps" / f"{sweep.name}.json")
+    assert all(r.job.job_dir.startswith(str(log_dir)) for r in sweep.runs)
