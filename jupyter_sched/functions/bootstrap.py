@@ -129,10 +129,27 @@ def _write(job_dir: str, rank: int, outcome: Dict[str, Any], cloudpickle: Any) -
         data = cloudpickle.dumps({"format": OUTCOME_FORMAT, "ok": False, "type": "TypeError",
                                   "message": message, "traceback": text, "exception": None})
         outcome = {"ok": False}
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, as the job's logs
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _owned_by_job_owner(f.fileno(), job_dir)
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
     return outcome["ok"]
+
+
+def _owned_by_job_owner(fd: int, job_dir: str) -> None:
+    """A replica running as root (a container's default user) writing into a job directory of another
+    user hands the file to that user, who could not read a private root-owned file."""
+    try:
+        st = os.stat(job_dir)
+        if os.geteuid() == 0 and st.st_uid != 0:
+            os.fchown(fd, st.st_uid, st.st_gid)
+    except OSError:
+        pass
 
 
 def main(argv: List[str]) -> int:

@@ -25,6 +25,7 @@ from jupyter_sched.components.dist import free_port
 from jupyter_sched.functions import images
 from jupyter_sched.functions.pack import pack
 from jupyter_sched.functions.results import BOOTSTRAP_FILE, CALL_FILE, META_FILE
+from jupyter_sched.schedulers.private_files import DIR_MODE, make_private_dirs, write_private
 from jupyter_sched.specs import AppDef, AppDryRunInfo, BindMount, Resource, Role, get_named_resources, macros, random_id
 
 FN_DIR_ENV = "JUPYTER_SCHED_FN_DIR"
@@ -154,13 +155,15 @@ def function_app(
 
 def launch(runner: Any, request: FunctionRequest) -> str:
     """Writes the job directory (the pickled call, the bootstrap, a meta file) and schedules the app;
-    returns its handle. If scheduling fails, the directory is removed again."""
-    os.makedirs(os.path.dirname(request.job_dir), mode=0o700, exist_ok=True)
-    os.makedirs(request.job_dir, mode=0o700)
+    returns its handle. If scheduling fails, the directory is removed again. Like logs, everything is
+    private to its owner (0700 directories, parents created here included; 0600 files): the call holds
+    the function's arguments."""
+    make_private_dirs(os.path.dirname(request.job_dir))
+    os.mkdir(request.job_dir, DIR_MODE)
     try:
-        with open(os.path.join(request.job_dir, CALL_FILE), "wb") as f:
-            f.write(request.payload)
-        shutil.copyfile(bootstrap_source(), os.path.join(request.job_dir, BOOTSTRAP_FILE))
+        write_private(os.path.join(request.job_dir, CALL_FILE), request.payload)
+        with open(bootstrap_source(), "rb") as f:
+            write_private(os.path.join(request.job_dir, BOOTSTRAP_FILE), f.read())
         handle = runner.schedule(request.info)
     except BaseException:
         shutil.rmtree(request.job_dir, ignore_errors=True)
@@ -171,10 +174,7 @@ def launch(runner: Any, request: FunctionRequest) -> str:
 
 
 def write_meta(job_dir: str, meta: Mapping[str, Any]) -> None:
-    tmp = os.path.join(job_dir, META_FILE + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(dict(meta), f, default=repr)
-    os.replace(tmp, os.path.join(job_dir, META_FILE))
+    write_private(os.path.join(job_dir, META_FILE), json.dumps(dict(meta), default=repr))
 
 
 def read_meta(job_dir: str) -> Dict[str, Any]:

@@ -27,6 +27,7 @@ from jupyter_sched.functions.grid import Grid, expand
 from jupyter_sched.functions.launch import clean_name, read_meta
 from jupyter_sched.functions.results import Outcome
 from jupyter_sched.notebook.fn_job import FunctionJob, runner_and_session, start
+from jupyter_sched.schedulers.private_files import make_private_dirs, write_private
 from jupyter_sched.specs import AppState, random_id
 
 QUEUED = "QUEUED"
@@ -290,12 +291,9 @@ class Sweep:
                       "job_dir": r.request.job_dir if r.request is not None else (r.job.job_dir if r.job else "")}
                      for r in self.runs],
         }  # fmt: skip
-        try:
-            os.makedirs(os.path.dirname(self.manifest), mode=0o700, exist_ok=True)
-            tmp = self.manifest + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(data, f, default=repr)
-            os.replace(tmp, self.manifest)
+        try:  # private, as the runs' own files: it lists their parameters
+            make_private_dirs(os.path.dirname(self.manifest))
+            write_private(self.manifest, json.dumps(data, default=repr))
         except OSError:  # the sweep runs on; only finding it after a restart suffers
             pass
 

@@ -183,3 +183,56 @@ def test_the_job_directory_follows_the_log_dir_run_option(tmp_path) -> None:  # 
     assert sweep.results(timeout=120) == [1, 2]
     assert sweep.manifest == str(log_dir / "default" / "sweeps" / f"{sweep.name}.json")
     assert all(r.job.job_dir.startswith(str(log_dir)) for r in sweep.runs)
+
+
+def modes_under(root: str) -> dict:
+    """Every directory and file under ``root`` (itself included) -> its permission bits."""
+    import stat
+
+    out = {root: stat.S_IMODE(os.lstat(root).st_mode)}
+    for here, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(here, name)
+            out[path] = stat.S_IMODE(os.lstat(path).st_mode)
+    return out
+
+
+def test_a_fresh_log_dir_holds_only_private_files_after_a_submit_and_a_sweep(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The call (arguments), results (return values), meta, bootstrap and the sweep's manifest are the
+    owner's alone, as the logs are: 0600 files, 0700 directories, the log dir and session dir included."""
+    log_dir = str(tmp_path / "fresh" / "logs")
+    old = os.umask(0o022)  # the usual umask: what makes files 0644 and directories 0755 unless told
+    try:
+        job = jupyter_sched.submit(lambda secret: {"token": secret}, "s3cr3t", num_replicas=2, cfg={"log_dir": log_dir})
+        assert job.results(timeout=60) == [{"token": "s3cr3t"}] * 2
+        sweep = jupyter_sched.sweep(lambda k: k, {"k": [1, 2]}, cfg={"log_dir": log_dir})
+        assert sweep.results(timeout=120) == [1, 2]
+    finally:
+        os.umask(old)
+    modes = modes_under(str(tmp_path / "fresh"))
+    names = {os.path.basename(p) for p in modes}
+    assert {"call.pkl", "result-0.pkl", "result-1.pkl", "meta.json", "bootstrap.py", f"{sweep.name}.json"} <= names
+    assert os.path.join(log_dir, "default", "sweeps") in modes and job.job_dir in modes
+    wrong = {p: oct(m) for p, m in modes.items() if m != (0o700 if os.path.isdir(p) else 0o600)}
+    wrong.pop(str(tmp_path / "fresh"), None)  # made by the test (tmp_path's child), not by jupyter_sched
+    assert not wrong, wrong
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a replica running as root (a container's user)")
+def test_a_replica_running_as_root_hands_its_result_to_the_job_directorys_owner(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """In a container the replica is often root while the job directory is its user's: the private result
+    file is given to that user, who could not read a private root-owned file."""
+    import subprocess
+    import sys
+
+    from jupyter_sched.functions.launch import bootstrap_source
+    from jupyter_sched.functions.pack import pack
+
+    job_dir = tmp_path / "job"
+    job_dir.mkdir(mode=0o700)
+    (job_dir / "call.pkl").write_bytes(pack(lambda: 42, (), {}))
+    os.chown(job_dir, 65534, 65534)
+    out = subprocess.run([sys.executable, bootstrap_source(), str(job_dir)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    st = os.stat(job_dir / "result-0.pkl")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (65534, 65534, 0o600)
