@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Any, Iterator, List, Mapping, Optional, Tuple, Union
 
-from jupyter_sched.functions import FunctionRequest, MissingResultError, Outcome, launch, prepare, read_outcome
+from jupyter_sched.functions import (
+    FunctionRequest,
+    MissingResultError,
+    Outcome,
+    ResultError,
+    launch,
+    prepare,
+    read_outcome,
+)
 from jupyter_sched.notebook.job import Job
 from jupyter_sched.specs import AppState, AppStatus, Resource
 
@@ -28,14 +36,19 @@ class FunctionJob(Job):
         self.role = role
 
     def outcome(self, rank: int) -> Optional[Outcome]:
-        """What replica ``rank`` returned or raised, or None if it has written nothing (yet)."""
-        return read_outcome(self.job_dir, rank)
+        """What replica ``rank`` returned or raised, or None if it has written nothing (yet). Raises
+        ResultError (naming this app, the replica, the file and why) if its result cannot be read."""
+        return read_outcome(self.job_dir, rank, self.handle, self.role)
 
     def failure(self, status: Optional[AppStatus]) -> Optional[Exception]:  # type: ignore[override]
-        """The first replica's FunctionError if the function raised (rank order), else as for any Job."""
+        """The first replica's FunctionError if the function raised (rank order), or its ResultError if
+        its result could not be written or read; else as for any Job."""
         if status is not None and status.is_terminal():
             for rank in range(self.num_replicas):
-                got = self.outcome(rank)
+                try:
+                    got = self.outcome(rank)
+                except ResultError as e:
+                    return e
                 if got is not None and not got.ok:
                     return got.error(self.handle, self.role)
         return super().failure(status)

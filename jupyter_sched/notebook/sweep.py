@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from jupyter_sched.functions import FunctionRequest, prepare
+from jupyter_sched.functions import FunctionRequest, ResultError, prepare
 from jupyter_sched.functions.grid import Grid, expand
 from jupyter_sched.functions.launch import clean_name, read_meta
 from jupyter_sched.functions.results import Outcome
@@ -49,6 +49,7 @@ class Run:
     ended: Optional[float] = None
     outcome: Optional[Outcome] = None
     error: str = ""
+    problem: Optional[Exception] = None  # why the result cannot be had (ResultError), raised by results()
 
     @property
     def handle(self) -> str:
@@ -151,10 +152,15 @@ class Sweep:
         assert run.job is not None
         try:
             run.outcome = run.job.outcome(0)
+        except ResultError as e:  # this run's error, raised by results() as it is
+            run.error, run.problem = str(e), e
+            return
         except Exception as e:  # noqa: BLE001 - an unreadable result is this run's error
             run.error = f"could not read the result: {e}"
             return
-        if run.outcome is not None and not run.outcome.ok:
+        if run.outcome is not None and run.outcome.unwritten:
+            run.error = str(run.outcome.error(run.handle, run.job.role))
+        elif run.outcome is not None and not run.outcome.ok:
             run.error = f"{run.outcome.exc_type}: {run.outcome.message}"
         elif run.outcome is None and run.state == AppState.SUCCEEDED.name:
             run.error = "no result written"
@@ -197,7 +203,9 @@ class Sweep:
                 values.append(run.outcome.value)
                 continue
             err: Exception
-            if run.outcome is not None and run.job is not None:
+            if run.problem is not None:
+                err = run.problem
+            elif run.outcome is not None and run.job is not None:
                 err = run.outcome.error(run.handle, run.job.role)
             else:
                 err = RuntimeError(f"sweep {self.name} run {run.index} {run.params}: {run.state} {run.error}".rstrip())

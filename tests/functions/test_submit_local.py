@@ -236,3 +236,86 @@ def test_a_replica_running_as_root_hands_its_result_to_the_job_directorys_owner(
     assert out.returncode == 0, out.stderr
     st = os.stat(job_dir / "result-0.pkl")
     assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (65534, 65534, 0o600)
+
+
+# -- results that cannot be had -----------------------------------------------------------------------------------
+@pytest.fixture
+def small_disk(tmp_path):  # type: ignore[no-untyped-def]
+    """A 2 MB tmpfs mounted for the test (we run as root; CI must be able to)."""
+    import subprocess
+
+    from tests.conftest import missing_engine
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        missing_engine("a tmpfs mount", proc.stderr.strip() or f"mount exited {proc.returncode}")
+    try:
+        yield str(mnt)
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_a_result_that_does_not_fit_on_the_disk_is_an_error_naming_it(small_disk: str) -> None:
+    from jupyter_sched.functions import ResultError
+
+    job = jupyter_sched.submit(lambda n: b"x" * n, 4_000_000, cfg={"log_dir": small_disk})
+    with pytest.raises(ResultError) as info:
+        job.result(timeout=60)
+    err = info.value
+    path = os.path.join(job.job_dir, "result-0.pkl")
+    assert err.writing and err.path == path and err.replica == f"{job.role}/0" and err.handle == job.handle
+    assert "No space left on device" in str(err) and job.handle in str(err) and path in str(err)
+    assert "4,000,0" in err.reason, "the size that did not fit"
+    assert not [n for n in os.listdir(job.job_dir) if n.endswith(".tmp")], "no temporary file is left behind"
+    assert job.state == AppState.FAILED
+    assert any("No space left on device" in line for line in job.logs(streams="stderr")), "the logs say so too"
+
+
+def test_a_damaged_result_file_is_an_error_naming_the_job_replica_and_file() -> None:
+    from jupyter_sched.functions import ResultError
+
+    job = jupyter_sched.submit(lambda: {"weights": list(range(1000))})
+    assert job.result(timeout=60)["weights"][-1] == 999
+    path = os.path.join(job.job_dir, "result-0.pkl")
+    with open(path, "rb") as f:
+        whole = f.read()
+    for damaged, why in ((whole[: len(whole) // 2], "truncated"), (b"not a pickle at all", "truncated"),
+                         (b"", "truncated"), (__import__("pickle").dumps([1, 2]), "holds a list")):  # fmt: skip
+        with open(path, "wb") as f:
+            f.write(damaged)
+        with pytest.raises(ResultError) as info:
+            job.result()
+        text = str(info.value)
+        assert text.startswith(f"cannot read the result of replica {job.role}/0 of {job.handle} from {path}: ")
+        assert why in text and not info.value.writing
+
+
+def test_a_value_of_a_class_that_exists_only_in_the_replica_is_an_error_naming_the_module(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from jupyter_sched.functions import ResultError
+
+    where = str(tmp_path / "replica_only")
+    name = f"replica_only_{os.getpid()}"
+
+    def make() -> object:
+        import importlib
+        import sys
+
+        os.makedirs(where, exist_ok=True)
+        with open(os.path.join(where, f"{name}.py"), "w") as f:
+            f.write("class Weights:\n    pass\n")
+        sys.path.insert(0, where)
+        return importlib.import_module(name).Weights()
+
+    job = jupyter_sched.submit(make)
+    with pytest.raises(ResultError) as info:
+        job.result(timeout=60)
+    assert f"module '{name}'" in info.value.reason and "cannot import" in info.value.reason
+    assert job.handle in str(info.value) and f"{job.role}/0" in str(info.value)
+    sweep = jupyter_sched.sweep(lambda k: make() if k == 2 else k, {"k": [1, 2, 3]})
+    with pytest.raises(ResultError, match=name):
+        sweep.results(timeout=120)
+    got = sweep.results(errors="return")
+    assert got[0] == 1 and got[2] == 3 and isinstance(got[1], ResultError)
+    assert f"module '{name}'" in sweep.record_bundle()["text/plain"]
