@@ -78,6 +78,7 @@ class Sweep:
         self._listeners: List[Callable[[], None]] = []
         self._final_callbacks: List[Callable[[], None]] = []
         self._view: Any = None
+        self._view_lock = threading.Lock()  # not the sweep's lock: the feeder never waits on a view
         self._thread: Optional[threading.Thread] = None
 
     def __repr__(self) -> str:
@@ -268,7 +269,7 @@ class Sweep:
     def view(self) -> Any:
         from jupyter_sched.notebook.sweep_view import SweepView
 
-        with self._lock:
+        with self._view_lock:
             if self._view is None:
                 self._view = SweepView(self)
             return self._view
