@@ -51,7 +51,7 @@ def write_json(path: str, data: Dict[str, Any]) -> None:
 
 def private_dir(path: str) -> None:
     """``path`` (and missing parents) as a directory only its owner can enter: 0700, whatever the umask."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    make_private_dirs(path)
     os.chmod(path, 0o700)
 
 

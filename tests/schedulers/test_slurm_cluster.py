@@ -463,3 +463,5 @@ def test_a_fresh_job_dir_root_is_made_private(srunner: Runner, tmp_path) -> None
     assert modes == {os.path.dirname(fresh): 0o700, fresh: 0o700}
     status = srunner.wait(handle, timeout=60)
     assert status is not None and status.state == AppState.SUCCEEDED, status
+    index = os.path.join(os.environ["JUPYTER_SCHED_SLURM_DIR"], srunner.session_name)  # the session's job records
+    assert os.stat(index).st_mode & 0o777 == 0o700
