@@ -71,6 +71,10 @@ class ResultError(RuntimeError):
         self.reason = reason
         self.writing = writing
 
+    def _render_traceback_(self) -> List[str]:
+        """IPython shows the message alone: a traceback through the reading code would say nothing more."""
+        return [f"\x1b[31mResultError\x1b[0m: {self}"]
+
 
 class UnpicklableError(TypeError):
     """Something the call needs cannot be sent to a replica; raised before anything is launched.
