@@ -129,3 +129,21 @@ def test_usage_on_a_scheduler_that_cannot_measure_names_the_scheduler(caplog: py
             runner.usage("plain://test/app-1")
     (ev,) = _events(caplog)
     assert (ev.api, ev.scheduler, ev.app_id) == ("usage", "plain", "app-1") and "ValueError" in (ev.raw_exception or "")
+
+
+def test_an_event_shows_no_secret_of_the_run_options_or_the_exception(
+    runner: Runner, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The logged event (message and ``record.event``) is masked by the one rule; the call itself gets the
+    real values."""
+    caplog.set_level(logging.DEBUG, logger=LOGGER_NAME)
+    app = AppDef("evt", [Role("main", "img0", entrypoint="true")])
+    info = runner.dryrun(app, "local_docker", {"env": {"API_TOKEN": "Zq7-secret-Qx9", "LR": "0.1"}})
+    assert info.request.containers[0].env["API_TOKEN"] == "Zq7-secret-Qx9"  # what runs is untouched
+    with pytest.raises(ValueError, match="pull"):
+        runner.dryrun(app, "local_docker", {"env": {"API_TOKEN": "Zq7-secret-Qx9"}, "pull": "sometimes"})
+    ok, failed = _events(caplog)
+    assert json.loads(ok.runcfg or "{}") == {"env": {"API_TOKEN": "********", "LR": "0.1"}}
+    assert failed.raw_exception is not None and "API_TOKEN" in failed.raw_exception
+    for record in caplog.records:
+        assert "Zq7" not in record.getMessage() and "Zq7" not in repr(record.event)  # type: ignore[attr-defined]

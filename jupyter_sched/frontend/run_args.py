@@ -18,6 +18,7 @@ from jupyter_sched.frontend.config import ConfigError, ProjectConfig, load_confi
 from jupyter_sched.frontend.errors import UsageError
 from jupyter_sched.frontend.run_options import RunLine, build_run_parser, split_run_line
 from jupyter_sched.specs import AppDef, CfgVal, InvalidAppError, InvalidRunConfigException, runopts, validate_app
+from jupyter_sched.specs.masking import mask_tree
 
 CfgLayer = Tuple[str, Mapping[str, Mapping[str, Any]]]
 """``(where it comes from, {scheduler: {option: value}})``: a source of run option defaults."""
@@ -80,7 +81,8 @@ def typed_cfg(
                 value = float(value)
             if not runopts.is_type(value, opt.opt_type):
                 kind = getattr(opt.opt_type, "__name__", None) or str(opt.opt_type).replace("typing.", "")
-                raise UsageError(f"{where}: {key} = {value!r} is not of the option's type {kind}")
+                shown = mask_tree({key: value})[key]  # a mistyped env may still hold secrets
+                raise UsageError(f"{where}: {key} = {shown!r} is not of the option's type {kind}")
             opts.check_value(key, value)
         except InvalidRunConfigException as e:
             raise UsageError(f"{where}: {e}") from None

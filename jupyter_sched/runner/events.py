@@ -10,7 +10,10 @@ process unless the user adds a handler, and any handler (a file, a JSON shipper,
     logging.getLogger("jupyter_sched.events").setLevel(logging.DEBUG)
     logging.getLogger("jupyter_sched.events").addHandler(logging.StreamHandler())
 
-When the logger is not enabled for DEBUG an event costs two clock reads and no serialisation.
+When the logger is not enabled for DEBUG an event costs two clock reads and no serialisation. What is
+logged has its secrets masked by the one rule (:mod:`jupyter_sched.specs.masking`): the run options (an
+``env`` option's ``API_TOKEN``), a workspace URL's credentials and the text of the exception, so no
+handler, however it is set up, can print one.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import time
 import traceback
 from types import TracebackType
 from typing import Any, Dict, Optional, Type
+
+from jupyter_sched.specs.masking import mask_text, mask_tree
 
 LOGGER_NAME = "jupyter_sched.events"
 logger: logging.Logger = logging.getLogger(LOGGER_NAME)
@@ -59,11 +64,31 @@ class RunnerEvent:
     def __str__(self) -> str:
         return self.serialize()
 
+    def masked(self) -> "RunnerEvent":
+        """A copy with secrets masked: in the run options (JSON), the workspace and the exception's text."""
+        return dataclasses.replace(
+            self,
+            runcfg=_masked_cfg(self.runcfg),
+            workspace=mask_text(self.workspace) if self.workspace else self.workspace,
+            raw_exception=mask_text(self.raw_exception) if self.raw_exception else self.raw_exception,
+        )
+
+
+def _masked_cfg(runcfg: Optional[str]) -> Optional[str]:
+    if not runcfg:
+        return runcfg
+    try:
+        return json.dumps(mask_tree(json.loads(runcfg)), default=str)
+    except ValueError:
+        return mask_text(runcfg)
+
 
 def record(event: RunnerEvent) -> None:
-    """Logs ``event`` on ``jupyter_sched.events`` (DEBUG), if anything listens at that level."""
+    """Logs ``event`` on ``jupyter_sched.events`` (DEBUG), secrets masked, if anything listens at that
+    level."""
     if logger.isEnabledFor(logging.DEBUG):
-        logger.debug(event.serialize(), extra={"event": event})
+        shown = event.masked()
+        logger.debug(shown.serialize(), extra={"event": shown})
 
 
 class log_event:  # noqa: N801  (TorchX's name, which code and tests patch)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
+from jupyter_sched.specs.masking import mask_text, mask_tree
+
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.specs.state import AppStatus
 
@@ -26,14 +28,20 @@ class InvalidAppError(ValueError):
 
 
 class InvalidRunConfigException(ValueError):
-    """A run option (``cfg``) that is missing, unknown or of the wrong type."""
+    """A run option (``cfg``) that is missing, unknown or of the wrong type.
+
+    The message quotes what was given (``Given: env={...}``, the ``k=v`` text that did not parse), and run
+    options carry secrets (``env=API_TOKEN:...``), so it is masked by the one rule
+    (:mod:`jupyter_sched.specs.masking`) here, once, for every caller and every front end."""
 
     def __init__(self, invalid_reason: str, cfg_key: str, cfg: Optional[Mapping[str, Any]] = None) -> None:
         if cfg is None:  # parsing a cfg string: the reason already quotes the bad text
-            super().__init__(invalid_reason)
+            text = invalid_reason
         else:
-            given = ", ".join(f"{k}={v!r}" for k, v in cfg.items()) if cfg else "<EMPTY>"
-            super().__init__(f"{invalid_reason}. Given: {given}")
+            shown = mask_tree({str(k): v for k, v in cfg.items()})
+            given = ", ".join(f"{k}={v!r}" for k, v in shown.items()) if cfg else "<EMPTY>"
+            text = f"{invalid_reason}. Given: {given}"
+        super().__init__(mask_text(text))
         self.cfg_key = cfg_key
 
 

@@ -11,7 +11,11 @@ and so every layer may import it. The rule:
 - a word ``NAME=VALUE`` (``env HF_TOKEN=x cmd``, ``docker run -e HF_TOKEN=x``, ``export ...``) follows
   the env rule;
 - credentials inside a URL (``scheme://user:password@host``, ``scheme://token@host``) are masked
-  wherever they appear.
+  wherever they appear;
+- in free text (an error message, a log record: :func:`mask_text`), a pair whose name looks like a secret
+  has its value masked, in the forms messages quote values in: ``API_TOKEN=x`` and ``API_TOKEN:x``
+  (run options, ``env=API_TOKEN:x``), ``'API_TOKEN': 'x'`` (a Python dict) and ``"API_TOKEN": "x"``
+  (JSON), also inside a quoted word (``--cfg 'env=API_TOKEN=x'``).
 
 Masking only ever changes what is shown. What runs, and what is kept for re-running, is untouched. The
 cost of a false positive (``--max-tokens 5`` shows ``********``) is a value hidden from view; the cost of a
@@ -46,8 +50,25 @@ _PIECE = r"""(?:[^\s'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")"""
 _WORD = re.compile(rf"#[^\n]*|{_PIECE}+", re.DOTALL)
 """A shell word with its quoting as written, or a comment (a word that starts with ``#``)."""
 _ENV_FLAGS = ("-e", "--env")
-
-
+_QUOTED = r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"'
+"""A quoted string on one line, backslash escapes included."""
+_PAIR = re.compile(
+    rf"""(?<![\w.\-])(?P<name>(?P<q>['"])-{{0,2}}[A-Za-z_][\w.-]*(?P=q)\s*:\s*(?=['"0-9])|-{{0,2}}[A-Za-z_][\w.-]*[=:])"""
+    rf"""(?P<value>{_QUOTED}|[^\s,;'"(){{}}\[\]]+)"""
+)
+"""A name and its value in free text: ``'NAME': 'value'`` / ``"NAME": "value"`` (a dict's repr, JSON; a
+string or a number), or
+``NAME=value`` / ``NAME:value`` / ``--name=value`` with nothing between (run options and their
+``KEY:VALUE`` items, env words, options); the value is a quoted string or runs to the next space,
+separator, quote or bracket. Prose such as ``KeyError: 'y'`` (an unquoted name, then a space) is not a
+pair."""
+_OPTION_WORD = re.compile(
+    rf"""(?<!\S)(?P<name>-{{1,2}}[A-Za-z][\w.-]*)(?P<sep>[ \t]+)(?P<value>{_QUOTED}|[^\s'"-]\S*)"""
+)
+"""``--token VALUE`` in free text: an option and the word after it."""
+_PLACEHOLDER = re.compile(r"(?i:value\d*|val\d*|\.\.\.|<[^<>\s]*>)")
+"""What usage text writes where a value goes (``--env KEY=VALUE``, ``key=value[,...]``, ``<token>``): not a
+secret, and masking it would garble the usage."""
 def is_secret_name(name: str) -> bool:
     """True when a variable or option called ``name`` (leading dashes ignored) holds a secret."""
     return bool(SECRET_NAME.search(name.lstrip("-").replace("-", "_")))
@@ -178,6 +199,47 @@ def mask_shell_text(text: str) -> str:
     return mask_urls("".join(out))
 
 
+def _placeholder(name: str, value: str) -> bool:
+    """``value`` is usage text's stand-in (``VALUE``, ``<token>``, or the option's own name in capitals as
+    argparse writes ``--password PASSWORD``), not a value."""
+    bare = value.strip("'\"")
+    return bool(_PLACEHOLDER.fullmatch(bare)) or bare == name.lstrip("-").upper().replace("-", "_")
+
+
+def _masked_value(value: str) -> str:
+    """``value`` masked, its quotes kept (an empty string hides nothing and stays)."""
+    quote = value[0] if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0] else ""
+    return value if quote and len(value) == 2 else f"{quote}{MASK}{quote}"
+
+
+def _mask_pair(m: "re.Match[str]") -> str:
+    head, value = m.group("name"), m.group("value")
+    name = head.strip("'\":= \t")
+    if not is_secret_name(name):
+        return head + _mask_pairs(value)  # env=API_TOKEN=x: the value may hold pairs of its own
+    return m.group() if _placeholder(name, value) else head + _masked_value(value)
+
+
+def _mask_option_word(m: "re.Match[str]") -> str:
+    name, value = m.group("name"), m.group("value")
+    if not is_secret_name(name) or _placeholder(name, value):
+        return m.group()
+    return name + m.group("sep") + _masked_value(value)
+
+
+def _mask_pairs(text: str) -> str:
+    return _PAIR.sub(_mask_pair, text) if ("=" in text or ":" in text) else text
+
+
+def mask_text(text: str) -> str:
+    """Free text (an error message, a log record, a traceback) as it may be shown: the value of every pair
+    whose name looks like a secret, in the forms messages quote them (``API_TOKEN=x``, ``API_TOKEN:x``,
+    ``'API_TOKEN': 'x'``, ``"API_TOKEN": "x"``, ``--password=x``, ``--token x``), and URL credentials.
+    Usage text's placeholders (``KEY=VALUE``) and everything else are kept as they were."""
+    text = str(text)
+    return mask_urls(_OPTION_WORD.sub(_mask_option_word, _mask_pairs(text)) if "-" in text else _mask_pairs(text))
+
+
 def mask_lines(text: str) -> str:
     """Free text laid out one item per line (a scheduler's request repr): a line whose first ``NAME=``
     names a secret is masked to its end (values there are not quoted), the others as shell text."""
@@ -195,8 +257,9 @@ def mask_lines(text: str) -> str:
 
 def mask_tree(value: Any, key: str = "") -> Any:
     """A JSON-able copy of ``value`` (dicts, lists, dataclasses, scalars) with secrets masked: scalars
-    under a secret-looking key, argv lists (``args``, ``argv``, ``command``), ``NAME=VALUE`` env lists,
-    and every string as shell text."""
+    under a secret-looking key, argv lists (``args``, ``argv``, ``command``), ``NAME=VALUE`` env lists
+    (an item of an env list that is not ``NAME=VALUE`` cannot be told from a value: masked), and every
+    string as shell text."""
     if isinstance(value, Mapping):
         return {
             str(k): MASK if is_secret_name(str(k)) and _scalar(v) else mask_tree(v, str(k)) for k, v in value.items()
@@ -204,8 +267,8 @@ def mask_tree(value: Any, key: str = "") -> Any:
     if isinstance(value, (list, tuple)):
         if key in ("args", "argv", "command", "cmd") and all(isinstance(e, str) for e in value):
             return mask_argv(value)
-        if key in ("environment", "env") and all(isinstance(e, str) and "=" in e for e in value):
-            return [mask_arg(e) for e in value]
+        if key in ("environment", "env") and all(isinstance(e, str) for e in value):
+            return [mask_arg(e) if "=" in e else MASK for e in value]
         return [mask_tree(v, key) for v in value]
     if isinstance(value, str):
         return mask_shell_text(value)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from jupyter_sched.specs.errors import InvalidRunConfigException
+from jupyter_sched.specs.masking import mask_tree
 
 CfgVal = Union[str, int, float, bool, List[str], Dict[str, str], None]
 Cfg = Mapping[str, CfgVal]
@@ -160,8 +161,10 @@ class runopts:  # noqa: N801 (public name of the interface)
                 resolved[key] = opt.default
                 continue
             if not runopts.is_type(val, opt.opt_type):
+                shown = mask_tree({key: val})[key]  # a mistyped env may still hold secrets
                 raise InvalidRunConfigException(
-                    f"Run option {key}={val!r} should be of type {_type_name(opt.opt_type)}, got {type(val).__name__}",
+                    f"Run option {key}={shown!r} should be of type {_type_name(opt.opt_type)},"
+                    f" got {type(val).__name__}",
                     key,
                     cfg,
                 )
@@ -208,13 +211,14 @@ class runopts:  # noqa: N801 (public name of the interface)
 
 
 def _pairs(cfg_str: str) -> List[Tuple[str, str]]:
-    """Splits ``k=v,k2=v2`` into (key, raw value) pairs with the last-separator rule."""
+    """Splits ``k=v,k2=v2`` into (key, raw value) pairs with the last-separator rule. Text that does not
+    parse is an InvalidRunConfigException (a ValueError), whose message masks the secrets it quotes."""
     text = cfg_str.strip()
     if not text:
         return []
     chunks = text.split("=")
     if len(chunks) < 2:
-        raise ValueError(f"run options {cfg_str!r} are not of the form key=value[,key2=value2]")
+        raise InvalidRunConfigException(f"run options {cfg_str!r} are not of the form key=value[,key2=value2]", "")
     pairs: List[Tuple[str, str]] = []
     key = chunks[0].strip()
     for i, chunk in enumerate(chunks[1:], start=1):
@@ -223,17 +227,18 @@ def _pairs(cfg_str: str) -> List[Tuple[str, str]]:
         else:
             cut = max(chunk.rfind(","), chunk.rfind(";"))
             if cut < 0:
-                raise ValueError(
+                raise InvalidRunConfigException(
                     f"run options {cfg_str!r}: cannot tell where the value of {key!r} ends;"
-                    " values cannot contain '=', and pairs are separated by ',' or ';'"
+                    " values cannot contain '=', and pairs are separated by ',' or ';'",
+                    key,
                 )
             value, next_key = chunk[:cut], chunk[cut + 1 :].strip()
         if not key:
-            raise ValueError(f"run options {cfg_str!r}: a value has no key before '='")
+            raise InvalidRunConfigException(f"run options {cfg_str!r}: a value has no key before '='", "")
         if value.strip() in ("''", '""'):
             value = ""
         elif value == "":
-            raise ValueError(f"run option {key!r} has no value; write {key}='' for an empty string")
+            raise InvalidRunConfigException(f"run option {key!r} has no value; write {key}='' for an empty string", key)
         pairs.append((key, value))
         key = next_key
     return pairs

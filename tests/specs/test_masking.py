@@ -20,13 +20,14 @@ from jupyter_sched.cli.render import render, to_json
 from jupyter_sched.notebook import dryrun_repr, reprs
 from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.api import DescribeAppResponse
-from jupyter_sched.specs import AppDef, AppState, Role
+from jupyter_sched.specs import AppDef, AppState, InvalidRunConfigException, Role
 from jupyter_sched.specs.masking import (
     MASK,
     is_secret_name,
     mask_argv,
     mask_env,
     mask_shell_text,
+    mask_text,
     mask_tree,
 )
 
@@ -137,3 +138,41 @@ def test_shell_text_stays_copyable() -> None:
     assert mask_shell_text(line) == (
         f"sh -c 'train --token {MASK} && echo done' && curl --password={MASK} x | tee log  # --token c"
     )
+
+
+# what a run option's value or an option's word may hold unquoted (no space, separator, quote, bracket or '@')
+BARE = st.text(st.sampled_from("abcXYZ0189-._~!$*+/%^&:="), max_size=10)
+
+
+@settings(max_examples=150, deadline=None)
+@given(SECRET_ENV, SECRET_OPT, MIDDLE, BARE, USERINFO)
+def test_free_text_hides_a_secret_in_each_form_messages_quote(
+    env_name: str, opt: str, middle: str, bare: str, userinfo: str
+) -> None:
+    """Error messages and log records quote values as a dict's repr, JSON, ``k=v`` run options with
+    ``KEY:VALUE`` items, options, and URLs: :func:`mask_text` hides the secret in each."""
+    quoted, plain = secret(middle), secret(bare)
+    messages = [
+        f"pull='x' is bad. Given: copy_env=None, env={{{env_name!r}: {quoted!r}, 'LR': '0.1'}}, quiet=False",
+        json.dumps({"runcfg": {"env": {env_name: quoted}}, "workspace": None}),
+        str(InvalidRunConfigException("bad", "env", {"env": {env_name: quoted}, env_name.lower(): quoted})),
+        f"--cfg {f'env=LR:1,{env_name}:{plain},pull=x'!r}: run option pull='x' is bad",
+        f"--cfg {f'env={env_name}={plain}'!r}: cannot tell where the value of 'env' ends",
+        f"unknown flag {opt}={plain}; and {opt} {plain}, {opt} {quoted!r}",
+        f"git clone https://me:{secret(userinfo)}@example.com/r.git failed",
+    ]
+    for text in messages:
+        assert_hidden(mask_text(text))
+        assert MASK in mask_text(text)
+
+
+def test_free_text_keeps_prose_usage_and_other_values() -> None:
+    for text in (
+        "KeyError: 'y'",
+        "usage: utils.echo [--env KEY=VALUE,...] [--token TOKEN] [--password <password>]",
+        "run options 'x' are not of the form key=value[,key2=value2]",
+        "see https://example.com:8080/docs, PATH=/usr/bin:/bin LR=0.1 {'LR': '0.1'}",
+        "--cfg 'API_TOKEN': run options 'API_TOKEN' are not of the form key=value",
+    ):
+        assert mask_text(text) == text
+    assert mask_text("env=A:1,HF_TOKEN:abc;B:2") == f"env=A:1,HF_TOKEN:{MASK};B:2"
