@@ -1,5 +1,10 @@
 """Helpers shared by the verbs that only a terminal needs: the runner, colours, messages on stderr.
 
+Every message the command line writes goes through :func:`message` (the one masking rule, then names made
+harmless to a terminal), and every name it shows through :func:`shown`: app and role names are user
+text, and an ``ESC ] 0;...`` in one must not retitle the user's window (see
+:mod:`jupyter_sched.logs.control_strings`).
+
 Resolving what a user named (schedulers, handles, replicas, times) lives in the front-end layer
 (:mod:`jupyter_sched.frontend.targets`, :mod:`jupyter_sched.frontend.times`), shared with the notebook.
 """
@@ -11,7 +16,12 @@ import sys
 from typing import TextIO
 
 from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.logs.control_strings import escape_controls
 from jupyter_sched.runner import Runner, get_runner
+from jupyter_sched.specs.masking import mask_text
+
+LINES = "\n\t"
+"""What :func:`shown` keeps of the controls in text of several lines."""
 
 
 def open_runner(config: ProjectConfig) -> Runner:
@@ -28,5 +38,16 @@ def use_color(stream: TextIO) -> bool:
         return False
 
 
-def err(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+def shown(text: str, keep: str = "") -> str:
+    """Untrusted text (a name, or output that quotes names) as the terminal may show it: every control
+    character but those in ``keep`` (:data:`LINES` for text of several lines) written as a visible escape."""
+    return escape_controls(str(text), keep)
+
+
+def message(text: str) -> str:
+    """A message of the command line as it is written: secrets masked by the one rule, controls escaped."""
+    return shown(mask_text(text), LINES)
+
+
+def err(text: str) -> None:
+    print(message(text), file=sys.stderr, flush=True)

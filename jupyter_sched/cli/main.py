@@ -5,7 +5,8 @@ usage (unknown flag, scheduler, run option or component, malformed handle); 130 
 
 The library logs under the ``jupyter_sched`` logger; the CLI shows it on stderr: progress (INFO, e.g. image
 pulls and workspace builds) and warnings by default, ``-q`` warnings and errors only, ``-qq`` errors only,
-``-v`` debug too. These options go before the verb.
+``-v`` debug too. These options go before the verb. Errors and log records are written through
+:func:`jupyter_sched.cli.common.message`: secrets masked, names unable to drive the terminal.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from jupyter_sched.cli import (
     cmd_runopts,
     cmd_status,
     cmd_top,
+    common,
 )
 from jupyter_sched.cli.errors import CliError, CliExit, CliUsageError
 from jupyter_sched.components import ComponentError, ComponentHelp
@@ -100,6 +102,14 @@ _FLAGS = {"-v": 1, "-vv": 2, "--verbose": 1, "-q": -1, "-qq": -2, "--quiet": -1}
 _LEVELS = {-2: logging.ERROR, -1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}
 
 
+class _MaskingFormatter(logging.Formatter):
+    """Every record as the command line writes any message (:func:`common.message`): a runner event's
+    run options, a warning quoting an env value, a name with escapes in it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return common.message(super().format(record))
+
+
 class _StderrHandler(logging.StreamHandler):
     """Writes to the ``sys.stderr`` of the moment (it may be replaced after the handler is made)."""
 
@@ -123,7 +133,7 @@ def _setup_logging(argv: List[str]) -> List[str]:
     logger.setLevel(_LEVELS[max(-2, min(1, level))])
     if not any(getattr(h, "_jupyter_sched_cli", False) for h in logger.handlers):
         handler = _StderrHandler()
-        handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+        handler.setFormatter(_MaskingFormatter(f"{PROG}: %(message)s"))
         handler._jupyter_sched_cli = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
     return argv[i:]
@@ -154,8 +164,8 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
     try:
         return _dispatch(argv)
     except CliExit as e:
-        if e.message:
-            sys.stderr.write(e.message)
+        if e.message:  # help as written; an error (it may quote what was typed) as every message
+            sys.stderr.write(common.message(e.message) if e.status else common.shown(e.message, common.LINES))
         return e.status
     except ComponentHelp as e:
         sys.stdout.write(e.text)
@@ -169,7 +179,7 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
     except (ValueError, RuntimeError, OSError) as e:
         if isinstance(e, BrokenPipeError):
             return _broken_pipe()
-        print(f"{PROG}: error: {type(e).__name__}: {e}", file=sys.stderr)
+        common.err(f"{PROG}: error: {type(e).__name__}: {e}")
         return 1
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
@@ -180,7 +190,7 @@ def _print_error(error: Exception) -> None:
     """``jupyter-sched: error: MESSAGE``, unless a parser's message already names the program."""
     text = str(error)
     named = text.startswith(f"{PROG}: ") or text.startswith(f"{PROG} ")
-    print(text if named else f"{PROG}: error: {text}", file=sys.stderr)
+    common.err(text if named else f"{PROG}: error: {text}")
 
 
 def _broken_pipe() -> int:

@@ -1,10 +1,14 @@
-"""The CLI shows no secret: ``run --dryrun``, ``describe`` and ``status`` (text and ``--json``), run for real."""
+"""The CLI shows no secret: ``run --dryrun``, ``describe`` and ``status`` (text and ``--json``), the runner
+events ``-v`` prints, and the errors of refused run options, run for real."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli.cli_helpers import Cli
+from tests.schedulers.docker_fixtures import BUSYBOX
 
 SECRETS = ("ghp_S3CRET", "hunter2", "t0kenVal", "pW9")  # none can occur in an app id (no capitals or vowels there)
 ARGS = ("--env", "GITHUB_PAT=ghp_S3CRET,REPO=https://me:pW9@example.com/r.git", "--",
@@ -46,3 +50,48 @@ def test_the_local_record_keeps_no_secret_argument(cli: Cli) -> None:
     states = list((cli.cwd.parent / "state").rglob("state.json"))
     assert states and handle.rsplit("/", 1)[-1] in str(states[0])
     assert_hidden(states[0].read_text())
+
+
+TOKEN = "S3cr3tXyz"  # in no app id (no capitals there) and in no message of ours
+
+
+def test_verbose_events_of_a_real_docker_run_mask_the_env_run_option(cli: Cli, docker_engine: None) -> None:
+    """``-v`` prints each runner event with its run options: the ``env`` option's token is masked there, and
+    the container still gets it (the job checks it and prints only its length)."""
+    script = f'test "$API_TOKEN" = {TOKEN} && echo length ${{#API_TOKEN}}'
+    proc = cli("-v", "run", "-s", "local_docker", "--wait", "--log", "--cfg", f"env=API_TOKEN:{TOKEN},LR:0.1",
+               "utils.sh", "--image", BUSYBOX, script)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "length 9" in proc.stderr  # the job got the real value
+    events = [json.loads(line.split(": ", 1)[1]) for line in proc.stderr.splitlines() if '"runcfg"' in line]
+    assert {e["api"] for e in events} >= {"dryrun", "schedule"}
+    for event in events:
+        if event["runcfg"]:
+            assert json.loads(event["runcfg"])["env"] == {"API_TOKEN": "********", "LR": "0.1"}
+    assert TOKEN not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "cfg, named",
+    [
+        (f"env=API_TOKEN:{TOKEN},pull=sometimes", "pull='sometimes' must be one of"),  # echoes every option
+        (f"env=API_TOKEN={TOKEN}", "cannot tell where the value of 'env' ends"),  # the text does not parse
+        (f"env=API_TOKEN:{TOKEN},cancel_grace=soon", "cancel_grace='soon' is not a valid float"),
+    ],
+)
+def test_a_refused_run_option_does_not_echo_a_secret(cli: Cli, cfg: str, named: str) -> None:
+    for verbose in ((), ("-v",)):
+        proc = cli(*verbose, "run", "-s", "local_docker", "--dryrun", "--cfg", cfg, "utils.echo")
+        assert proc.returncode == 2, proc.stderr
+        assert named in proc.stderr and "API_TOKEN" in proc.stderr
+        assert verbose or "Traceback" not in proc.stderr  # -v: the event of the refused call has its traceback
+        assert TOKEN not in proc.stdout + proc.stderr
+
+
+def test_a_mistyped_secret_in_the_config_file_is_not_echoed(cli: Cli) -> None:
+    values = (f'{{API_TOKEN = "{TOKEN}"}}\npull = "sometimes"', f'["API_TOKEN", "{TOKEN}"]', f'"API_TOKEN={TOKEN}"')
+    for value in values:
+        (cli.cwd / "pyproject.toml").write_text(f"[tool.jupyter_sched.schedulers.local_docker]\nenv = {value}\n")
+        proc = cli("-v", "run", "-s", "local_docker", "--dryrun", "utils.echo")
+        assert proc.returncode == 2 and "env" in proc.stderr, proc.stderr
+        assert TOKEN not in proc.stdout + proc.stderr
