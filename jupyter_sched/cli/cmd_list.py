@@ -41,7 +41,7 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
         print(f"no apps on {scheduler} (session {session!r})")
         return 0
     header = ("APP HANDLE", "STATE", "NAME")
-    rows_text = [(a.app_handle, str(a.state), a.name) for a in apps]
+    rows_text = [(common.shown(a.app_handle), str(a.state), common.shown(a.name)) for a in apps]
     widths = [max(len(r[i]) for r in [header, *rows_text]) for i in range(2)]
     for row in [header, *rows_text]:
         print(f"{row[0].ljust(widths[0])}  {row[1].ljust(widths[1])}  {row[2]}".rstrip())

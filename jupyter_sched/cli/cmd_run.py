@@ -105,7 +105,7 @@ def execute(args: RunArgs, runner: Any) -> int:
     )
     info = dryrun(runner, app, args)
     if args.dryrun:
-        sys.stdout.write(dryrun_json(info) if args.json else format_dryrun(info))
+        sys.stdout.write(dryrun_json(info) if args.json else common.shown(format_dryrun(info), common.LINES))
         return 0
     view = info.view()
     for warning in view.warnings if view is not None else []:

@@ -40,5 +40,5 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
             data["roles"] = [r for r in data["roles"] if r["role"] in roles]
         print(json.dumps(mask_tree(data), indent=2))
     else:
-        print(mask_lines(f"{handle}:\n{status.format(roles)}"))
+        print(common.shown(mask_lines(f"{handle}:\n{status.format(roles)}"), common.LINES))
     return 0

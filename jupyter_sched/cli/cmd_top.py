@@ -47,7 +47,7 @@ def render_table(samples: List[UsageSample]) -> str:
     rows = [HEADER]
     for s in samples:
         rows.append((
-            f"{s.role}[{s.replica}]",
+            common.shown(f"{s.role}[{s.replica}]"),
             f"{s.cpu_percent:.0f}" if s.running else "ended",
             f"{s.cpu_seconds:.1f}s",
             format_bytes(s.rss_bytes) if s.running else "-",

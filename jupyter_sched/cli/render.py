@@ -21,8 +21,11 @@ from jupyter_sched.specs.masking import mask_tree
 _MOUNT_KINDS = {BindMount: "bind", VolumeMount: "volume", DeviceMount: "device"}
 _PLAIN = re.compile(r"^(?:[A-Za-z_/.]|-[A-Za-z-])[A-Za-z0-9_./@%+=, -]*\Z")  # \Z: not before a final newline
 _SPECIAL = {"null", "true", "false", "yes", "no", "on", "off", "y", "n", "~", ".inf", ".nan", "-.inf", "+.inf"}
-_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
-"""What YAML may not show raw in a double-quoted scalar (or would read as a line break): escaped."""
+_UNPRINTABLE = re.compile(
+    "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufeff\ufffe\uffff]"
+)
+"""What YAML may not show raw in a double-quoted scalar (or would read as a line break), and what a terminal
+would act on (C1 controls, bidirectional overrides): escaped, in the text and in JSON (JSON escapes C0)."""
 
 
 def to_plain(obj: Any) -> Any:
@@ -60,7 +63,7 @@ def _scalar(value: Any) -> str:
     ):
         return text
     quoted = json.dumps(text, ensure_ascii=False)
-    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+    return _UNPRINTABLE.sub(_escape, quoted)
 
 
 def _float(value: float) -> str:
@@ -131,5 +134,10 @@ def _render(value: Any, indent: int, lines: List[str], prefix: str = "") -> None
     lines.append(pad + prefix + _scalar(value))
 
 
+def _escape(m: "re.Match[str]") -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
 def to_json(obj: Any) -> str:
-    return json.dumps(mask_tree(to_plain(obj)), indent=2, default=str, ensure_ascii=False)
+    text = json.dumps(mask_tree(to_plain(obj)), indent=2, default=str, ensure_ascii=False)
+    return _UNPRINTABLE.sub(_escape, text)  # only strings hold them: the escape is what json.loads reads back

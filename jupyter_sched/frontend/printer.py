@@ -7,7 +7,8 @@ into items (TorchX re-prefixes per chunk and duplicates prefixes at chunk bounda
 :class:`LogPrinter`, the text renderer of :func:`jupyter_sched.frontend.follow.follow`, interleaves whole
 items of several replicas and ends a replica's unfinished line before another replica writes, so lines
 never run into each other. :func:`gutter` is the one spelling of a replica's prefix in text (the notebook's
-snapshot uses it too, adding a stream mark).
+snapshot uses it too, adding a stream mark); a role name is user text, so its control characters are shown
+as escapes there (:func:`~jupyter_sched.logs.control_strings.escape_controls`), never sent to a terminal.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import threading
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, TextIO, Tuple
 
 from jupyter_sched.frontend.follow import FollowRenderer, TailOptions, follow
+from jupyter_sched.logs.control_strings import escape_controls
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
@@ -79,14 +81,15 @@ class Prefixer:
 
 def gutter(label: str, width: int, mark: str = "") -> str:
     """The prefix of a replica's line in text: ``role/k`` padded to ``width``, then ``mark`` (the notebook's
-    snapshot marks the stream: ``|`` stdout, ``!`` stderr) and a space."""
-    return f"{label.ljust(width)} {mark + ' ' if mark else ''}"
+    snapshot marks the stream: ``|`` stdout, ``!`` stderr) and a space. ``label`` holds a role name, so its
+    control characters are written as escapes (``width`` counts them so)."""
+    return f"{escape_controls(label).ljust(width)} {mark + ' ' if mark else ''}"
 
 
 def prefixes(replicas: List[Tuple[str, int]], color: bool) -> Dict[Tuple[str, int], str]:
     """Each replica's :func:`gutter`, padded to the longest, its label coloured from the palette when
     ``color``."""
-    width = max((len(f"{r}/{k}") for r, k in replicas), default=0)
+    width = max((len(escape_controls(f"{r}/{k}")) for r, k in replicas), default=0)
     out = {}
     for i, (role, k) in enumerate(replicas):
         label = gutter(f"{role}/{k}", width)

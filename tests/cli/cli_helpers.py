@@ -65,6 +65,26 @@ class Cli:
         assert proc.wait(timeout=TIMEOUT) == 0, proc.stderr.read() if proc.stderr else ""
         return b"".join(chunks)
 
+    def on_tty(self, *args: str) -> "tuple[int, bytes]":
+        """Runs the command with stdout and stderr on one pseudo-terminal (what a user sees); returns the
+        exit code and every byte the terminal received."""
+        primary, secondary = pty.openpty()
+        env = {**self.env, "TERM": "xterm", "COLUMNS": "200"}
+        proc = subprocess.Popen(self.argv(args), cwd=self.cwd, env=env, stdout=secondary, stderr=secondary,
+                                stdin=subprocess.DEVNULL)  # fmt: skip
+        os.close(secondary)
+        chunks = []
+        while True:
+            try:
+                data = os.read(primary, 4096)
+            except OSError:  # EIO: the terminal's other side closed
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(primary)
+        return proc.wait(timeout=TIMEOUT), b"".join(chunks)
+
     def run_app(self, *args: str) -> str:
         """``jupyter-sched run ARGS`` that must succeed; returns the app handle (stdout's first line)."""
         proc = self("run", *args)

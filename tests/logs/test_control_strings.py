@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jupyter_sched.logs.control_strings import strip_control_strings
+from jupyter_sched.logs.control_strings import CONTROL_CHAR, escape_controls, strip_control_strings
 
 INTRODUCER = re.compile(r"\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]")
 PIECES = st.sampled_from(["\x1b", "]", "P", "\\", "\x07", "\x9d", "\x9c", "\n", "\r", "a", "0;t", "\x1b[31m", ";"])
@@ -33,3 +33,12 @@ def test_no_control_string_survives(text: str) -> None:
 @given(st.text(alphabet=st.characters(blacklist_characters="\x1b", max_codepoint=0x8F)))
 def test_text_without_escapes_is_unchanged(text: str) -> None:
     assert strip_control_strings(text) == text
+
+
+def test_escape_controls_shows_every_control_character_and_keeps_the_rest() -> None:
+    name = "ti\x1b]0;title\x07tle \x9d52;c;x\x9c \u202eevil\u2066 r\x1b[2J\r\tx é ☃"
+    shown = escape_controls(name)
+    assert shown == r"ti\x1b]0;title\x07tle \x9d52;c;x\x9c \u202eevil\u2066 r\x1b[2J\r\tx é ☃"
+    assert not CONTROL_CHAR.search(shown)
+    assert escape_controls("a\nb\tc\rd", keep="\n\t") == "a\nb\tc\\rd"
+    assert escape_controls("plain name") == "plain name"

@@ -1,0 +1,105 @@
+"""App and role names are user text: one with terminal escapes in it (a window title ``ESC ] 0;...BEL``, a
+clipboard write ``ESC ] 52;...``, a screen clear) is shown as visible escapes by every verb, on a real
+pseudo-terminal, whichever backend stored it; the terminal (a pyte VT100 screen) gets no title and no
+control string. Job output keeps its own rule (``log`` strips control strings on a terminal)."""
+
+from __future__ import annotations
+
+from typing import List
+
+import pyte
+import pytest
+
+from tests.cli.cli_helpers import Cli
+from tests.schedulers.docker_fixtures import BUSYBOX
+
+TITLE = "\x1b]0;PWNED-TITLE\x07"
+CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"
+CLEAR = "\x1b[2J\x1b[H"
+APP = f"ti{TITLE}tle"
+ROLE = f"r{CLIPBOARD}x{CLEAR}"
+SHOWN_ROLE = r"r\x1b]52;c;cm0gLXJmIH4=\x07x\x1b[2J\x1b[H"
+SHOWN_APP = r"ti\x1b]0;PWNED-TITLE\x07tle"
+TOP_REDRAW = b"\x1b[H\x1b[2J"  # top on a terminal clears the screen before each table
+
+COMPONENT = f'''from jupyter_sched.specs import AppDef, Role
+
+
+def evil(image: str = "", code: int = 0) -> AppDef:
+    """An app and a role whose names drive a terminal."""
+    return AppDef({APP!r}, [Role({ROLE!r}, image, entrypoint="sh", args=["-c", f"echo hello; exit {{code}}"])])
+'''
+
+
+def screen_of(output: bytes) -> pyte.Screen:
+    screen = pyte.Screen(200, 60)
+    pyte.Stream(screen).feed(output.decode("utf-8", "replace"))
+    return screen
+
+
+def assert_harmless(output: bytes, *shown: str) -> List[str]:
+    """Nothing in ``output`` acts on the terminal but colours (and ``top``'s own redraw), and each of
+    ``shown`` is visible on it."""
+    if output.startswith(TOP_REDRAW):
+        output = output[len(TOP_REDRAW) :]
+    assert b"\x1b]" not in output and b"\x07" not in output and b"\x1b[2J" not in output, output
+    screen = screen_of(output)
+    assert screen.title == "" and screen.icon_name == ""
+    lines = [line.rstrip() for line in screen.display]
+    for text in shown:
+        assert any(text in line for line in lines), (text, lines)
+    return lines
+
+
+@pytest.fixture
+def evil(cli: Cli) -> Cli:
+    (cli.cwd / "evil.py").write_text(COMPONENT)
+    return cli
+
+
+def _every_verb(cli: Cli, handle: str) -> None:
+    for args, shown in (
+        (("list",), [SHOWN_APP]),
+        (("status", handle), [f"{SHOWN_ROLE}[0]:SUCCEEDED"]),
+        (("log", handle), [f"{SHOWN_ROLE}/0 hello"]),
+        (("top", handle), [f"{SHOWN_ROLE}[0]"]),
+        (("describe", handle), ["r\\u001b]52;c;cm0gLXJmIH4=\\u0007x"]),  # YAML's escapes
+    ):
+        rc, output = cli.on_tty(*args)
+        assert rc == 0, output
+        assert_harmless(output, *shown)
+    rc, output = cli.on_tty("log", f"{handle}/nosuch")  # the error lists the roles there are
+    assert rc == 1 and b"has no role 'nosuch'" in output
+    assert_harmless(output, SHOWN_ROLE)
+
+
+def test_names_with_escapes_are_shown_not_obeyed_on_a_terminal(evil: Cli) -> None:
+    rc, output = evil.on_tty("run", "evil.py:evil", "--code", "3")  # streams the logs, then the status
+    assert rc == 1, output
+    assert_harmless(output, f"{SHOWN_ROLE}/0 hello", f"*{SHOWN_ROLE}[0]:FAILED (exitcode: 3)")
+    rc, output = evil.on_tty("run", "evil.py:evil")
+    assert rc == 0, output
+    lines = assert_harmless(output, f"{SHOWN_ROLE}/0 hello")
+    handle = next(line for line in lines if line.startswith("local_cwd://"))
+    rc, output = evil.on_tty("run", "--dryrun", "evil.py:evil")
+    assert rc == 0, output
+    assert_harmless(output, "- name: " + '"r\\u001b]52;c;cm0gLXJmIH4=\\u0007x')
+    _every_verb(evil, handle)
+
+
+def test_names_kept_by_docker_labels_are_shown_not_obeyed(evil: Cli, docker_engine: None) -> None:
+    """The docker backend keeps the names in container labels: read back, they are shown as escapes too."""
+    rc, output = evil.on_tty("run", "-s", "local_docker", "--wait", "evil.py:evil", "--image", BUSYBOX, "--code", "3")
+    assert rc == 1, output
+    lines = assert_harmless(output, f"*{SHOWN_ROLE}[0]:FAILED (exitcode: 3)")
+    handle = next(line for line in lines if line.startswith("local_docker://"))
+    rc, output = evil.on_tty("list", "-s", "local_docker")
+    assert rc == 0 and handle.encode() in output
+    assert_harmless(output, SHOWN_APP)
+    for args, shown in (
+        (("status", handle), f"{SHOWN_ROLE}[0]:FAILED"),
+        (("log", handle), f"{SHOWN_ROLE}/0 hello"),
+    ):
+        rc, output = evil.on_tty(*args)
+        assert rc == 0, output
+        assert_harmless(output, shown)
