@@ -1,7 +1,9 @@
 """``jupyter-sched``: the command line. ``main()`` is the console script; :func:`run_cli` returns the exit code.
 
 Exit codes: 0 success; 1 the app failed or was cancelled, or an app/role/replica does not exist; 2 bad
-usage (unknown flag, scheduler, run option or component, malformed handle); 130 interrupted.
+usage (unknown flag, scheduler, run option or component, malformed handle), and any request refused before
+it launches (an AppDef the scheduler cannot run: too many replicas, a partition that cannot hold it, an
+entrypoint that does not exist); 130 interrupted.
 
 The library logs under the ``jupyter_sched`` logger; the CLI shows it on stderr: progress (INFO, e.g. image
 pulls and workspace builds) and warnings by default, ``-q`` warnings and errors only, ``-qq`` errors only,
@@ -56,10 +58,12 @@ VERBS: Dict[str, ModuleType] = {
     "top": cmd_top,
 }
 USAGE_ERRORS = (
-    CliUsageError, ComponentError, ConfigError, InvalidRunConfigException, MalformedAppHandleException,
-    UnknownSchedulerException,
+    CliUsageError, ComponentError, ConfigError, InvalidAppError, InvalidRunConfigException,
+    MalformedAppHandleException, UnknownSchedulerException,
 )  # fmt: skip
-FAILURES = (CliError, UnknownAppException, InvalidAppError)
+"""Refused before anything starts: exit 2. InvalidAppError is raised only then (validation, the scheduler's
+replica limit and fit, a missing entrypoint), never about an app that ran."""
+FAILURES = (CliError, UnknownAppException)
 
 
 def build_parser() -> RaisingArgumentParser:

@@ -23,7 +23,7 @@ import resource
 import sys
 from typing import List, Optional
 
-from jupyter_sched.specs import runopts
+from jupyter_sched.specs import InvalidRunConfigException, runopts
 from jupyter_sched.specs.usage import format_bytes, oom_message
 
 LIMIT_ENV = "JUPYTER_SCHED_MEMORY_LIMIT"
@@ -44,13 +44,14 @@ def add_memory_limit_opt(opts: runopts) -> None:
 
 
 def parse_limit(text: object) -> Optional[int]:
-    """Bytes of ``512m``/``2g``/``65536k``; None for an empty value. Raises ValueError naming the option."""
+    """Bytes of ``512m``/``2g``/``65536k``; None for an empty value. Raises InvalidRunConfigException (a
+    ValueError) naming the option: a bad run option, refused before anything starts."""
     if text in (None, ""):
         return None
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)i?b?\s*", str(text).lower())
     if not match or float(match.group(1)) <= 0:
-        raise ValueError(
-            f"memory_limit={text!r}: give a positive size with a unit, e.g. memory_limit=512m or 2g"
+        raise InvalidRunConfigException(
+            f"memory_limit={text!r}: give a positive size with a unit, e.g. memory_limit=512m or 2g", "memory_limit"
         )
     return int(float(match.group(1)) * _UNITS[match.group(2)])
 

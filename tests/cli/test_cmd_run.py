@@ -158,15 +158,16 @@ def test_bad_input_exits_2_at_once_saying_what_exists(cli: Cli) -> None:
         assert proc.stdout == ""
 
 
-def test_an_app_that_cannot_start_exits_1(cli: Cli) -> None:
+def test_an_app_whose_program_does_not_exist_is_refused_before_launch_exit_2(cli: Cli) -> None:
     (cli.cwd / "bad.py").write_text(
         "from jupyter_sched.specs import AppDef, Role\n\n"
         "def bad() -> AppDef:\n"
         "    return AppDef('bad', [Role('bad', 'img', entrypoint='no-such-program-xyz')])\n"
     )
     proc = cli("run", "bad.py:bad")
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 2, proc.stderr
     assert "'no-such-program-xyz' is not an executable file on PATH" in proc.stderr
+    assert not (cli.cwd.parent / "state").exists() or not list((cli.cwd.parent / "state").rglob("state.json"))
 
 
 def test_ctrl_c_cancels_the_local_app(cli: Cli) -> None:

@@ -28,6 +28,28 @@ def test_zero_and_negative_replicas_are_the_same_usage_error(cli: Cli, component
         assert "num_replicas" in proc.stderr and f"{count}" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("scheduler", ["local_cwd", "local_docker", "slurm"])
+def test_more_replicas_than_a_scheduler_runs_is_a_usage_error(cli: Cli, scheduler: str) -> None:
+    """A request refused before launch is bad usage (exit 2), like --num_replicas 0; with or without --dryrun."""
+    for dryrun in (("--dryrun",), ()):
+        proc = cli("run", "-s", scheduler, *dryrun, "utils.echo", "--num_replicas", "99999999999999999999")
+        assert proc.returncode == 2, proc.stderr
+        assert "roles[0].num_replicas" in proc.stderr and "more than" in proc.stderr and "Traceback" not in proc.stderr
+    assert not list(cli.cwd.parent.rglob("state.json"))  # nothing was started
+
+
+def test_an_app_the_slurm_cluster_cannot_hold_is_a_usage_error(cli: Cli, slurm_cluster: object) -> None:
+    proc = cli("run", "-s", "slurm", "--cfg", "partition=no-such-partition", "utils.echo")
+    assert proc.returncode == 2, proc.stderr
+    assert "cfg.partition: partition 'no-such-partition' does not exist on this cluster" in proc.stderr
+
+
+def test_a_memory_limit_that_is_not_a_size_is_a_usage_error(cli: Cli) -> None:
+    proc = cli("run", "--cfg", "memory_limit=lots", "utils.echo")
+    assert proc.returncode == 2, proc.stderr
+    assert "memory_limit='lots': give a positive size with a unit" in proc.stderr and "ValueError" not in proc.stderr
+
+
 @pytest.mark.parametrize("value", ["-5", "nan", "inf"])
 def test_cancel_grace_must_be_a_finite_duration(cli: Cli, value: str) -> None:
     proc = cli("run", "--dryrun", "--cfg", f"cancel_grace={value}", "utils.echo")
