@@ -1,7 +1,8 @@
 """``jupyter-sched log SCHEDULER://SESSION/APP_ID[/ROLE[/K,K...]]``: print replicas' logs, prefixed ``role/k``.
 
 Several replicas are read concurrently (one thread each) and their lines interleaved whole. With ``-f`` it
-follows the logs until the app ends, then exits 1 if the app did not succeed. An unknown app, role or
+follows the logs until the app ends, then exits 1 if the app did not succeed, or if its records were removed
+meanwhile (its end is then unknown, and the logs may stop short). An unknown app, role or
 replica is an error at once, listing what exists. To a terminal, control strings in the jobs' output (window
 titles, OSC 8 links, DCS) are removed unless ``--raw``: a job must not drive the user's terminal.
 """
@@ -15,7 +16,7 @@ import sys
 from typing import List, Optional, TextIO
 
 from jupyter_sched.cli import common
-from jupyter_sched.cli.errors import CliUsageError
+from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.frontend.follow import TailOptions
@@ -128,7 +129,13 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
             return 1
         if args.follow:
             status = runner.status(handle)
-            if status is not None and status.is_terminal() and status.state != AppState.SUCCEEDED:
+            if status is None:
+                raise CliError(
+                    f"{handle}: its records were removed while its logs were followed (the app directory was"
+                    " deleted, or the scheduler forgot the app), so the logs may stop short and how the app"
+                    " ended is unknown"
+                )
+            if status.is_terminal() and status.state != AppState.SUCCEEDED:
                 common.err(f"{handle}: {status.state}")
                 return 1
     return 0

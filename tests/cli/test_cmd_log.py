@@ -90,6 +90,26 @@ def test_follow_a_running_app_until_it_ends_then_report_its_failure(cli: Cli) ->
     assert follow.returncode == 1 and f"{handle}: FAILED" in follow.stderr
 
 
+def test_follow_says_so_and_fails_when_the_app_directory_is_deleted(cli: Cli) -> None:
+    """``log -f`` on an app whose records vanish (its directory removed by hand) cannot know how the app
+    ended: it says what happened and exits 1, instead of ending quietly with 0."""
+    gate = cli.cwd / "gate"
+    script = f"echo ready; for i in $(seq 600); do [ -e {gate} ] && break; sleep 0.1; done; echo after"
+    handle = cli.run_app("--cfg", "outlive_owner=true", "utils.sh", script)
+    app_dir = cli.cwd.parent / "state" / "default" / handle.rsplit("/", 1)[-1]
+    assert (app_dir / "state.json").exists()
+    follow = cli.popen("log", "-f", handle)
+    try:
+        assert follow.stdout is not None and follow.stdout.readline() == "sh/0 ready\n"
+        subprocess.run(["rm", "-rf", str(app_dir)], check=True)
+        out, err = follow.communicate(timeout=60)
+    finally:
+        gate.touch()  # the replica ends (its owner had let it outlive the run)
+    assert follow.returncode == 1, (out, err)
+    assert f"{handle}: its records were removed while its logs were followed" in err
+    assert "how the app ended is unknown" in err
+
+
 def test_last_n_lines_of_each_replica(module_cli: Cli, three: str) -> None:
     cli = module_cli
     assert cli("log", f"{three}/sh/1", "-n", "1", "--streams", "stdout").stdout == "sh/1 r1 b\n"
