@@ -66,12 +66,19 @@ class SlurmJob:
         self, comp: SlurmComponent, app_state: AppState
     ) -> Tuple[AppState, Optional[int], Optional[float], Optional[float]]:
         """A replica's state, exit code, start and end: from its own step when Slurm has one for the current
-        attempt, else from its component (which shares the job's state)."""
+        attempt, else from its component (which shares the job's state).
+
+        When a node of the job goes down, the database first marks *every* step NODE_FAIL with exit code
+        ``0:0``, healthy ones included, while the controller is still stopping them (the job COMPLETING);
+        their real end (CANCELLED by the signal) follows. So a NODE_FAIL step is no end while the job runs,
+        and its ``0:0`` is no exit code: a healthy replica never shows "FAILED, exit 0"."""
         step = self.steps.get(comp.offset)
         if step is not None:
             state = map_state(step["State"])
-            if state.is_terminal:
-                return state, parse_exit_code(step["ExitCode"]), parse_time(step["Start"]), parse_time(step["End"])
+            node_fail = node_failed(step)
+            if state.is_terminal and not (node_fail and not app_state.is_terminal):
+                exit_code = None if node_fail else parse_exit_code(step["ExitCode"])
+                return state, exit_code, parse_time(step["Start"]), parse_time(step["End"])
             if not app_state.is_terminal:
                 return AppState.RUNNING, None, parse_time(step["Start"]), None
         state = map_state(comp.state)
@@ -154,8 +161,15 @@ def current_steps(rows: List[Dict[str, str]], comps: List[SlurmComponent]) -> Di
 
 def ended_steps(steps: Dict[int, Dict[str, str]]) -> Set[int]:
     """Offsets whose step the database already records as ended (with its exit code): a step can be listed
-    while still RUNNING there for a moment after the controller has ended the job."""
-    return {offset for offset, row in steps.items() if map_state(row["State"]).is_terminal}
+    while still RUNNING there for a moment after the controller has ended the job, and when a node of the
+    job goes down every step is first marked NODE_FAIL ``0:0`` (healthy ones too) until its real end (the
+    signal that stopped it) is recorded, a moment later."""
+    return {offset for offset, row in steps.items() if map_state(row["State"]).is_terminal and not node_failed(row)}
+
+
+def node_failed(step: Dict[str, str]) -> bool:
+    """The database marks the step NODE_FAIL: a placeholder with exit code ``0:0``, not how it ended."""
+    return slurm_cli.slurm_state_name(step["State"]) == "NODE_FAIL"
 
 
 class SlurmJobReader:

@@ -412,3 +412,27 @@ def test_a_step_still_running_in_the_database_is_not_final() -> None:
 
     steps = {0: {"State": "COMPLETED"}, 1: {"State": "RUNNING"}, 2: {"State": "FAILED"}, 3: {"State": "CANCELLED by 0"}}
     assert _ended_steps(steps) == {0, 2, 3}
+
+
+def test_a_node_failure_placeholder_is_neither_an_end_nor_an_exit_code() -> None:
+    """What this cluster's controller and database said 0.3 s after node2 of a two-replica job went down
+    (``test_slurm_cluster`` takes a node down for real): the job COMPLETING, the healthy replica's step
+    already NODE_FAIL ``0:0``. That replica is still being stopped; its real end (CANCELLED ``0:15``)
+    comes next. Once the job has ended, a step still marked NODE_FAIL has no known exit code."""
+    from jupyter_sched.schedulers.slurm_job import SlurmComponent, SlurmJob, ended_steps
+
+    def comp(offset: int, state: str) -> SlurmComponent:
+        return SlurmComponent(offset, state, "NodeDown", f"node{offset + 1}", 1000.0, None, 0, "/w", f"nd:w:{offset}")
+
+    step = {"State": "NODE_FAIL", "ExitCode": "0:0", "Start": "2026-11-25T17:16:30", "End": "2026-11-25T17:16:33"}
+    stopping = SlurmJob("80", [comp(0, "COMPLETING"), comp(1, "NODE_FAIL")], {0: step}, 0)
+    assert stopping.state == AppState.RUNNING
+    assert stopping.replica_state(stopping.components[0], stopping.state)[:2] == (AppState.RUNNING, None)
+    assert ended_steps(stopping.steps) == set()  # describe waits for the real record of the step
+    ended = SlurmJob("80", [comp(0, "NODE_FAIL"), comp(1, "NODE_FAIL")], {0: step}, 0)
+    assert ended.replica_state(ended.components[0], ended.state)[:2] == (AppState.FAILED, None)
+    real = {**step, "State": "CANCELLED", "ExitCode": "0:15"}
+    assert ended_steps({0: real}) == {0}
+    assert SlurmJob("80", ended.components, {0: real}, 0).replica_state(ended.components[0], ended.state)[:2] == (
+        AppState.CANCELLED, -15,
+    )  # fmt: skip

@@ -465,3 +465,51 @@ def test_a_fresh_job_dir_root_is_made_private(srunner: Runner, tmp_path) -> None
     assert status is not None and status.state == AppState.SUCCEEDED, status
     index = os.path.join(os.environ["JUPYTER_SCHED_SLURM_DIR"], srunner.session_name)  # the session's job records
     assert os.stat(index).st_mode & 0o777 == 0o700
+
+
+def _node_up(node: str) -> bool:
+    state = subprocess.run(["sinfo", "-h", "-n", node, "-o", "%t"], capture_output=True, text=True).stdout.strip()
+    return state.rstrip("*~#!%$@^-") in ("idle", "mix", "alloc")
+
+
+def test_a_node_going_down_never_shows_a_healthy_replica_failed_with_exit_0(
+    srunner: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node of a two-replica job goes down (``scontrol update state=down``, as an admin or a health check
+    does). While Slurm stops the job, its database briefly marks the healthy replica's step NODE_FAIL with
+    exit code 0:0; that is no exit: every status read meanwhile shows the healthy replica running or
+    stopped by the signal, never FAILED (with exit code 0) while the job still runs."""
+    monkeypatch.chdir(tmp_path)
+    role = Role("main", "unused", entrypoint="sh", args=["-c", "echo up; sleep 120"], num_replicas=2)
+    app = AppDef("nodedown", [role])
+    handle = srunner.run(app, "slurm", {"kill_on_bad_exit": False})
+    victim = ""
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            status = srunner.status(handle)
+            assert status is not None and time.monotonic() < deadline, status
+            reps = status.roles[0].replicas if status.roles else []
+            if len(reps) == 2 and all(r.state == AppState.RUNNING for r in reps):
+                break
+            time.sleep(0.2)
+        healthy, victim = reps[0].hostname, reps[1].hostname
+        subprocess.run(["scontrol", "update", f"nodename={victim}", "state=down", "reason=jsched-test"], check=True)
+        seen = []
+        while not (status.is_terminal() and status.roles[0].replicas[0].state.is_terminal):
+            status = srunner.status(handle)
+            assert status is not None and time.monotonic() < deadline + 60, status
+            seen.append((status.state, status.roles[0].replicas[0].state, status.roles[0].replicas[0].exit_code))
+    finally:
+        srunner.cancel(handle)
+        if victim:  # back in service for the next tests (ReturnToService=2 would also bring it back)
+            subprocess.run(["scontrol", "update", f"nodename={victim}", "state=resume"], capture_output=True)
+            wait_deadline = time.monotonic() + 120
+            while not _node_up(victim) and time.monotonic() < wait_deadline:
+                time.sleep(0.5)
+    assert status.state == AppState.FAILED and "NODE_FAIL" in status.msg, status
+    assert healthy != victim and all((state, code) != (AppState.FAILED, 0) for _, state, code in seen), seen
+    for app_state, state, _ in seen:  # while the job runs it is running, or stopped by the signal
+        assert state != AppState.FAILED or app_state.is_terminal, seen
+    assert seen[-1][1].is_terminal, seen  # its end as Slurm finally records it
+    assert _node_up(victim), f"{victim} did not come back"
