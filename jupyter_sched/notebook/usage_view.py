@@ -151,7 +151,7 @@ def totals_html(status: AppStatus) -> str:
             if rep.usage is not None:
                 u = rep.usage
                 rows.append(tuple(esc(c) for c in (
-                    f"{role.role}[{rep.id}]", format_bytes(u.peak_rss_bytes), format_bytes(u.mem_limit_bytes),
+                    f"{role.role}[{rep.id}]", format_bytes(u.peak_rss_bytes or None), format_bytes(u.mem_limit_bytes),
                     f"{u.cpu_seconds:.2f} s", f"{u.wall_seconds:.2f} s",
                 )))
     if not rows:

@@ -16,6 +16,7 @@ backends for an unknown app or replica.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any, Callable, Dict, List, Optional
 
@@ -32,6 +33,7 @@ from jupyter_sched.schedulers.docker_state import (
     replica_state,
     row_state,
 )
+from jupyter_sched.schedulers.docker_usage import oom_peak
 from jupyter_sched.specs import NONE, AppState, ReplicaStatus, Role, RoleStatus, UnknownAppException
 from jupyter_sched.specs.usage import UsageTotals, oom_message
 
@@ -62,7 +64,11 @@ def describe_response(
         totals = totals_of(v.name, v.started, v.finished) if v.finished is not None else None
         oom = ""
         if v.oom_killed:
-            oom = oom_message(limits.get(v.name) or None, totals.peak_rss_bytes if totals else None)
+            limit = limits.get(v.name) or None
+            peak = oom_peak(totals.peak_rss_bytes if totals else None, limit)
+            oom = oom_message(limit, peak, peak_unknown=peak is None)
+            if totals is not None and peak is None:  # its kept peak is a stale sample too: not quoted
+                totals = dataclasses.replace(totals, peak_rss_bytes=0)
             why = "; ".join([oom, *([v.error] if v.error else [])])
         if state == AppState.FAILED:
             failures.append(f"{v.role}[{v.replica_id}] exited with code {v.exit_code}" + (f" ({why})" if why else ""))

@@ -12,6 +12,11 @@ rather than ``api.stats``, because the SDK's stats generator gives no way to clo
 
 When a stream ends, the container's totals go to a small file named after the container in the state
 directory, so ``describe`` shows them (and the out-of-memory message its peak) from any process.
+
+An out-of-memory kill means the container's memory reached its limit, but the engine samples once a
+second, so a container that grows fast is killed between two samples: its highest sample can be far below
+the limit (11.6 MiB for a 64 MiB kill). :func:`oom_peak` quotes a sampled peak only when it reached
+:data:`OOM_PEAK_SEEN` of the limit; below that the message says the peak is unknown.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from jupyter_sched.schedulers.docker_state import ReplicaView, parse_time
 from jupyter_sched.specs.usage import UsageSample, UsageTotals
 
 TOTALS_DIR = "_docker_usage"
+OOM_PEAK_SEEN = 0.9
+"""The fraction of the limit a sample must have reached for it to stand for the peak of a killed container
+(the working set leaves out inactive page cache, so at the kill it is a little under the limit)."""
 _KEEP_ENDED = 256  # ended watches kept in memory (their totals are on disk too)
 
 
@@ -212,6 +220,14 @@ class DockerUsage:
             os.remove(self._path(name))
         except OSError:
             pass
+
+
+def oom_peak(peak: Optional[int], limit: Optional[int]) -> Optional[int]:
+    """The peak to quote for a container killed for memory: the highest sample if it reached
+    :data:`OOM_PEAK_SEEN` of the limit, else None (the samples missed the climb: the peak is unknown)."""
+    if not peak or not limit or peak < OOM_PEAK_SEEN * limit:
+        return None
+    return peak
 
 
 def _totals_json(watch: _Watch) -> Dict[str, Any]:

@@ -86,7 +86,8 @@ class UsageSample:
 
 @dataclass(frozen=True)
 class UsageTotals:
-    """What an ended replica used, kept in its app's record: shown by ``describe`` and ``job.status``."""
+    """What an ended replica used, kept in its app's record: shown by ``describe`` and ``job.status``.
+    ``peak_rss_bytes`` 0 means unknown (a backend whose samples missed the peak says so)."""
 
     peak_rss_bytes: int
     cpu_seconds: float
@@ -95,7 +96,7 @@ class UsageTotals:
 
     def to_json(self) -> Dict[str, Any]:
         return {
-            "peak_rss_bytes": self.peak_rss_bytes,
+            "peak_rss_bytes": self.peak_rss_bytes or None,
             "cpu_seconds": round(self.cpu_seconds, 3),
             "wall_seconds": round(self.wall_seconds, 3),
             "mem_limit_bytes": self.mem_limit_bytes,
@@ -113,10 +114,13 @@ class UsageTotals:
         )
 
     def format(self) -> str:
-        """``peak 190.0 MiB, cpu 3.21 s, wall 4.02 s`` (and ``of 256 MiB`` with a limit)."""
-        peak = f"peak {format_bytes(self.peak_rss_bytes)}"
-        if self.mem_limit_bytes:
-            peak += f" of {format_bytes(self.mem_limit_bytes)}"
+        """``peak 190.0 MiB, cpu 3.21 s, wall 4.02 s`` (and ``of 256 MiB`` with a limit); ``peak unknown,
+        limit 64 MiB, ...`` when the peak is not known."""
+        limit = format_bytes(self.mem_limit_bytes) if self.mem_limit_bytes else ""
+        if self.peak_rss_bytes:
+            peak = f"peak {format_bytes(self.peak_rss_bytes)}" + (f" of {limit}" if limit else "")
+        else:
+            peak = "peak unknown" + (f", limit {limit}" if limit else "")
         return f"{peak}, cpu {self.cpu_seconds:.2f} s, wall {self.wall_seconds:.2f} s"
 
 
@@ -135,14 +139,17 @@ def format_bytes(n: Optional[float]) -> str:
     return f"{text[:-2] if text.endswith('.0') else text} {unit}"
 
 
-def oom_message(limit_bytes: Optional[int], peak_bytes: Optional[int]) -> str:
+def oom_message(limit_bytes: Optional[int], peak_bytes: Optional[int], peak_unknown: bool = False) -> str:
     """The message of a replica killed for memory, the same on every backend:
-    ``killed: out of memory (limit 64 MiB, peak 63.9 MiB)``. Unknown parts are left out."""
+    ``killed: out of memory (limit 64 MiB, peak 63.9 MiB)``. Unknown parts are left out; ``peak_unknown``
+    says so instead (a backend whose samples missed the climb to the limit: ``peak unknown``)."""
     parts = []
     if limit_bytes:
         parts.append(f"limit {format_bytes(limit_bytes)}")
-    if peak_bytes:
+    if peak_bytes and not peak_unknown:
         parts.append(f"peak {format_bytes(peak_bytes)}")
+    elif peak_unknown:
+        parts.append("peak unknown")
     detail = f" ({', '.join(parts)})" if parts else ""
     return f"killed: out of memory{detail}"
 

@@ -85,11 +85,37 @@ def test_a_container_over_its_memory_limit_is_named_out_of_memory(docker_sched: 
     rep = desc.roles_statuses[0].replicas[0]
     assert desc.state == AppState.FAILED and rep.state == AppState.FAILED and rep.exit_code == 137
     message = rep.structured_error_msg
-    assert re.fullmatch(r"killed: out of memory \(limit 64 MiB, peak \d+(\.\d)? MiB\)", message), message
+    # the last sample before the kill is quoted when it saw the climb (>= 90% of the limit), else "unknown"
+    match = re.fullmatch(r"killed: out of memory \(limit 64 MiB, peak (unknown|(\d+(\.\d)?) MiB)\)", message)
+    assert match and (match.group(1) == "unknown" or float(match.group(2)) >= 0.9 * 64), message
     assert rep.msg == rep.structured_error_msg
     assert "killed: out of memory (limit 64 MiB" in desc.msg
     [final] = docker_sched.usage(app_id)
     assert not final.running and final.mem_limit_bytes == 64 * MB and 0 < final.peak_rss_bytes <= 64 * MB
+
+
+# ~10 MiB while the engine samples it, then 200 MiB in one allocation: killed between two samples
+BURST = "import time\ntime.sleep(2.5)\nb = b'x' * (200 << 20)\n"
+# ~60 MiB for 3 s (the samples see it), then 16 MiB more: killed at the limit after a sample near it
+HOLD = "import time\nb = b'x' * (57 << 20)\ntime.sleep(3)\nc = b'y' * (16 << 20)\n"
+
+
+def test_an_oom_kill_between_two_samples_says_the_peak_is_unknown(docker_sched: DockerScheduler) -> None:
+    """The engine samples once a second: the highest sample of a container that took its memory at once is
+    its idle size, far below the limit it was killed at. That stale value is quoted nowhere."""
+    burst = docker_sched.submit(py(BURST, "burst", mem_mb=64), {})
+    hold = docker_sched.submit(py(HOLD, "hold", mem_mb=64), {})
+    for app_id in (burst, hold):
+        wait_until(lambda: len(docker_sched.usage(app_id)) == 1, 60, "a first stats sample")  # noqa: B023
+    for app_id in (burst, hold):
+        wait_until(lambda: docker_sched.describe(app_id).state.is_terminal, 90, "the OOM kill")  # noqa: B023
+    rep = docker_sched.describe(burst).roles_statuses[0].replicas[0]
+    assert rep.exit_code == 137 and rep.structured_error_msg == "killed: out of memory (limit 64 MiB, peak unknown)"
+    assert rep.usage is not None and rep.usage.format().startswith("peak unknown, limit 64 MiB, cpu ")
+    rep = docker_sched.describe(hold).roles_statuses[0].replicas[0]
+    match = re.fullmatch(r"killed: out of memory \(limit 64 MiB, peak (\d+(\.\d)?) MiB\)", rep.structured_error_msg)
+    assert rep.exit_code == 137 and match and 57.6 <= float(match.group(1)) <= 64, rep.structured_error_msg
+    assert rep.usage is not None and rep.usage.format().startswith(f"peak {match.group(1)} MiB of 64 MiB")
 
 
 def test_usage_of_many_containers_keeps_one_stream_each(docker_sched: DockerScheduler) -> None:

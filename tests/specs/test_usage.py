@@ -12,6 +12,15 @@ def test_oom_message_format() -> None:
     assert oom_message(64 * MIB, int(63.9 * MIB)) == "killed: out of memory (limit 64 MiB, peak 63.9 MiB)"
     assert oom_message(64 * MIB, None) == "killed: out of memory (limit 64 MiB)"
     assert oom_message(None, None) == "killed: out of memory"
+    assert oom_message(64 * MIB, 3 * MIB, peak_unknown=True) == "killed: out of memory (limit 64 MiB, peak unknown)"
+
+
+def test_totals_with_an_unknown_peak_say_so() -> None:
+    known = UsageTotals(60 * MIB, 0.07, 3.29, 64 * MIB)
+    assert known.format() == "peak 60 MiB of 64 MiB, cpu 0.07 s, wall 3.29 s"
+    unknown = UsageTotals(0, 0.04, 2.77, 64 * MIB)
+    assert unknown.format() == "peak unknown, limit 64 MiB, cpu 0.04 s, wall 2.77 s"
+    assert unknown.to_json()["peak_rss_bytes"] is None and UsageTotals.from_json(unknown.to_json()) == unknown
 
 
 def test_format_bytes() -> None:
