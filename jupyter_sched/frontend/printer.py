@@ -19,7 +19,7 @@ import threading
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, TextIO, Tuple
 
 from jupyter_sched.frontend.follow import FollowRenderer, TailOptions, follow
-from jupyter_sched.logs.control_strings import escape_controls
+from jupyter_sched.logs.control_strings import CONTROL_CHAR, escape_controls
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
@@ -158,9 +158,15 @@ class LogPrinter(FollowRenderer):
             self._out.flush()
 
 
+def _json_escape(m: "re.Match[str]") -> str:
+    return m.group() if m.group() == "\n" else f"\\u{ord(m.group()):04x}"
+
+
 class JsonLinePrinter(FollowRenderer):
     """``log --json``: one JSON object per item, ``{"role", "replica", "line"}`` (``line`` without its
-    ``\n``; a progress frame keeps its ``\r``), for tools. No prefixes, no colours, nothing removed."""
+    ``\n``; a progress frame keeps its ``\r``), for tools. No prefixes, no colours, nothing removed; a
+    character a terminal would act on (C1 controls, bidirectional marks) is written as its JSON escape, as
+    JSON writes the C0 ones, so the stream is harmless on a terminal and reads back the same."""
 
     def __init__(self, out: TextIO, on_error: Optional[Callable[[str], None]] = None) -> None:
         self._out = out
@@ -169,11 +175,13 @@ class JsonLinePrinter(FollowRenderer):
     def on_items(self, items: List[Tuple[Tuple[str, int], str]]) -> None:
         if not items:
             return
-        self._out.write("".join(
+        text = "".join(
             json.dumps({"role": r, "replica": k, "line": item[:-1] if item.endswith("\n") else item},
                        ensure_ascii=False) + "\n"
             for (r, k), item in items
-        ))  # fmt: skip
+        )  # fmt: skip
+        # raw C0 in JSON text are only the newlines between objects (JSON escapes those in strings)
+        self._out.write(CONTROL_CHAR.sub(_json_escape, text))
         self._out.flush()
 
     def on_error(self, replica: Tuple[str, int], message: str) -> None:

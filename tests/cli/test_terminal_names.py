@@ -5,6 +5,7 @@ control string. Job output keeps its own rule (``log`` strips control strings on
 
 from __future__ import annotations
 
+import json
 from typing import List
 
 import pyte
@@ -17,8 +18,8 @@ TITLE = "\x1b]0;PWNED-TITLE\x07"
 CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"
 CLEAR = "\x1b[2J\x1b[H"
 APP = f"ti{TITLE}tle"
-ROLE = f"r{CLIPBOARD}x{CLEAR}"
-SHOWN_ROLE = r"r\x1b]52;c;cm0gLXJmIH4=\x07x\x1b[2J\x1b[H"
+ROLE = f"r{CLIPBOARD}x{CLEAR}\u202e"  # and a bidi override, which reorders what follows on some terminals
+SHOWN_ROLE = r"r\x1b]52;c;cm0gLXJmIH4=\x07x\x1b[2J\x1b[H\u202e"
 SHOWN_APP = r"ti\x1b]0;PWNED-TITLE\x07tle"
 TOP_REDRAW = b"\x1b[H\x1b[2J"  # top on a terminal clears the screen before each table
 
@@ -68,6 +69,16 @@ def _every_verb(cli: Cli, handle: str) -> None:
         rc, output = cli.on_tty(*args)
         assert rc == 0, output
         assert_harmless(output, *shown)
+    for args in (("log", "--json", handle), ("status", "--json", handle), ("describe", "--json", handle)):
+        rc, output = cli.on_tty(*args)  # JSON escapes what a terminal acts on, and reads back the same name
+        assert rc == 0, output
+        assert b"\x1b" not in output and b"\x07" not in output and "\u202e".encode() not in output, output
+        text = output.decode().replace("\r\n", "\n")
+        if args[0] == "log":
+            roles = {json.loads(line)["role"] for line in text.splitlines()}
+        else:
+            roles = {r.get("role", r.get("name")) for r in json.loads(text)["roles"]}
+        assert roles == {ROLE}, roles
     rc, output = cli.on_tty("log", f"{handle}/nosuch")  # the error lists the roles there are
     assert rc == 1 and b"has no role 'nosuch'" in output
     assert_harmless(output, SHOWN_ROLE)
