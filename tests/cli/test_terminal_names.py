@@ -98,13 +98,21 @@ def test_names_with_escapes_are_shown_not_obeyed_on_a_terminal(evil: Cli) -> Non
     _every_verb(evil, handle)
 
 
-def test_names_kept_by_docker_labels_are_shown_not_obeyed(evil: Cli, docker_engine: None) -> None:
-    """The docker backend keeps the names in container labels: read back, they are shown as escapes too."""
-    rc, output = evil.on_tty("run", "-s", "local_docker", "--wait", "evil.py:evil", "--image", BUSYBOX, "--code", "3")
+@pytest.mark.parametrize(
+    "scheduler, engine, extra",
+    [("local_docker", "docker_engine", ("--image", BUSYBOX)), ("slurm", "slurm_cluster", ())],
+)
+def test_names_kept_by_other_backends_are_shown_not_obeyed(
+    evil: Cli, request: pytest.FixtureRequest, scheduler: str, engine: str, extra: tuple
+) -> None:
+    """Docker keeps the names in container labels, Slurm in the job's manifest and name: read back from
+    there, they are shown as escapes too."""
+    request.getfixturevalue(engine)
+    rc, output = evil.on_tty("run", "-s", scheduler, "--wait", "evil.py:evil", *extra, "--code", "3")
     assert rc == 1, output
     lines = assert_harmless(output, f"*{SHOWN_ROLE}[0]:FAILED (exitcode: 3)")
-    handle = next(line for line in lines if line.startswith("local_docker://"))
-    rc, output = evil.on_tty("list", "-s", "local_docker")
+    handle = next(line for line in lines if line.startswith(f"{scheduler}://"))
+    rc, output = evil.on_tty("list", "-s", scheduler)
     assert rc == 0 and handle.encode() in output
     assert_harmless(output, SHOWN_APP)
     for args, shown in (
