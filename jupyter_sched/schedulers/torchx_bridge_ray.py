@@ -1,0 +1,106 @@
+"""TorchX's Ray scheduler through the bridge: the job's working directory, which the bridge owns.
+
+TorchX's Ray scheduler takes the first role's ``image`` as a local directory: it writes its driver
+(``ray_driver.py``, ``ray_common.py``, ``actors.json``) into it, uploads it as the Ray job's
+``working_dir`` and then deletes it if it is under the temporary directory. Given a directory of the
+user's, that writes into it or deletes it. So the bridge never hands TorchX one: every Ray job gets a new
+directory under the temporary directory (:func:`stage`), holding a copy of the workspace (``--workspace``,
+or a role image that names a local directory), ``.torchxignore`` applied as TorchX applies it, or nothing
+at all (a component's default image, such as ``python:3.12-slim``, means nothing to Ray: the job runs in
+the cluster's own environment). The copy is made when the request is built, so a dry run shows the
+directory the job would upload; the bridge removes it after the submit, or when the dry run is dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import tempfile
+from typing import Container, Optional
+
+from jupyter_sched.schedulers.docker_ignore import compile_patterns, dockerignore_lines, is_ignored
+from jupyter_sched.schedulers.workspace_source import LocalWorkspace, WorkspaceSource
+from jupyter_sched.specs import AppDef
+
+__all__ = ["IGNORE_FILE", "LOG_POLL_S", "STAGE_PREFIX", "is_unknown_job", "remove", "stage", "stage_working_dir"]
+
+STAGE_PREFIX = "jupyter_sched_ray_"
+IGNORE_FILE = ".torchxignore"
+LOG_POLL_S = 1.0
+"""Seconds between two reads of a Ray job's log while it is followed: a line shows within this (plus
+one request to the dashboard) of reaching the job's log."""
+
+
+def stage(source: Optional[WorkspaceSource]) -> str:
+    """A new directory (0700) under the temporary directory with a copy of ``source``'s files, less those
+    its ``.torchxignore`` names (docker's ignore rules, as TorchX reads them), or empty."""
+    target = tempfile.mkdtemp(prefix=STAGE_PREFIX)
+    if source is None:
+        return target
+    try:
+        patterns = compile_patterns(dockerignore_lines(source.read_text(IGNORE_FILE) or ""))
+        with tempfile.TemporaryFile() as spool:
+            with tarfile.open(fileobj=spool, mode="w") as tar:
+                for rel_dir, dirs, files in source.walk():
+                    for name in list(dirs):
+                        rel = f"{rel_dir}/{name}" if rel_dir else name
+                        if is_ignored(rel, patterns):
+                            dirs.remove(name)
+                        else:
+                            source.add(tar, rel)
+                    for name in files:
+                        rel = f"{rel_dir}/{name}" if rel_dir else name
+                        if not is_ignored(rel, patterns):
+                            source.add(tar, rel)
+            spool.seek(0)
+            with tarfile.open(fileobj=spool, mode="r") as tar:
+                if hasattr(tarfile, "data_filter"):
+                    tar.extractall(target, filter=_inside)
+                else:  # pragma: no cover - Pythons before 3.10.12: names were checked by the walk
+                    tar.extractall(target)
+    except BaseException:
+        remove(target)
+        raise
+    return target
+
+
+def _inside(member: tarfile.TarInfo, path: str) -> Optional[tarfile.TarInfo]:
+    """tarfile's "data" filter, skipping (not failing on) what it refuses: a symlink that leads out of
+    the workspace is left out of the copy."""
+    try:
+        return tarfile.data_filter(member, path)
+    except tarfile.FilterError:
+        return None
+
+
+def stage_working_dir(app: AppDef, staged: Container[str]) -> str:
+    """Points every role of ``app`` (a copy the bridge owns) at the job's working directory and returns
+    it: the one already staged from a workspace, else a copy of the directory the first role's image
+    names, else a new empty one. Raises ValueError when roles name different directories (Ray uploads
+    one working directory per job)."""
+    first = app.roles[0].image
+    for i, role in enumerate(app.roles[1:], 1):
+        if role.image != first and role.image not in staged and role.image and os.path.isdir(role.image):
+            raise ValueError(
+                f"roles[{i}].image={role.image!r}: torchx:ray uploads one working directory per job, the"
+                f" first role's ({first!r}); give every role that directory (or --workspace DIR)"
+            )
+    if first in staged:
+        workdir = first
+    elif first and os.path.isdir(first):
+        workdir = stage(LocalWorkspace(os.path.abspath(first)))
+    else:
+        workdir = stage(None)
+    for role in app.roles:
+        role.image = workdir
+    return workdir
+
+
+def remove(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def is_unknown_job(error: BaseException) -> bool:
+    """True when Ray's job API answered that it has no such job (HTTP 404)."""
+    return "status code 404" in str(error)
