@@ -15,6 +15,7 @@ itself (:mod:`torchx_bridge_ray`). Registered by the registry's ``torchx:`` pref
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -60,7 +61,7 @@ from jupyter_sched.specs import (
     runopts,
 )
 from jupyter_sched.specs.limits import machine_max_replicas, max_replicas_from_env
-from jupyter_sched.specs.masking import mask_values, secret_values
+from jupyter_sched.specs.masking import secret_values
 
 __all__ = ["PREFIX", "TorchXRayScheduler", "TorchXScheduler", "bridged_factories", "create_scheduler"]
 
@@ -133,7 +134,7 @@ class TorchXScheduler(Scheduler[Any]):
         tx_info._scheduler = self.name
         secrets = [v for role in app.roles for v in secret_values(role.env, [role.entrypoint, *role.args])]
         shown = tx_info._fmt  # TorchX's own rendering (its repr, a Volcano job as YAML, a batch script)
-        tx_info._fmt = lambda request: mask_values(render_request(tx_info, shown), secrets)
+        tx_info._fmt = lambda request: render_request(tx_info, shown, secrets)
         return AppDryRunInfo(tx_info, str)
 
     def _for_torchx(self, app: AppDef) -> AppDef:
@@ -241,6 +242,9 @@ class TorchXRayScheduler(WorkspaceMixin[None], TorchXScheduler):
     def __init__(self, session_name: str, **kwargs: Any) -> None:
         TorchXScheduler.__init__(self, "ray", session_name, **kwargs)
         self._staged: Set[str] = set()
+        for name in ray_dirs.UPLOAD_LOGGERS:  # each submit's "Uploading package ..." on stderr: Ray's default
+            if logging.getLogger(name).level in (logging.NOTSET, logging.INFO):  # (a level someone chose stays)
+                logging.getLogger(name).setLevel(logging.WARNING)
 
     def build_workspace_and_update_role(self, role: Any, workspace: str, cfg: Mapping[str, CfgVal]) -> None:
         """A copy of ``workspace`` (a directory or an fsspec URL) becomes the job's working directory."""

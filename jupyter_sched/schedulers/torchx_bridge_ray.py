@@ -23,10 +23,15 @@ from jupyter_sched.schedulers.docker_ignore import compile_patterns, dockerignor
 from jupyter_sched.schedulers.workspace_source import LocalWorkspace, WorkspaceSource
 from jupyter_sched.specs import AppDef
 
-__all__ = ["IGNORE_FILE", "LOG_POLL_S", "STAGE_PREFIX", "is_unknown_job", "remove", "stage", "stage_working_dir"]
+__all__ = [
+    "IGNORE_FILE", "LOG_POLL_S", "STAGE_PREFIX", "UPLOAD_LOGGERS", "is_unknown_job", "remove", "stage",
+    "stage_working_dir",
+]  # fmt: skip
 
 STAGE_PREFIX = "jupyter_sched_ray_"
 IGNORE_FILE = ".torchxignore"
+UPLOAD_LOGGERS = ("ray.dashboard.modules.dashboard_sdk", "ray._private.runtime_env.packaging")
+"""Ray's loggers that say, at INFO, how the working directory is packed and uploaded on each submit."""
 LOG_POLL_S = 1.0
 """Seconds between two reads of a Ray job's log while it is followed: a line shows within this (plus
 one request to the dashboard) of reaching the job's log."""

@@ -8,11 +8,15 @@ own words (the server's error, or the missing package) and adds what usually fix
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any, Callable, Sequence
 
+from jupyter_sched.specs.masking import mask_values
+
 __all__ = [
-    "DRYRUN_ACTION", "LIST_ACTION", "TorchXBackendError", "backend_error", "missing_package_hint", "render_request",
+    "DRYRUN_ACTION", "LIST_ACTION", "TorchXBackendError", "backend_error", "masked_copy", "missing_package_hint",
+    "render_request",
 ]  # fmt: skip
 
 DRYRUN_ACTION = "build the request"
@@ -84,11 +88,42 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def render_request(tx_info: Any, fmt: Callable[[Any], str]) -> str:
-    """TorchX's dry-run info as text, ``fmt`` being TorchX's own rendering (see the module docstring)."""
-    text = fmt(tx_info.request)
-    if " object at 0x" not in text:
-        return text
-    import yaml
+def render_request(tx_info: Any, fmt: Callable[[Any], str], secrets: Sequence[str] = ()) -> str:
+    """TorchX's dry-run info as text, ``fmt`` being TorchX's own rendering (see the module docstring),
+    with ``secrets`` masked in a copy of the request before it is rendered, so the text keeps TorchX's
+    layout and stays what it was (valid YAML stays valid YAML), and masked again in the text."""
+    request = masked_copy(tx_info.request, secrets) if secrets else tx_info.request
+    text = fmt(request)
+    if " object at 0x" in text:
+        import yaml
 
-    return yaml.safe_dump(_plain(tx_info.request), default_flow_style=False, sort_keys=False)
+        text = yaml.safe_dump(_plain(request), default_flow_style=False, sort_keys=False)
+    return mask_values(text, secrets)
+
+
+def masked_copy(value: Any, secrets: Sequence[str]) -> Any:
+    """A deep copy of ``value`` (TorchX's request: dataclasses, dicts, lists, Kubernetes client models)
+    in which every string has ``secrets`` masked (:func:`jupyter_sched.specs.masking.mask_values`)."""
+    clone = copy.deepcopy(value)
+    seen: set = set()
+
+    def fix(item: Any) -> Any:
+        if isinstance(item, str):
+            return mask_values(item, secrets)
+        if id(item) in seen or isinstance(item, (int, float, bool, bytes, type(None))):
+            return item
+        seen.add(id(item))
+        if isinstance(item, dict):
+            for key in list(item):
+                item[key] = fix(item[key])
+        elif isinstance(item, list):
+            item[:] = [fix(x) for x in item]
+        elif isinstance(item, tuple) and not hasattr(item, "_fields"):
+            return tuple(fix(x) for x in item)
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            fields = vars(item)
+            for key in list(fields):
+                fields[key] = fix(fields[key])
+        return item
+
+    return fix(clone)

@@ -83,7 +83,7 @@ def _hides_next(word: str) -> bool:
 
 def _mask_option(arg: str) -> str:
     m = _OPTION.match(arg)
-    if m and m.group(2) is not None and is_secret_name(m.group(1)):
+    if m and m.group(2) is not None and is_secret_name(m.group(1)) and not m.group(2).startswith("=" + MASK):
         return f"{m.group(1)}={MASK}"
     return arg
 
@@ -126,6 +126,8 @@ def _mask_assignment(word: str, prefix: str = "", strict: bool = False) -> str:
     if len(parts) != 1 or not _ASSIGNMENT.match(parts[0]):
         return word
     name, _, value = parts[0].partition("=")
+    if value.startswith(MASK):  # already masked (text a backend masked itself): left as written
+        return word
     masked = mask_value(name, value)
     return word if masked == value else prefix + shlex.quote(f"{name}={masked}")
 
