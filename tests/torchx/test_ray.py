@@ -231,6 +231,7 @@ def test_cli_status_cancel_and_list_name_what_is_wrong(ray_cluster: str) -> None
     assert "export RAY_ADDRESS=" in listing.stderr and "--cfg dashboard_address" not in listing.stderr
 
 
+@pytest.mark.torch
 def test_dist_spmd_two_replicas_meet_on_ray(early: Dict[str, Any], torch_installed: None) -> None:
     proc = early["ddp"]
     assert proc is not None
