@@ -32,9 +32,9 @@ _HINTS = {
     "aws_sagemaker": "it needs AWS credentials and a region, the boto3 and sagemaker packages, and --cfg role=ARN",
     "gcp_batch": "it needs Google Cloud credentials (gcloud auth application-default login), a project and"
     " the google-cloud-batch package",
-    "ray": "it needs a running Ray cluster whose dashboard answers at --cfg dashboard_address=HOST:PORT"
-    " (default 127.0.0.1:8265); start one on this machine with"
-    " `ray start --head --dashboard-host 127.0.0.1` (bash scripts/setup/ray.sh)",
+    "ray": "it needs a running Ray cluster whose dashboard answers: a submit goes to --cfg"
+    " dashboard_address=HOST:PORT (default 127.0.0.1:8265), the other calls to the HOST:PORT the app id starts"
+    " with; start one on this machine with `ray start --head --dashboard-host 127.0.0.1` (bash scripts/setup/ray.sh)",
     "lsf": "it needs LSF's bsub and bjobs on PATH",
     "slurm": "it needs Slurm's sbatch and sacct on PATH (or use our own -s slurm)",
     "local_docker": "it needs a Docker engine (bash scripts/setup/docker.sh starts one)",

@@ -124,6 +124,18 @@ def test_since_and_until_are_refused_on_ray_naming_why() -> None:
     assert list(sched.log_iter("127.0.0.1:9-app", "ray", 0, streams=Stream.STDERR)) == []  # one log: stdout
 
 
+def test_a_submit_without_a_cluster_names_it_and_leaves_no_directory(tmp_path: Path) -> None:
+    from jupyter_sched.schedulers.torchx_bridge_text import TorchXBackendError
+
+    before = set(_staged())
+    with get_runner("ray-dry") as runner:
+        with pytest.raises(TorchXBackendError) as e:
+            runner.run(AppDef("nowhere", [_role("", "true")]), "torchx:ray", cfg={"dashboard_address": "127.0.0.1:9"})
+    assert str(e.value).startswith("torchx:ray could not submit the app: ")
+    assert "127.0.0.1:9" in str(e.value) and "ray start --head --dashboard-host 127.0.0.1" in str(e.value)
+    assert set(_staged()) == before
+
+
 def test_roles_naming_two_directories_are_refused(tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir()
