@@ -230,15 +230,12 @@ def test_submit_follow_live_status_and_cancel(early: Dict[str, Any], tmp_path: P
         assert handle in listed
 
 
-def test_cli_status_cancel_and_list_name_what_is_wrong(ray_cluster: str) -> None:
+def test_cli_status_and_list_name_what_is_wrong(ray_cluster: str) -> None:
     unknown = f"torchx:ray://default/{ray_cluster.split('//')[-1]}-nosuchjob"
     without = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a handle names its cluster
-    status, cancel, listing = _cli_all(
-        ["status", unknown], ["cancel", unknown], ["list", "-s", "torchx:ray"], env=without
-    )
-    for proc in (status, cancel):
-        assert proc.returncode != 0 and f"no app {unknown}" in proc.stderr, proc.stderr
-        assert "404" not in proc.stderr and "dashboard" not in proc.stderr
+    status, listing = _cli_all(["status", unknown], ["list", "-s", "torchx:ray"], env=without)
+    assert status.returncode != 0 and f"no app {unknown}" in status.stderr, status.stderr
+    assert "404" not in status.stderr and "dashboard" not in status.stderr  # (cancel: the runner's, above)
     assert listing.returncode != 0
     assert "export RAY_ADDRESS=" in listing.stderr and "--cfg dashboard_address" not in listing.stderr
 
