@@ -3,10 +3,11 @@
 # tests and tutorial and for trying TorchX's Ray scheduler out.
 #
 # Installs nothing: Ray comes from the venv (`pip install 'jupyter_sched[ray]'`; the test extra has it).
-# Without Ray in the venv it says so and exits 0 (the Ray tests then skip, or fail under CI=true). The head
-# listens on 127.0.0.1 only, its job entrypoints run the venv's python3 (the venv's bin/ is first on the
-# head's PATH), and it runs with RAY_DEDUP_LOGS=0, so a line that several replicas print is logged once
-# per replica rather than as "[repeated Nx across cluster]".
+# Without Ray in the venv it says so and exits 0 (the Ray tests then skip, or fail under CI=true). The
+# dashboard (the job API) listens on 127.0.0.1; the ports Ray's daemons open between themselves are Ray's
+# choice. Job entrypoints run the venv's python3 (the venv's bin/ is first on the head's PATH), and the head
+# runs with RAY_DEDUP_LOGS=0, so a line that several replicas print is logged once per replica rather than
+# as "[repeated Nx across cluster]".
 #
 # Usage: scripts/setup/ray.sh [ACTION]
 #   (no action)  start the head unless it already answers, wait until jobs can be submitted, and print
@@ -35,6 +36,12 @@ RAY_OBJECT_STORE_MB="${RAY_OBJECT_STORE_MB:-128}"
 RAY_START_TIMEOUT="${RAY_START_TIMEOUT:-90}"
 ADDRESS="http://127.0.0.1:$RAY_DASHBOARD_PORT"
 
+case "${1:-up}" in
+    -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+    address) echo "export RAY_ADDRESS=$ADDRESS"; exit 0 ;;
+    up | stop | status) ;;
+    *) echo "usage: $0 [stop|status|address]" >&2; exit 2 ;;
+esac
 [[ -x "$PY" ]] || die "no interpreter at $PY (run scripts/setup/python.sh, or set JSCHED_PYTHON)"
 BIN="$(dirname -- "$PY")"
 RAY="$BIN/ray"
@@ -65,10 +72,10 @@ do_up() {
     fi
     local t0
     t0="$(now)"
-    log "starting a Ray head on 127.0.0.1:$RAY_HEAD_PORT, dashboard $ADDRESS ($RAY_NUM_CPUS CPUs)"
+    log "starting a Ray head (GCS port $RAY_HEAD_PORT), dashboard $ADDRESS ($RAY_NUM_CPUS CPUs)"
     # setsid: the head's daemons get their own session, so they outlive this shell (or CI step).
     PATH="$BIN:$PATH" RAY_DEDUP_LOGS=0 RAY_USAGE_STATS_ENABLED=0 setsid "$RAY" start --head \
-        --node-ip-address 127.0.0.1 --port "$RAY_HEAD_PORT" \
+        --port "$RAY_HEAD_PORT" \
         --dashboard-host 127.0.0.1 --dashboard-port "$RAY_DASHBOARD_PORT" --include-dashboard true \
         --num-cpus "$RAY_NUM_CPUS" --object-store-memory "$((RAY_OBJECT_STORE_MB * 1024 * 1024))" \
         --disable-usage-stats </dev/null >&2 || die "ray start failed"
@@ -114,7 +121,4 @@ case "${1:-up}" in
     up) do_up ;;
     stop) do_stop ;;
     status) do_status ;;
-    address) print_address ;;
-    -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" ;;
-    *) echo "usage: $0 [stop|status|address]" >&2; exit 2 ;;
 esac
