@@ -22,7 +22,7 @@ import sys
 import warnings
 import weakref
 from datetime import datetime
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, TypeVar
 
 from torchx.schedulers import get_scheduler_factories as torchx_factories
 
@@ -50,7 +50,7 @@ from jupyter_sched.schedulers.torchx_bridge_text import (
     backend_error,
     render_request,
 )
-from jupyter_sched.schedulers.workspace_source import open_workspace
+from jupyter_sched.schedulers.workspace_source import WorkspaceSource, open_workspace
 from jupyter_sched.specs import (
     AppDef,
     AppDryRunInfo,
@@ -241,36 +241,55 @@ class TorchXRayScheduler(WorkspaceMixin[None], TorchXScheduler):
 
     def __init__(self, session_name: str, **kwargs: Any) -> None:
         TorchXScheduler.__init__(self, "ray", session_name, **kwargs)
-        self._staged: Set[str] = set()
+        self._sources: Dict[str, Optional[WorkspaceSource]] = {}  # staged directory -> what it copies
         for name in ray_dirs.UPLOAD_LOGGERS:  # each submit's "Uploading package ..." on stderr: Ray's default
             if logging.getLogger(name).level in (logging.NOTSET, logging.INFO):  # (a level someone chose stays)
                 logging.getLogger(name).setLevel(logging.WARNING)
 
     def build_workspace_and_update_role(self, role: Any, workspace: str, cfg: Mapping[str, CfgVal]) -> None:
         """A copy of ``workspace`` (a directory or an fsspec URL) becomes the job's working directory."""
-        role.image = self._keep(ray_dirs.stage(open_workspace(workspace)))
-
-    def _keep(self, path: str) -> str:
-        self._staged.add(path)
-        return path
+        source = open_workspace(workspace)
+        role.image = ray_dirs.stage(source)
+        self._sources[role.image] = source
 
     def _for_torchx(self, app: AppDef) -> AppDef:
-        self._keep(ray_dirs.stage_working_dir(app, self._staged))
+        workdir, source = ray_dirs.working_dir_source(app, self._sources)
+        if workdir is None:
+            workdir = ray_dirs.stage(source)
+            self._sources[workdir] = source
+        for role in app.roles:
+            role.image = workdir
         return app
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[Any]:
-        info = super()._submit_dryrun(app, cfg)
-        # the directory lives as long as the dry run: removed when it is dropped unsubmitted
-        weakref.finalize(info.request, ray_dirs.remove, info.request.request.working_dir)
+        staged = set(self._sources)
+        try:
+            info = super()._submit_dryrun(app, cfg)
+        except BaseException:  # what this dry run staged (here, or from its workspace) goes with it
+            for path in (set(self._sources) - staged) | ({app.roles[0].image} & staged):
+                self._forget(path)
+            raise
+        workdir = info.request.request.working_dir
+        ray_dirs.remove(workdir)  # made again by schedule(): a dry run never submitted leaves nothing behind
+        weakref.finalize(info.request, self._sources.pop, workdir, None)
         return info
+
+    def _forget(self, path: str) -> None:
+        ray_dirs.remove(path)
+        self._sources.pop(path, None)
 
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
         workdir = dryrun_info.request.request.working_dir
+        if workdir not in self._sources:
+            raise ValueError(
+                f"this torchx:ray dry run's working directory ({workdir}) was made by another scheduler object,"
+                " or already submitted: make the dry run again with the runner that schedules it"
+            )
         try:
+            ray_dirs.stage(self._sources[workdir], workdir)
             return super().schedule(dryrun_info)
         finally:  # TorchX removes it after a submit, but not when it fails before
-            ray_dirs.remove(workdir)
-            self._staged.discard(workdir)
+            self._forget(workdir)
 
     def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
         try:
@@ -281,9 +300,8 @@ class TorchXRayScheduler(WorkspaceMixin[None], TorchXScheduler):
             raise
 
     def close(self) -> None:
-        for path in self._staged:
-            ray_dirs.remove(path)
-        self._staged.clear()
+        for path in list(self._sources):
+            self._forget(path)
         super().close()
 
 

@@ -7,8 +7,9 @@ user's, that writes into it or deletes it. So the bridge never hands TorchX one:
 directory under the temporary directory (:func:`stage`), holding a copy of the workspace (``--workspace``,
 or a role image that names a local directory), ``.torchxignore`` applied as TorchX applies it, or nothing
 at all (a component's default image, such as ``python:3.12-slim``, means nothing to Ray: the job runs in
-the cluster's own environment). The copy is made when the request is built, so a dry run shows the
-directory the job would upload; the bridge removes it after the submit, or when the dry run is dropped.
+the cluster's own environment). The copy exists while TorchX builds the request (it reads
+``requirements.txt`` there) and again from the submit until TorchX has uploaded it; in between, a dry run
+only names it, so a dry run that is never submitted leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 import shutil
 import tarfile
 import tempfile
-from typing import Container, Optional
+from typing import Container, Optional, Tuple
 
 from jupyter_sched.schedulers.docker_ignore import compile_patterns, dockerignore_lines, is_ignored
 from jupyter_sched.schedulers.workspace_source import LocalWorkspace, WorkspaceSource
@@ -25,7 +26,7 @@ from jupyter_sched.specs import AppDef
 
 __all__ = [
     "IGNORE_FILE", "LOG_POLL_S", "STAGE_PREFIX", "UPLOAD_LOGGERS", "is_unknown_job", "remove", "stage",
-    "stage_working_dir",
+    "working_dir_source",
 ]  # fmt: skip
 
 STAGE_PREFIX = "jupyter_sched_ray_"
@@ -37,10 +38,14 @@ LOG_POLL_S = 1.0
 one request to the dashboard) of reaching the job's log."""
 
 
-def stage(source: Optional[WorkspaceSource]) -> str:
-    """A new directory (0700) under the temporary directory with a copy of ``source``'s files, less those
-    its ``.torchxignore`` names (docker's ignore rules, as TorchX reads them), or empty."""
-    target = tempfile.mkdtemp(prefix=STAGE_PREFIX)
+def stage(source: Optional[WorkspaceSource], target: Optional[str] = None) -> str:
+    """A directory (0700) with a copy of ``source``'s files, less those its ``.torchxignore`` names (docker's
+    ignore rules, as TorchX reads them), or empty: ``target``, which must not exist, else a new one under
+    the temporary directory."""
+    if target is None:
+        target = tempfile.mkdtemp(prefix=STAGE_PREFIX)
+    else:
+        os.mkdir(target, 0o700)
     if source is None:
         return target
     try:
@@ -79,11 +84,11 @@ def _inside(member: tarfile.TarInfo, path: str) -> Optional[tarfile.TarInfo]:
         return None
 
 
-def stage_working_dir(app: AppDef, staged: Container[str]) -> str:
-    """Points every role of ``app`` (a copy the bridge owns) at the job's working directory and returns
-    it: the one already staged from a workspace, else a copy of the directory the first role's image
-    names, else a new empty one. Raises ValueError when roles name different directories (Ray uploads
-    one working directory per job)."""
+def working_dir_source(app: AppDef, staged: Container[str]) -> Tuple[Optional[str], Optional[WorkspaceSource]]:
+    """Where the job's working directory comes from: ``(path, None)`` when the first role's image is a
+    directory the bridge already staged (from a workspace), else ``(None, source)``: a copy of the
+    directory the first role's image names, or None for an empty one. Raises ValueError when roles name
+    different directories (Ray uploads one working directory per job)."""
     first = app.roles[0].image
     for i, role in enumerate(app.roles[1:], 1):
         if role.image != first and role.image not in staged and role.image and os.path.isdir(role.image):
@@ -92,14 +97,10 @@ def stage_working_dir(app: AppDef, staged: Container[str]) -> str:
                 f" first role's ({first!r}); give every role that directory (or --workspace DIR)"
             )
     if first in staged:
-        workdir = first
-    elif first and os.path.isdir(first):
-        workdir = stage(LocalWorkspace(os.path.abspath(first)))
-    else:
-        workdir = stage(None)
-    for role in app.roles:
-        role.image = workdir
-    return workdir
+        return first, None
+    if first and os.path.isdir(first):
+        return None, LocalWorkspace(os.path.abspath(first))
+    return None, None
 
 
 def remove(path: str) -> None:

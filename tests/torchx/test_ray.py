@@ -8,7 +8,6 @@ jobs are submitted before the first test and checked last.
 
 from __future__ import annotations
 
-import gc
 import glob
 import importlib.util
 import os
@@ -29,8 +28,10 @@ require_ray()
 
 from jupyter_sched.runner import get_runner  # noqa: E402
 from jupyter_sched.schedulers import get_scheduler_factories  # noqa: E402
+from jupyter_sched.schedulers import torchx_bridge_ray as ray_dirs  # noqa: E402
 from jupyter_sched.schedulers.api import Stream  # noqa: E402
 from jupyter_sched.schedulers.torchx_bridge_ray import STAGE_PREFIX  # noqa: E402
+from jupyter_sched.schedulers.workspace_source import LocalWorkspace  # noqa: E402
 from jupyter_sched.specs import AppDef, AppState, Resource, Role  # noqa: E402
 
 SECRET = "supersecret123"
@@ -45,6 +46,7 @@ total = torch.tensor([dist.get_rank() + 1.0])
 dist.all_reduce(total)
 print(f"rank={os.environ['RANK']} world={os.environ['WORLD_SIZE']} master={os.environ['MASTER_ADDR']}"
       f" sum={total.item():g}")
+dist.destroy_process_group()  # else gloo may abort the process at exit while its peer is still connected
 """
 
 
@@ -93,25 +95,30 @@ def test_a_dry_run_with_the_defaults_needs_no_cluster(tmp_path: Path) -> None:
 def test_a_users_directory_is_copied_never_handed_to_torchx(tmp_path: Path) -> None:
     """TorchX writes its driver into the directory it is given and deletes it when it is under the
     temporary directory: the bridge gives it a copy (``.torchxignore`` applied), whether the directory
-    comes as a role's image or as a workspace, and removes the copy when the dry run is dropped."""
+    comes as a role's image or as a workspace. The copy exists while TorchX builds the request (it finds
+    ``requirements.txt`` there) and from the submit on: a dry run leaves nothing behind."""
     user = tmp_path / "mine"
     (user / "sub").mkdir(parents=True)
     (user / "keep").write_text("data\n")
+    (user / "requirements.txt").write_text("\n")
     (user / "sub" / "code.py").write_text("print(1)\n")
     (user / "big.bin").write_bytes(b"x" * 1000)
     (user / ".torchxignore").write_text("*.bin\n")
-    before = _tree(user)
+    before, staged_before = _tree(user), set(_staged())
     with get_runner("ray-dry") as runner:
         for app, workspace in [(AppDef("img", [_role(str(user), "cat keep")]), None),
                                (AppDef("ws", [_role("python:3.12-slim", "cat keep")]), str(user))]:  # fmt: skip
-            info = runner.dryrun(app, "torchx:ray", workspace=workspace)
-            staged = Path(info.request.request.working_dir)
+            request = runner.dryrun(app, "torchx:ray", workspace=workspace).request.request
+            staged = Path(request.working_dir)
             assert staged.parent == Path(tempfile.gettempdir()) and staged.name.startswith(STAGE_PREFIX)
-            assert _tree(staged) == {k: v for k, v in before.items() if k != "big.bin"}
+            assert request.requirements == str(staged / "requirements.txt")  # TorchX read the copy
+            assert not staged.exists() and set(_staged()) == staged_before
             assert app.roles[0].image in (str(user), "python:3.12-slim")  # the caller's AppDef is untouched
-            del info
-            gc.collect()
-            assert not staged.exists()
+    copy = Path(ray_dirs.stage(LocalWorkspace(str(user))))
+    try:
+        assert _tree(copy) == {k: v for k, v in before.items() if k != "big.bin"}
+    finally:
+        ray_dirs.remove(str(copy))
     assert _tree(user) == before
 
 
@@ -251,7 +258,7 @@ def test_dist_spmd_two_replicas_meet_on_ray(early: Dict[str, Any], torch_install
     with get_runner("default") as runner:
         status = runner.wait(handle, wait_interval=0.5, timeout=180)
         text = "".join(runner.log_lines(handle, "ray", 0))
-    assert status is not None and status.state == AppState.SUCCEEDED, text
+    assert status is not None and status.state == AppState.SUCCEEDED, f"{status}\n{text}"
     ranks = dict(re.findall(r"rank=(\d) world=2 master=(\S+) sum=3", text))
     assert sorted(ranks) == ["0", "1"], text  # both ranks met, and both summed 1 + 2
     # TorchX's driver names the replica Ray placed first as the rank-0 host (localhost to itself)
