@@ -15,6 +15,7 @@ itself (:mod:`torchx_bridge_ray`). Registered by the registry's ``torchx:`` pref
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -242,6 +243,7 @@ class TorchXRayScheduler(WorkspaceMixin[None], TorchXScheduler):
     def __init__(self, session_name: str, **kwargs: Any) -> None:
         TorchXScheduler.__init__(self, "ray", session_name, **kwargs)
         self._sources: Dict[str, Optional[WorkspaceSource]] = {}  # staged directory -> what it copies
+        self._failures: Dict[str, Optional[str]] = {}  # failed job -> what its log says
         for name in ray_dirs.UPLOAD_LOGGERS:  # each submit's "Uploading package ..." on stderr: Ray's default
             if logging.getLogger(name).level in (logging.NOTSET, logging.INFO):  # (a level someone chose stays)
                 logging.getLogger(name).setLevel(logging.WARNING)
@@ -292,12 +294,23 @@ class TorchXRayScheduler(WorkspaceMixin[None], TorchXScheduler):
             self._forget(workdir)
 
     def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
+        """TorchX's answer; an unknown job is None, and a failed job's replica says what its log says
+        went wrong (TorchX reports only the state), read once."""
         try:
-            return super().describe(app_id)
+            resp = super().describe(app_id)
         except TorchXBackendError as e:
             if e.__cause__ is not None and ray_dirs.is_unknown_job(e.__cause__):
                 return None
             raise
+        if resp is not None and resp.state == AppState.FAILED:
+            if app_id not in self._failures:
+                lines = self._call(f"read the logs of {app_id}", lambda: self._tx.log_iter(app_id, "ray", 0))
+                self._failures[app_id] = ray_dirs.failure_summary(lines)
+            summary = self._failures[app_id]
+            for role in resp.roles_statuses if summary else []:
+                for replica in role.replicas:
+                    replica.structured_error_msg = json.dumps({"message": summary})
+        return resp
 
     def close(self) -> None:
         for path in list(self._sources):

@@ -15,18 +15,19 @@ only names it, so a dry run that is never submitted leaves nothing behind.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tarfile
 import tempfile
-from typing import Container, Optional, Tuple
+from typing import Container, Dict, Iterable, Optional, Tuple
 
 from jupyter_sched.schedulers.docker_ignore import compile_patterns, dockerignore_lines, is_ignored
 from jupyter_sched.schedulers.workspace_source import LocalWorkspace, WorkspaceSource
 from jupyter_sched.specs import AppDef
 
 __all__ = [
-    "IGNORE_FILE", "LOG_POLL_S", "STAGE_PREFIX", "UPLOAD_LOGGERS", "is_unknown_job", "remove", "stage",
-    "working_dir_source",
+    "IGNORE_FILE", "LOG_POLL_S", "STAGE_PREFIX", "UPLOAD_LOGGERS", "failure_summary", "is_unknown_job", "remove",
+    "stage", "working_dir_source",
 ]  # fmt: skip
 
 STAGE_PREFIX = "jupyter_sched_ray_"
@@ -101,6 +102,28 @@ def working_dir_source(app: AppDef, staged: Container[str]) -> Tuple[Optional[st
     if first and os.path.isdir(first):
         return None, LocalWorkspace(os.path.abspath(first))
     return None, None
+
+
+_ACTOR_LINE = re.compile(r"^(?:\x1b\[[0-9;]*m)?\([A-Za-z_]+ pid=(\d+)[^)]*\)(?:\x1b\[[0-9;]*m)? ?(.*)$")
+_FAILED_ACTOR = re.compile(r"exec_module\(\)\S*\s*\(pid=(\d+)")
+_RETURN_CODE = re.compile(r"exec_module failed with return code (-?\d+)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def failure_summary(lines: Iterable[str]) -> Optional[str]:
+    """What a failed Ray job's log says went wrong, in one line: the last line the failed replica printed
+    (a Python traceback ends with the exception) and the exit code TorchX's driver reports, or None."""
+    last: Dict[str, str] = {}
+    failed, code = "", None
+    for line in lines:
+        actor = _ACTOR_LINE.match(line.rstrip("\n"))
+        if actor and actor.group(2).strip():
+            last[actor.group(1)] = last[""] = _ANSI.sub("", actor.group(2)).strip()
+        failed = next((m.group(1) for m in [_FAILED_ACTOR.search(line)] if m), failed)
+        code = next((m.group(1) for m in [_RETURN_CODE.search(line)] if m), code)
+    said = last.get(failed) or last.get("", "")
+    parts = ([said] if said else []) + ([f"exit code {code}"] if code is not None else [])
+    return "; ".join(parts)[:300] or None
 
 
 def remove(path: str) -> None:

@@ -1,6 +1,7 @@
 """``%sched_run -s torchx:ray`` in a real kernel against the test Ray head: the live log pane shows the
-job's lines while the cell waits, each line once, and ``%sched_list`` lists the cluster's jobs (or says
-why it cannot, instead of showing only this kernel's)."""
+job's lines while the cell waits, each line once; a failed job raises one line saying what its log says
+went wrong; and ``%sched_list`` lists the cluster's jobs (or says why it cannot, instead of showing only
+this kernel's)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def test_the_pane_follows_a_ray_job_live(ray_cluster: str, kernel: Tuple[Any, An
     _, kc = kernel
     go = tmp_path / "go"
     run_ok(kc, "%load_ext jupyter_sched\n%config SchedMagics.refresh_interval = 0.2")
-    script = f"echo pane-ready; while [ ! -e {go} ]; do sleep 0.1; done; echo pane-after; echo pane-err >&2"
+    script = f"echo pane-ready; while [ ! -e {go} ]; do sleep 0.1; done; echo pane-after; echo pane-err >&2; exit 3"
     msg_id = kc.execute(f"job = %sched_run --wait -s torchx:ray utils.sh --name paned '{script}'")
     io = Iopub(kc, msg_id)
 
@@ -33,13 +34,15 @@ def test_the_pane_follows_a_ray_job_live(ray_cluster: str, kernel: Tuple[Any, An
     assert not io.idle()  # the cell still waits: the line came while the job ran
     go.touch()
     reply = reply_to(kc, msg_id, timeout=180)
-    assert reply["content"]["status"] == "ok", reply["content"]
+    assert reply["content"]["ename"] == "JobFailed" and len(reply["content"]["traceback"]) == 1
+    assert "ray/0 FAILED: pane-" in reply["content"]["traceback"][0]  # its last line, then the exit code
+    assert "; exit code 3 [torchx:ray://" in reply["content"]["traceback"][0]
     io.until(lambda: "pane-err" in shown(), "the job's last lines in the pane", timeout=60)
     final = shown()
     assert final.count("pane-after") == 1 and final.count("pane-err") == 1  # one log, not stdout and stderr
     out = run_ok(kc, "print(job.state, job.handle)")
     state, handle = out.split()
-    assert state == "SUCCEEDED" and handle.startswith("torchx:ray://")
+    assert state == "FAILED" and handle.startswith("torchx:ray://")
     _, msgs = execute(kc, "%sched_list -s torchx:ray")
     assert handle.rsplit("/", 1)[1] in str([m["content"] for m in msgs])
     _, msgs = execute(kc, "import os; del os.environ['RAY_ADDRESS']\n%sched_list -s torchx:ray")
