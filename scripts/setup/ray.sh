@@ -74,7 +74,7 @@ do_up() {
     t0="$(now)"
     log "starting a Ray head (GCS port $RAY_HEAD_PORT), dashboard $ADDRESS ($RAY_NUM_CPUS CPUs)"
     # setsid: the head's daemons get their own session, so they outlive this shell (or CI step).
-    PATH="$BIN:$PATH" RAY_DEDUP_LOGS=0 RAY_USAGE_STATS_ENABLED=0 setsid "$RAY" start --head \
+    env -u RAY_ADDRESS PATH="$BIN:$PATH" RAY_DEDUP_LOGS=0 RAY_USAGE_STATS_ENABLED=0 setsid "$RAY" start --head \
         --port "$RAY_HEAD_PORT" \
         --dashboard-host 127.0.0.1 --dashboard-port "$RAY_DASHBOARD_PORT" --include-dashboard true \
         --num-cpus "$RAY_NUM_CPUS" --object-store-memory "$((RAY_OBJECT_STORE_MB * 1024 * 1024))" \
