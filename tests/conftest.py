@@ -1,8 +1,9 @@
 """Shared fixtures. Tests run real processes, engines and browsers; nothing here mocks them.
 
 Every test session gets its own ``JUPYTER_SCHED_LOG_DIR`` so tests never touch the user's state dir.
-``docker_engine`` and ``slurm_cluster`` (a running Slurm cluster: ``bash scripts/setup/slurm.sh`` starts a
-local one) skip when an engine is missing on a developer machine, but FAIL under ``CI=true``,
+``docker_engine``, ``slurm_cluster`` (a running Slurm cluster: ``bash scripts/setup/slurm.sh`` starts a
+local one) and ``ray_cluster`` (a Ray head with its dashboard: ``bash scripts/setup/ray.sh``) skip when an
+engine is missing on a developer machine, but FAIL under ``CI=true``,
 where the project's setup scripts are expected to have installed and started it.
 """
 
@@ -12,7 +13,7 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Optional
 
 import pytest
 
@@ -138,3 +139,47 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
         os.environ.pop("JUPYTER_SCHED_SLURM_DIR", None)
     else:
         os.environ["JUPYTER_SCHED_SLURM_DIR"] = old
+
+
+RAY_LOCAL_ADDRESS = "http://127.0.0.1:8265"
+"""Where ``scripts/setup/ray.sh`` puts the test head's dashboard (its job API)."""
+
+
+def require_ray() -> None:
+    """Module-level: skip the file where Ray (``ray[default]``) is not installed; fail under CI=true."""
+    require_module("ray.dashboard.modules.job.sdk", "the ray extra: pip install 'jupyter_sched[ray]'")
+
+
+def ray_answers(address: str) -> Optional[str]:
+    """None when the Ray dashboard at ``address`` answers for jobs, else why not."""
+    import urllib.request
+
+    try:
+        for path in ("/api/version", "/api/jobs/"):
+            with urllib.request.urlopen(address.rstrip("/") + path, timeout=10) as reply:
+                if reply.status != 200:
+                    return f"{address}{path} answered {reply.status}"
+    except OSError as e:
+        return f"{address} does not answer ({e})"
+    return None
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[str]:
+    """A Ray head whose job API answers (``bash scripts/setup/ray.sh`` starts one on 127.0.0.1): its
+    dashboard address, also set as RAY_ADDRESS for this process and the processes it starts."""
+    try:
+        import ray.dashboard.modules.job.sdk  # noqa: F401
+    except ImportError:
+        missing_engine("Ray", "the ray package is not installed (pip install 'jupyter_sched[ray]')")
+    address = os.environ.get("RAY_ADDRESS") or RAY_LOCAL_ADDRESS
+    why = ray_answers(address)
+    if why is not None:
+        missing_engine("Ray", f"{why}; start a local head: bash scripts/setup/ray.sh")
+    old = os.environ.get("RAY_ADDRESS")
+    os.environ["RAY_ADDRESS"] = address
+    yield address
+    if old is None:
+        os.environ.pop("RAY_ADDRESS", None)
+    else:
+        os.environ["RAY_ADDRESS"] = old

@@ -9,6 +9,7 @@ Pure: no I/O. Imported only when TorchX is installed.
 from __future__ import annotations
 
 import dataclasses
+from enum import Enum
 from typing import Any, List, Optional
 
 from torchx import specs as tx
@@ -68,6 +69,13 @@ def _state(state: Any) -> ours.AppState:
     return ours.AppState(int(state))
 
 
+def _text(value: Any) -> str:
+    """A backend's message as text: an enum (Ray's ``JobStatus.SUCCEEDED``) by its value."""
+    if value is None:
+        return ""
+    return str(value.value) if isinstance(value, Enum) else str(value)
+
+
 def describe_from_torchx(resp: Optional[tx_api.DescribeAppResponse]) -> Optional[DescribeAppResponse]:
     if resp is None:
         return None
@@ -75,7 +83,7 @@ def describe_from_torchx(resp: Optional[tx_api.DescribeAppResponse]) -> Optional
         app_id=resp.app_id,
         state=_state(resp.state),
         num_restarts=resp.num_restarts,
-        msg=resp.msg,
+        msg=_text(resp.msg),
         structured_error_msg=resp.structured_error_msg,
         ui_url=resp.ui_url,
         roles_statuses=[

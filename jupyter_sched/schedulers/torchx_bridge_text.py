@@ -8,10 +8,19 @@ own words (the server's error, or the missing package) and adds what usually fix
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-__all__ = ["TorchXBackendError", "backend_error", "render_request"]
+from jupyter_sched.specs.masking import mask_values
+
+__all__ = [
+    "DRYRUN_ACTION", "LIST_ACTION", "TorchXBackendError", "backend_error", "masked_copy", "missing_package_hint",
+    "render_request",
+]  # fmt: skip
+
+DRYRUN_ACTION = "build the request"
+LIST_ACTION = "list apps"
 
 _HINTS = {
     "kubernetes": "it needs a reachable Kubernetes cluster with Volcano installed: a kubeconfig"
@@ -23,11 +32,19 @@ _HINTS = {
     "aws_sagemaker": "it needs AWS credentials and a region, the boto3 and sagemaker packages, and --cfg role=ARN",
     "gcp_batch": "it needs Google Cloud credentials (gcloud auth application-default login), a project and"
     " the google-cloud-batch package",
-    "ray": "it needs the ray package and a Ray cluster's dashboard (--cfg dashboard_address=HOST:8265)",
+    "ray": "it needs a running Ray cluster whose dashboard answers: a submit goes to --cfg"
+    " dashboard_address=HOST:PORT (default 127.0.0.1:8265), the other calls to the HOST:PORT the app id starts"
+    " with; start one on this machine with `ray start --head --dashboard-host 127.0.0.1` (bash scripts/setup/ray.sh)",
     "lsf": "it needs LSF's bsub and bjobs on PATH",
     "slurm": "it needs Slurm's sbatch and sacct on PATH (or use our own -s slurm)",
     "local_docker": "it needs a Docker engine (bash scripts/setup/docker.sh starts one)",
 }
+_LIST_HINTS = {
+    "ray": "TorchX's Ray scheduler lists the jobs of the cluster named by RAY_ADDRESS (list takes no --cfg):"
+    " export RAY_ADDRESS=http://127.0.0.1:8265, or the address of your cluster's dashboard",
+}
+_PACKAGES = {"kubernetes": "kubernetes", "ray": "ray[default]", "boto3": "boto3", "google": "google-cloud-batch"}
+_EXTRAS = {"ray": "jupyter_sched[ray]", "kubernetes": "jupyter_sched[torchx]"}
 
 
 class TorchXBackendError(RuntimeError):
@@ -36,13 +53,27 @@ class TorchXBackendError(RuntimeError):
 
 def backend_error(name: str, action: str, error: BaseException, warned: Sequence[str] = ()) -> TorchXBackendError:
     """The error for a failed call: the exception's own words, what the backend warned on the way (e.g.
-    why it could not load its configuration), and the hint for that backend."""
-    hint = _HINTS.get(name, f"check that TorchX's {name} scheduler can reach its service")
+    why it could not load its configuration), and what fixes it: the package to install when one is
+    missing (a dry run needs it too), else what the backend's service needs (which a dry run does not)."""
     said = "".join(f"\n  ({text})" for text in dict.fromkeys(warned))
-    return TorchXBackendError(
-        f"torchx:{name} could not {action}: {type(error).__name__}: {error}{said}\n"
-        f"hint: {hint}. A dry run (--dryrun) needs none of this."
+    words = f"torchx:{name} could not {action}: {type(error).__name__}: {error}{said}"
+    if isinstance(error, ImportError):
+        return TorchXBackendError(f"{words}\nhint: {missing_package_hint(name, error)}")
+    if action == DRYRUN_ACTION:  # building a request reaches no service: the words are about the app
+        return TorchXBackendError(words)
+    hint = (_LIST_HINTS.get(name) if action == LIST_ACTION else None) or _HINTS.get(
+        name, f"check that TorchX's {name} scheduler can reach its service"
     )
+    return TorchXBackendError(f"{words}\nhint: {hint}. A dry run (--dryrun) needs none of this.")
+
+
+def missing_package_hint(name: str, error: ImportError) -> str:
+    """What to install when TorchX's ``name`` scheduler could not import a package."""
+    module = (getattr(error, "name", None) or "").split(".")[0] or name
+    package = _PACKAGES.get(module, module)
+    extra = _EXTRAS.get(module)
+    also = f" (or pip install '{extra}', which pins versions that work with TorchX 0.7)" if extra else ""
+    return f"TorchX's {name} scheduler needs the {module} package, also for a dry run: pip install '{package}'{also}"
 
 
 def _plain(value: Any) -> Any:
@@ -57,11 +88,42 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def render_request(tx_info: Any) -> str:
-    """TorchX's dry-run info as text (see the module docstring)."""
-    text = str(tx_info)
-    if " object at 0x" not in text:
-        return text
-    import yaml
+def render_request(tx_info: Any, fmt: Callable[[Any], str], secrets: Sequence[str] = ()) -> str:
+    """TorchX's dry-run info as text, ``fmt`` being TorchX's own rendering (see the module docstring),
+    with ``secrets`` masked in a copy of the request before it is rendered, so the text keeps TorchX's
+    layout and stays what it was (valid YAML stays valid YAML), and masked again in the text."""
+    request = masked_copy(tx_info.request, secrets) if secrets else tx_info.request
+    text = fmt(request)
+    if " object at 0x" in text:
+        import yaml
 
-    return yaml.safe_dump(_plain(tx_info.request), default_flow_style=False, sort_keys=False)
+        text = yaml.safe_dump(_plain(request), default_flow_style=False, sort_keys=False)
+    return mask_values(text, secrets)
+
+
+def masked_copy(value: Any, secrets: Sequence[str]) -> Any:
+    """A deep copy of ``value`` (TorchX's request: dataclasses, dicts, lists, Kubernetes client models)
+    in which every string has ``secrets`` masked (:func:`jupyter_sched.specs.masking.mask_values`)."""
+    clone = copy.deepcopy(value)
+    seen: set = set()
+
+    def fix(item: Any) -> Any:
+        if isinstance(item, str):
+            return mask_values(item, secrets)
+        if id(item) in seen or isinstance(item, (int, float, bool, bytes, type(None))):
+            return item
+        seen.add(id(item))
+        if isinstance(item, dict):
+            for key in list(item):
+                item[key] = fix(item[key])
+        elif isinstance(item, list):
+            item[:] = [fix(x) for x in item]
+        elif isinstance(item, tuple) and not hasattr(item, "_fields"):
+            return tuple(fix(x) for x in item)
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            fields = vars(item)
+            for key in list(fields):
+                fields[key] = fix(fields[key])
+        return item
+
+    return fix(clone)

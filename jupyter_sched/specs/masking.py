@@ -104,7 +104,7 @@ def _hides_next(word: str) -> bool:
 
 def _mask_option(arg: str) -> str:
     m = _OPTION.match(arg)
-    if m and m.group(2) is not None and is_secret_name(m.group(1)):
+    if m and m.group(2) is not None and is_secret_name(m.group(1)) and not m.group(2).startswith("=" + MASK):
         return f"{m.group(1)}={MASK}"
     return arg
 
@@ -147,6 +147,8 @@ def _mask_assignment(word: str, prefix: str = "", strict: bool = False) -> str:
     if len(parts) != 1 or not _ASSIGNMENT.match(parts[0]):
         return word
     name, _, value = parts[0].partition("=")
+    if value.startswith(MASK):  # already masked (text a backend masked itself): left as written
+        return word
     masked = mask_value(name, value)
     return word if masked == value else prefix + shlex.quote(f"{name}={masked}")
 
@@ -299,3 +301,49 @@ def masked_fields(obj: Any, names: Optional[Sequence[str]] = None) -> str:
             v = mask_tree(v)
         parts.append(f"{f.name}={v!r}")
     return f"{type(obj).__qualname__}({', '.join(parts)})"
+
+
+def secret_values(env: Mapping[str, Any], args: Sequence[str]) -> List[str]:
+    """The values the rule hides in a role's ``env`` and ``args``: each secret-looking variable's value, and
+    each word :func:`mask_argv` hides (``--password=x``, the word after ``--token``, ``HF_TOKEN=x``), also
+    inside a script (``sh -c '...'``). For text a backend renders on its own (a Kubernetes Volcano job as
+    YAML, a Ray job's repr) where the names no longer stand next to their values: :func:`mask_values`."""
+    found = [str(v) for k, v in env.items() if is_secret_name(str(k)) and str(v)]
+    _argv_secrets([str(a) for a in args], found, depth=0)
+    return list(dict.fromkeys(v for v in found if v and v != MASK))
+
+
+def _argv_secrets(argv: List[str], found: List[str], depth: int) -> None:
+    for arg, masked in zip(argv, mask_argv(argv)):
+        if arg == masked:
+            continue
+        if masked == MASK:
+            found.append(arg)
+        elif masked.endswith(MASK) and arg.startswith(masked[: -len(MASK)]):
+            found.append(arg[len(masked) - len(MASK) :])  # --password=x, NAME=x
+        elif depth < 2:  # a script: the words it hides, one level down
+            try:
+                words = shlex.split(arg)
+            except ValueError:
+                found.append(arg)
+                continue
+            before = len(found)
+            _argv_secrets(words, found, depth + 1)
+            if len(found) == before:  # hidden for a reason we cannot name: hide it whole
+                found.append(arg)
+        else:
+            found.append(arg)
+
+
+def mask_values(text: str, values: Sequence[str]) -> str:
+    """``text`` with every occurrence of each of ``values`` (as written, and as JSON, YAML or ``repr``
+    would quote it) masked, longest first, then with URL credentials masked: the rule applied to text whose
+    layout is a backend's own."""
+    import json
+
+    forms: List[str] = []
+    for value in values:
+        forms += [value, json.dumps(value)[1:-1], repr(value)[1:-1], value.replace("'", "''")]
+    for form in sorted(set(f for f in forms if f), key=len, reverse=True):
+        text = text.replace(form, MASK)
+    return mask_urls(text)

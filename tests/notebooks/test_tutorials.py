@@ -27,6 +27,7 @@ NEEDS = {
     "docker": "tutorial_images",
     "distributed": "tutorial_images",  # its retries section runs on Docker
     "slurm": "slurm_available",
+    "ray": "ray_cluster",  # tests/conftest.py: a Ray head with its dashboard (scripts/setup/ray.sh)
 }
 NBVAL_TAGS = {"nbval-ignore-output", "nbval-skip", "raises-exception", "nbval-check-output"}
 

@@ -176,3 +176,17 @@ def test_free_text_keeps_prose_usage_and_other_values() -> None:
     ):
         assert mask_text(text) == text
     assert mask_text("env=A:1,HF_TOKEN:abc;B:2") == f"env=A:1,HF_TOKEN:{MASK};B:2"
+
+
+def test_secret_values_are_what_the_rule_hides_and_mask_values_hides_them_in_any_layout() -> None:
+    from jupyter_sched.specs.masking import MASK, mask_values, secret_values
+
+    values = secret_values(
+        {"HF_TOKEN": "tok-1", "LR": "0.1", "DB_URL": "postgres://u:pw@h/db"},
+        ["sh", "-c", "run --password=hunter22 --token abc123 NAME=x GITHUB_PAT=ghp_9"],
+    )
+    assert set(values) == {"tok-1", "hunter22", "abc123", "ghp_9"}
+    layout = "- name: HF_TOKEN\n  value: tok-1\nenv={'A': 'abc123'} \"ghp_9\" cmd: run --password=hunter22\n"
+    masked = mask_values(layout + "url: postgres://u:pw@h/db\n", values)
+    assert not any(v in masked for v in values) and "pw@" not in masked
+    assert masked.startswith(f"- name: HF_TOKEN\n  value: {MASK}\n") and "0.1" not in values
