@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List,
 
 from jupyter_sched.logs.lines import LineSplitter
 from jupyter_sched.schedulers.api import Stream
+from jupyter_sched.schedulers.common.log_files import QUIET_S
 from jupyter_sched.schedulers.docker_engine import engine_url, lost_engine, raise_for_status
 from jupyter_sched.schedulers.docker_frames import Frame, frame_batches, frames_of, runs
-from jupyter_sched.schedulers.log_files import QUIET_S
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker

@@ -16,7 +16,7 @@ import errno
 import os
 from dataclasses import dataclass
 
-from jupyter_sched.schedulers.log_files import INDEX_RECORD, index_path
+from jupyter_sched.schedulers.common.log_files import INDEX_RECORD, index_path
 
 FILE_MODE = 0o600
 

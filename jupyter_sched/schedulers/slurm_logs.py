@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Callable, Dict, Optional, Tuple
 
 from jupyter_sched.schedulers.api import Stream, unknown_replica
-from jupyter_sched.schedulers.log_files import IndexedLogIterator
+from jupyter_sched.schedulers.common.log_files import IndexedLogIterator
 from jupyter_sched.schedulers.slurm_cli import map_state
 from jupyter_sched.schedulers.slurm_files import MANIFEST
 from jupyter_sched.schedulers.slurm_job import SlurmJob

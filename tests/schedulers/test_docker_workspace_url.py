@@ -13,9 +13,9 @@ import fsspec
 import pytest
 
 from jupyter_sched.runner import get_runner
+from jupyter_sched.schedulers.common.workspace_source import LocalWorkspace, open_workspace
 from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
 from jupyter_sched.schedulers.docker_workspace import LOCAL_WORKSPACE_REPO
-from jupyter_sched.schedulers.workspace_source import LocalWorkspace, open_workspace
 from jupyter_sched.specs import AppDef, AppState, Role, random_id
 
 from .docker_fixtures import (  # noqa: F401 - fixtures
@@ -134,7 +134,7 @@ def test_without_fsspec_a_url_asks_for_it() -> None:
     # a real interpreter in which fsspec cannot be imported: a plain path still works, a URL names the fix
     code = (
         "import sys; sys.modules['fsspec'] = None\n"
-        "from jupyter_sched.schedulers.workspace_source import open_workspace\n"
+        "from jupyter_sched.schedulers.common.workspace_source import open_workspace\n"
         "open_workspace('.')\n"
         "try:\n    open_workspace('memory://x/')\nexcept ValueError as e:\n    print(e)\n"
     )
