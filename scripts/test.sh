@@ -26,6 +26,6 @@ if [ $# -eq 0 ]; then
 fi                                      # on 3.10, 3.12 and 3.13 (.venv is 3.11)
 .venv/bin/python -m pytest tests -p no:cacheprovider "$@"
 # Again on the local backend's portable path (no epoll, pidfd or /proc, as on macOS; see
-# jupyter_sched/schedulers/local_platform.py): the local, runner, CLI and notebook tests.
+# jupyter_sched/schedulers/local/posix.py): the local, runner, CLI and notebook tests.
 JUPYTER_SCHED_PORTABLE=1 exec .venv/bin/python -m pytest -p no:cacheprovider \
     tests/schedulers/test_local_*.py tests/test_runner.py tests/cli tests/frontend tests/notebook "$@"

@@ -37,22 +37,22 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
-from jupyter_sched.schedulers.local_build import build_request
-from jupyter_sched.schedulers.local_cancel import CANCEL_MARKER as CANCEL_MARKER  # kept importable from here
-from jupyter_sched.schedulers.local_cancel import cancel_recorded
-from jupyter_sched.schedulers.local_describe import describe_record, find_record, link_into_default_base, list_apps
-from jupyter_sched.schedulers.local_images import CWDImageProvider, ImageProvider, LocalDirectoryImageProvider
-from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator, replica_log
-from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request
-from jupyter_sched.schedulers.local_opts import LOG_DIR_ENV as LOG_DIR_ENV  # the front ends import it from here
-from jupyter_sched.schedulers.local_opts import LocalOpts, default_log_dir, local_run_opts
-from jupyter_sched.schedulers.local_owned import OwnedApp, new_record
-from jupyter_sched.schedulers.local_procs import ProcessLoop
-from jupyter_sched.schedulers.local_reaper import ReaperClient
-from jupyter_sched.schedulers.local_request import ENV_CUDA_VISIBLE_DEVICES, PopenRequest, ReplicaParam, format_request
-from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
-from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs
-from jupyter_sched.schedulers.local_state import AppRecord
+from jupyter_sched.schedulers.local.build import build_request
+from jupyter_sched.schedulers.local.cancel import CANCEL_MARKER as CANCEL_MARKER  # kept importable from here
+from jupyter_sched.schedulers.local.cancel import cancel_recorded
+from jupyter_sched.schedulers.local.describe import describe_record, find_record, link_into_default_base, list_apps
+from jupyter_sched.schedulers.local.images import CWDImageProvider, ImageProvider, LocalDirectoryImageProvider
+from jupyter_sched.schedulers.local.logs import ChangeFeed, LogIterator, replica_log
+from jupyter_sched.schedulers.local.meter import LocalMeter, limit_request
+from jupyter_sched.schedulers.local.opts import LOG_DIR_ENV as LOG_DIR_ENV  # the front ends import it from here
+from jupyter_sched.schedulers.local.opts import LocalOpts, default_log_dir, local_run_opts
+from jupyter_sched.schedulers.local.owned import OwnedApp, new_record
+from jupyter_sched.schedulers.local.procs import ProcessLoop
+from jupyter_sched.schedulers.local.reaper import ReaperClient
+from jupyter_sched.schedulers.local.request import ENV_CUDA_VISIBLE_DEVICES, PopenRequest, ReplicaParam, format_request
+from jupyter_sched.schedulers.local.signals import SignalCleanup, SignalException
+from jupyter_sched.schedulers.local.spawn import check_entrypoints, make_dirs
+from jupyter_sched.schedulers.local.state import AppRecord
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts

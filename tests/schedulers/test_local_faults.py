@@ -14,9 +14,9 @@ import uuid
 import pytest
 
 from jupyter_sched.runner import get_runner
-from jupyter_sched.schedulers.local_reaper import ReaperClient
+from jupyter_sched.schedulers.local.reaper import ReaperClient
+from jupyter_sched.schedulers.local.sinks import LogSink
 from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_scheduler
-from jupyter_sched.schedulers.local_sinks import LogSink
 from jupyter_sched.specs import AppDef, AppState, MalformedAppHandleException, Role
 from jupyter_sched.specs.handles import parse_safe_handle
 
@@ -297,7 +297,7 @@ def test_logs_and_state_are_private(sched: LocalScheduler, log_dir: str, outlive
 OWNER = textwrap.dedent(
     """
     import sys, time
-    from jupyter_sched.schedulers.local_reaper import ReaperClient
+    from jupyter_sched.schedulers.local.reaper import ReaperClient
     from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
     from jupyter_sched.specs import AppDef, Role
     s = create_cwd_scheduler("test")
@@ -325,7 +325,7 @@ def _reapers_of(owner: int) -> list:  # type: ignore[type-arg]
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
         except OSError:
             continue
-        if ppid == owner and b"jupyter_sched.schedulers.local_reaper" in cmd:
+        if ppid == owner and b"jupyter_sched.schedulers.local.reaper" in cmd:
             found.append(int(name))
     return found
 

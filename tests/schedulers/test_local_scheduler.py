@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from jupyter_sched.schedulers.api import Stream
-from jupyter_sched.schedulers.local_platform import PORTABLE
+from jupyter_sched.schedulers.local.posix import PORTABLE
 from jupyter_sched.schedulers.local_scheduler import (
     CWDImageProvider,
     LocalDirectoryImageProvider,
@@ -529,7 +529,7 @@ def test_close_is_idempotent_and_stops_running_apps(log_dir: str) -> None:
 def test_a_log_iterator_built_the_torchx_way_follows_to_the_end(log_dir: str) -> None:
     """``LogIterator(app_id, regex, log_file, scheduler, should_tail)`` as TorchX code builds it: with no
     callback of ours it follows until the scheduler's public ``describe`` says the app ended."""
-    from jupyter_sched.schedulers.local_logs import LogIterator
+    from jupyter_sched.schedulers.local.logs import LogIterator
 
     sched = create_cwd_scheduler("tx")
     try:

@@ -1,6 +1,6 @@
 """Runs one replica that must outlive its owner, and records its exit code beside its logs.
 
-Usage: ``python -m jupyter_sched.schedulers.local_detached <exit_code_file> <argv...>``. The owner starts
+Usage: ``python -m jupyter_sched.schedulers.local.detached <exit_code_file> <argv...>``. The owner starts
 this wrapper as the leader of a new process group with stdout/stderr already pointing at the log files.
 It runs the command in the same group, ignores SIGTERM/SIGINT itself (a cancel signals the whole group, so
 the command still gets them) and writes the command's exit status when it ends, so that a restarted kernel

@@ -15,11 +15,11 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional
 
 from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, role_from_summary
 from jupyter_sched.schedulers.common.log_files import read_error_file
-from jupyter_sched.schedulers.local_cancel import cancel_requested
-from jupyter_sched.schedulers.local_meter import totals_of
-from jupyter_sched.schedulers.local_reaper import adopt_orphans
-from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
-from jupyter_sched.schedulers.local_state import STATE_FILE, AppRecord, is_within, load_record, owner_alive
+from jupyter_sched.schedulers.local.cancel import cancel_requested
+from jupyter_sched.schedulers.local.meter import totals_of
+from jupyter_sched.schedulers.local.reaper import adopt_orphans
+from jupyter_sched.schedulers.local.reaper import claimed as reaper_claimed
+from jupyter_sched.schedulers.local.state import STATE_FILE, AppRecord, is_within, load_record, owner_alive
 from jupyter_sched.specs import NONE, ReplicaStatus, RoleStatus
 from jupyter_sched.specs.handles import check_name
 

@@ -14,7 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any, Dict, List
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.schedulers.local_state import AppRecord
+    from jupyter_sched.schedulers.local.state import AppRecord
 
 DONE_MARKER = "SUCCESS"
 

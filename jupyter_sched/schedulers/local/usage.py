@@ -28,9 +28,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 import psutil
 
-from jupyter_sched.schedulers.gpu_usage import gpus_of, read_gpus
-from jupyter_sched.schedulers.local_platform import leave_signals_to_the_main_thread
-from jupyter_sched.schedulers.local_state import replace_file
+from jupyter_sched.schedulers.local.gpu_usage import gpus_of, read_gpus
+from jupyter_sched.schedulers.local.posix import leave_signals_to_the_main_thread
+from jupyter_sched.schedulers.local.state import replace_file
 from jupyter_sched.specs.usage import GpuSample, UsageSample
 
 USAGE_FILE = "usage.json"

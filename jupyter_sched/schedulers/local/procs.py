@@ -32,9 +32,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Set, Tuple
 
-from jupyter_sched.schedulers.local_groups import Group
-from jupyter_sched.schedulers.local_platform import FirstWrites, leave_signals_to_the_main_thread, pidfd_open
-from jupyter_sched.schedulers.local_sinks import LogSink
+from jupyter_sched.schedulers.local.groups import Group
+from jupyter_sched.schedulers.local.posix import FirstWrites, leave_signals_to_the_main_thread, pidfd_open
+from jupyter_sched.schedulers.local.sinks import LogSink
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Optional, TypedDict
 
-from jupyter_sched.schedulers.local_limit import add_memory_limit_opt
+from jupyter_sched.schedulers.local.limit import add_memory_limit_opt
 from jupyter_sched.specs import runopts
 
 __all__ = ["LOG_DIR_ENV", "LocalOpts", "default_log_dir", "local_run_opts"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from jupyter_sched.schedulers.local_images import ImageProvider
-from jupyter_sched.schedulers.local_request import PopenRequest, ReplicaParam, assign_gpus
+from jupyter_sched.schedulers.local.images import ImageProvider
+from jupyter_sched.schedulers.local.request import PopenRequest, ReplicaParam, assign_gpus
 from jupyter_sched.specs import AppDef, CfgVal, macros, make_unique
 from jupyter_sched.specs.names import safe_name
 

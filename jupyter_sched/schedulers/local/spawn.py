@@ -10,12 +10,12 @@ import sys
 import time
 from typing import BinaryIO, Callable, Dict, List, Optional
 
-from jupyter_sched.schedulers.local_groups import Group, process_start_time
-from jupyter_sched.schedulers.local_platform import FirstWrites
-from jupyter_sched.schedulers.local_procs import Replica
-from jupyter_sched.schedulers.local_request import PopenRequest, ReplicaParam
-from jupyter_sched.schedulers.local_sinks import FILE_MODE, LogSink
-from jupyter_sched.schedulers.local_state import ReplicaRecord
+from jupyter_sched.schedulers.local.groups import Group, process_start_time
+from jupyter_sched.schedulers.local.posix import FirstWrites
+from jupyter_sched.schedulers.local.procs import Replica
+from jupyter_sched.schedulers.local.request import PopenRequest, ReplicaParam
+from jupyter_sched.schedulers.local.sinks import FILE_MODE, LogSink
+from jupyter_sched.schedulers.local.state import ReplicaRecord
 from jupyter_sched.specs import InvalidAppError
 
 EXIT_CODE_FILE = "exit_code"
@@ -127,7 +127,7 @@ def _spawn_detached(
     exit_file = os.path.join(replica_dir, EXIT_CODE_FILE)
     with _private(param.stdout) as out, _private(param.stderr) as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyter_sched.schedulers.local_detached", exit_file, *param.args],
+            [sys.executable, "-m", "jupyter_sched.schedulers.local.detached", exit_file, *param.args],
             env=env,
             cwd=param.cwd,
             stdin=subprocess.DEVNULL,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import threading
 from typing import Dict, List, Optional
 
-from jupyter_sched.schedulers import local_limit
-from jupyter_sched.schedulers.local_state import AppRecord, ReplicaRecord
-from jupyter_sched.schedulers.local_usage import (
+from jupyter_sched.schedulers.local import limit as local_limit
+from jupyter_sched.schedulers.local.state import AppRecord, ReplicaRecord
+from jupyter_sched.schedulers.local.usage import (
     DEFAULT_INTERVAL,
     ForeignProbe,
     UsageSampler,
@@ -133,7 +133,7 @@ def limit_request(request, cfg) -> None:  # type: ignore[no-untyped-def]
     limit = local_limit.parse_limit(cfg.get("memory_limit"))
     if limit is None:
         return
-    from jupyter_sched.schedulers.local_spawn import check_entrypoints
+    from jupyter_sched.schedulers.local.spawn import check_entrypoints
 
     check_entrypoints(request)
     for role, params in request.role_params.items():

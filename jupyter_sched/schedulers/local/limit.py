@@ -10,7 +10,7 @@ How it is enforced depends on the machine:
   children: an allocation past the limit fails (Python raises MemoryError) instead of the process being
   killed. Address space counts mappings that are not resident, so set it with some headroom.
 
-The replica is started through this module (``python -m jupyter_sched.schedulers.local_limit``), which
+The replica is started through this module (``python -m jupyter_sched.schedulers.local.limit``), which
 applies the limit to itself and then ``exec``s the replica's command: same pid, no extra process. The
 limit is also given to the replica in ``JUPYTER_SCHED_MEMORY_LIMIT`` (bytes).
 """
@@ -90,7 +90,7 @@ def wrap_args(args: List[str], env: dict, limit: int, app_id: str, role: str, k:
     parent = _cgroup_parent()
     if parent is not None:
         env[CGROUP_ENV] = os.path.join(parent, f"jupyter_sched-{app_id}-{role}-{k}")
-    return [sys.executable, "-m", "jupyter_sched.schedulers.local_limit", str(limit), *args]
+    return [sys.executable, "-m", "jupyter_sched.schedulers.local.limit", str(limit), *args]
 
 
 def limit_of(env: dict) -> Optional[int]:

@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional
 
-from jupyter_sched.schedulers.local_groups import Group, process_start_time
-from jupyter_sched.schedulers.local_marker import DONE_MARKER, marker_json
+from jupyter_sched.schedulers.local.groups import Group, process_start_time
+from jupyter_sched.schedulers.local.marker import DONE_MARKER, marker_json
 from jupyter_sched.specs import AppState
 
 STATE_FILE = "state.json"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Optional, Protocol
 
 from jupyter_sched.schedulers.api import Stream, unknown_replica
 from jupyter_sched.schedulers.common.log_files import IndexedLogIterator
-from jupyter_sched.schedulers.local_state import AppRecord, is_within
+from jupyter_sched.schedulers.local.state import AppRecord, is_within
 from jupyter_sched.specs.state import is_terminal
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -6,7 +6,7 @@ import abc
 import os
 from typing import Mapping, Optional
 
-from jupyter_sched.schedulers.local_request import ReplicaParam
+from jupyter_sched.schedulers.local.request import ReplicaParam
 from jupyter_sched.specs import CfgVal, Role
 
 

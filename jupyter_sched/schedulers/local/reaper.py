@@ -25,8 +25,8 @@ import threading
 import time
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_groups
-from jupyter_sched.schedulers.local_platform import leave_signals_to_the_main_thread, signals_unblocked
+from jupyter_sched.schedulers.local.groups import Group, kill_survivors, stop_groups
+from jupyter_sched.schedulers.local.posix import leave_signals_to_the_main_thread, signals_unblocked
 
 GRACE_S = 3.0
 CLAIM_FILE = "reaper.claim"
@@ -47,7 +47,7 @@ class ReaperClient:
     @classmethod
     def _start(cls) -> subprocess.Popen:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyter_sched.schedulers.local_reaper"],
+            [sys.executable, "-m", "jupyter_sched.schedulers.local.reaper"],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             start_new_session=True,  # a Ctrl-C in the owner's terminal must not kill the reaper first
@@ -124,7 +124,7 @@ def _watch_line(app_dir: str, groups: Iterable[Group]) -> str:
 def escalate_later(grace: float, groups: Iterable[Group]) -> None:
     """Starts a detached process that sends SIGKILL to the groups still alive after ``grace`` seconds."""
     subprocess.Popen(
-        [sys.executable, "-m", "jupyter_sched.schedulers.local_reaper", "--escalate", str(grace),
+        [sys.executable, "-m", "jupyter_sched.schedulers.local.reaper", "--escalate", str(grace),
          *[g.encode() for g in groups]],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -138,7 +138,7 @@ def adopt_orphans(app_dir: str, grace: float) -> None:
     """Starts a detached reaper for one app whose owner died while its replicas ran on (the reaper was gone
     too): it stops them and records how they ended."""
     subprocess.Popen(
-        [sys.executable, "-m", "jupyter_sched.schedulers.local_reaper", "--adopt", app_dir, str(grace)],
+        [sys.executable, "-m", "jupyter_sched.schedulers.local.reaper", "--adopt", app_dir, str(grace)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -150,7 +150,7 @@ def adopt_orphans(app_dir: str, grace: float) -> None:
 def claim(app_dir: str) -> bool:
     """Makes this process the one that stops the app's orphaned replicas; False if another live process
     already is (the owner's reaper and a reader's adopter may both notice the owner's death)."""
-    from jupyter_sched.schedulers.local_groups import process_start_time
+    from jupyter_sched.schedulers.local.groups import process_start_time
 
     path = os.path.join(app_dir, CLAIM_FILE)
     me = Group(os.getpid(), process_start_time(os.getpid())).encode()
@@ -183,7 +183,7 @@ def claimed(app_dir: str) -> bool:
 
 def _record_ends(app_dir: str, signalled: Iterable[Group], killed: Iterable[Group], msg: str) -> None:
     """Writes into the app's record how its unfinished replicas ended."""
-    from jupyter_sched.schedulers.local_state import load_record
+    from jupyter_sched.schedulers.local.state import load_record
 
     record = load_record(app_dir)
     if record is None:
@@ -218,7 +218,7 @@ def main() -> None:
         kill_survivors([Group.decode(g) for g in sys.argv[3:]], float(sys.argv[2]))
         return
     if sys.argv[1:2] == ["--adopt"]:
-        from jupyter_sched.schedulers.local_state import load_record
+        from jupyter_sched.schedulers.local.state import load_record
 
         app_dir, grace = sys.argv[2], float(sys.argv[3])
         record = load_record(app_dir)

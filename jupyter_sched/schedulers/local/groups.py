@@ -15,7 +15,7 @@ import signal
 import time
 from typing import Callable, Iterable, List, NamedTuple, Optional, Tuple
 
-from jupyter_sched.schedulers.local_platform import all_pids, proc_stat
+from jupyter_sched.schedulers.local.posix import all_pids, proc_stat
 
 
 class Group(NamedTuple):
