@@ -44,15 +44,15 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
-from jupyter_sched.schedulers.docker_cancel import CANCEL_RECORD_SUFFIX, cancel_app
-from jupyter_sched.schedulers.docker_cleanup import (
+from jupyter_sched.schedulers.docker.cancel import CANCEL_RECORD_SUFFIX, cancel_app
+from jupyter_sched.schedulers.docker.cleanup import (
     check_removable,
     remove_containers,
     remove_network,
     remove_workspace_image,
 )
-from jupyter_sched.schedulers.docker_describe import describe_response, list_responses, replica_row
-from jupyter_sched.schedulers.docker_engine import (
+from jupyter_sched.schedulers.docker.describe import describe_response, list_responses, replica_row
+from jupyter_sched.schedulers.docker.engine import (
     DockerNotAvailableError,
     connect,
     ensure_network,
@@ -61,7 +61,7 @@ from jupyter_sched.schedulers.docker_engine import (
     lost_engine,
     parallel,
 )
-from jupyter_sched.schedulers.docker_job import (
+from jupyter_sched.schedulers.docker.job import (
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_OWNER,
@@ -70,13 +70,13 @@ from jupyter_sched.schedulers.docker_job import (
     DockerJob,
     owner_name,
 )
-from jupyter_sched.schedulers.docker_launch import create_and_start, ensure_images
-from jupyter_sched.schedulers.docker_logs import DockerLogIterator
-from jupyter_sched.schedulers.docker_options import DockerOpts, run_opts
-from jupyter_sched.schedulers.docker_request import RANK0_ENV, DockerSubmitError, build_job, check_host_paths
-from jupyter_sched.schedulers.docker_state import cancelled_at, is_cancel_record
-from jupyter_sched.schedulers.docker_usage import TOTALS_DIR, DockerUsage
-from jupyter_sched.schedulers.docker_workspace import DockerWorkspaceMixin
+from jupyter_sched.schedulers.docker.launch import create_and_start, ensure_images
+from jupyter_sched.schedulers.docker.logs import DockerLogIterator
+from jupyter_sched.schedulers.docker.options import DockerOpts, run_opts
+from jupyter_sched.schedulers.docker.request import RANK0_ENV, DockerSubmitError, build_job, check_host_paths
+from jupyter_sched.schedulers.docker.state import cancelled_at, is_cancel_record
+from jupyter_sched.schedulers.docker.usage import TOTALS_DIR, DockerUsage
+from jupyter_sched.schedulers.docker.workspace import DockerWorkspaceMixin
 from jupyter_sched.schedulers.local_scheduler import default_log_dir
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
@@ -88,8 +88,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Names this module imported before its machinery moved to the docker_* modules: still importable from here.
 from jupyter_sched.schedulers.api import unknown_replica  # noqa: F401
-from jupyter_sched.schedulers.docker_engine import ensure_image, explain, is_conflict, send_stop, start_threads  # noqa: F401
-from jupyter_sched.schedulers.docker_job import (  # noqa: F401
+from jupyter_sched.schedulers.docker.engine import ensure_image, explain, is_conflict, send_stop, start_threads  # noqa: F401
+from jupyter_sched.schedulers.docker.job import (  # noqa: F401
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
     LABEL_CANCELLED_AT,
@@ -99,8 +99,8 @@ from jupyter_sched.schedulers.docker_job import (  # noqa: F401
     LABEL_WORKSPACE,
     package_version,
 )
-from jupyter_sched.schedulers.docker_request import images_of  # noqa: F401
-from jupyter_sched.schedulers.docker_state import (  # noqa: F401
+from jupyter_sched.schedulers.docker.request import images_of  # noqa: F401
+from jupyter_sched.schedulers.docker.state import (  # noqa: F401
     ReplicaView,
     app_id_of,
     app_state,

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from jupyter_sched.schedulers.docker_ignore import compile_patterns, is_ignored
-from jupyter_sched.schedulers.docker_job import (
+from jupyter_sched.schedulers.docker.ignore import compile_patterns, is_ignored
+from jupyter_sched.schedulers.docker.job import (
     LABEL_APP_ID,
     LABEL_REPLICA_ID,
     LABEL_ROLE_NAME,
@@ -19,10 +19,10 @@ from jupyter_sched.schedulers.docker_job import (
     DockerContainer,
     DockerJob,
 )
-from jupyter_sched.schedulers.docker_logs import Cursor, docker_time
-from jupyter_sched.schedulers.docker_request import container_names
+from jupyter_sched.schedulers.docker.logs import Cursor, docker_time
+from jupyter_sched.schedulers.docker.request import container_names
+from jupyter_sched.schedulers.docker.state import app_state, exit_code_of_status, parse_time, replica_state
 from jupyter_sched.schedulers.docker_scheduler import RANK0_ENV, DockerScheduler, create_scheduler
-from jupyter_sched.schedulers.docker_state import app_state, exit_code_of_status, parse_time, replica_state
 from jupyter_sched.specs import (
     AppDef,
     AppState,

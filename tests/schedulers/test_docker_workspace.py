@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from jupyter_sched.runner import get_runner
+from jupyter_sched.schedulers.docker.workspace import LOCAL_WORKSPACE_REPO, WorkspaceBuildError
 from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
-from jupyter_sched.schedulers.docker_workspace import LOCAL_WORKSPACE_REPO, WorkspaceBuildError
 from jupyter_sched.specs import AppDef, AppState, Role, random_id
 
 from .docker_fixtures import (  # noqa: F401 - fixtures

@@ -14,8 +14,8 @@ import pytest
 
 from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.common.workspace_source import LocalWorkspace, open_workspace
+from jupyter_sched.schedulers.docker.workspace import LOCAL_WORKSPACE_REPO
 from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
-from jupyter_sched.schedulers.docker_workspace import LOCAL_WORKSPACE_REPO
 from jupyter_sched.specs import AppDef, AppState, Role, random_id
 
 from .docker_fixtures import (  # noqa: F401 - fixtures

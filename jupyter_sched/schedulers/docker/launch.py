@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Dict
 
-from jupyter_sched.schedulers.docker_engine import ensure_image, explain, parallel
-from jupyter_sched.schedulers.docker_job import DockerContainer, DockerJob
-from jupyter_sched.schedulers.docker_request import DockerSubmitError, images_of
+from jupyter_sched.schedulers.docker.engine import ensure_image, explain, parallel
+from jupyter_sched.schedulers.docker.job import DockerContainer, DockerJob
+from jupyter_sched.schedulers.docker.request import DockerSubmitError, images_of
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker

@@ -14,8 +14,8 @@ Two reader threads feed one queue, which the consumer's generator drains:
   does not read), and is dropped if the consumer falls ``_LIVE_BACKLOG`` bytes behind. When it ends (the
   container exited or restarts, the connection broke) it is re-opened while the container runs.
 
-Per stream, a :class:`~jupyter_sched.schedulers.docker_seam.Seam` joins the two (see there), and a
-:class:`~jupyter_sched.schedulers.docker_logs.Splitters` turns the text into items; text without a line
+Per stream, a :class:`~jupyter_sched.schedulers.docker.seam.Seam` joins the two (see there), and a
+:class:`~jupyter_sched.schedulers.docker.logs.Splitters` turns the text into items; text without a line
 end that stays quiet for ``QUIET_S`` becomes an item of its own.
 """
 
@@ -29,12 +29,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
-from jupyter_sched.schedulers.docker_frames import STDERR, STDOUT, Frame, frame_batches
-from jupyter_sched.schedulers.docker_logs import QUIET_S, RESUMABLE, Cursor, Splitters
-from jupyter_sched.schedulers.docker_seam import Seam
+from jupyter_sched.schedulers.docker.frames import STDERR, STDOUT, Frame, frame_batches
+from jupyter_sched.schedulers.docker.logs import QUIET_S, RESUMABLE, Cursor, Splitters
+from jupyter_sched.schedulers.docker.seam import Seam
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.schedulers.docker_logs import DockerLogIterator
+    from jupyter_sched.schedulers.docker.logs import DockerLogIterator
 
 _AHEAD = 64
 _LIVE_BACKLOG = 32 << 20

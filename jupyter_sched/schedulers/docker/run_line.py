@@ -16,7 +16,7 @@ import shlex
 from typing import TYPE_CHECKING, Any, Dict, List
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.schedulers.docker_job import DockerContainer
+    from jupyter_sched.schedulers.docker.job import DockerContainer
 
 SIMPLE_FLAGS = {
     "user": "--user",

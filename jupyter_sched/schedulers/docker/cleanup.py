@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from jupyter_sched.schedulers.docker_engine import parallel
-from jupyter_sched.schedulers.docker_job import LABEL_WORKSPACE
-from jupyter_sched.schedulers.docker_state import cancelled_at, is_cancel_record, row_state
+from jupyter_sched.schedulers.docker.engine import parallel
+from jupyter_sched.schedulers.docker.job import LABEL_WORKSPACE
+from jupyter_sched.schedulers.docker.state import cancelled_at, is_cancel_record, row_state
 
 
 def remove_containers(api: Any, ids: List[str]) -> int:

@@ -19,8 +19,8 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, Dict, List
 
-from jupyter_sched.schedulers.docker_engine import is_conflict, send_stop, start_threads
-from jupyter_sched.schedulers.docker_job import (
+from jupyter_sched.schedulers.docker.engine import is_conflict, send_stop, start_threads
+from jupyter_sched.schedulers.docker.job import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
@@ -31,7 +31,7 @@ from jupyter_sched.schedulers.docker_job import (
     owner_name,
     package_version,
 )
-from jupyter_sched.schedulers.docker_state import cancelled_at, is_cancel_record, row_state
+from jupyter_sched.schedulers.docker.state import cancelled_at, is_cancel_record, row_state
 
 if TYPE_CHECKING:  # pragma: no cover
     import threading

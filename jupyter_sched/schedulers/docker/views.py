@@ -17,11 +17,11 @@ import re
 import shlex
 from typing import TYPE_CHECKING, Any, Dict, List
 
-from jupyter_sched.schedulers.docker_run_line import fmt_cpus, gpus_of
+from jupyter_sched.schedulers.docker.run_line import fmt_cpus, gpus_of
 from jupyter_sched.specs.dryrun import DryRunView, ReplicaPlan
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.schedulers.docker_job import DockerContainer, DockerJob
+    from jupyter_sched.schedulers.docker.job import DockerContainer, DockerJob
 
 ENV_LEGEND = (
     "env: kwargs['environment'], as TorchX sets it. Creating a container adds PYTHONUNBUFFERED=1 unless env\n"

@@ -20,8 +20,8 @@ from datetime import datetime
 from typing import Any, Callable, Dict, List, Optional
 
 from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, unknown_replica
-from jupyter_sched.schedulers.docker_job import LABEL_APP_NAME, LABEL_REPLICA_ID, LABEL_ROLE_NAME
-from jupyter_sched.schedulers.docker_state import (
+from jupyter_sched.schedulers.docker.job import LABEL_APP_NAME, LABEL_REPLICA_ID, LABEL_ROLE_NAME
+from jupyter_sched.schedulers.docker.state import (
     ReplicaView,
     app_id_of,
     app_state,

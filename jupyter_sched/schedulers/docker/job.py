@@ -22,9 +22,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from jupyter_sched.schedulers.docker_run_line import docker_run_command
-from jupyter_sched.schedulers.docker_views import ENV_LEGEND as ENV_LEGEND  # re-export: its home is the repr
-from jupyter_sched.schedulers.docker_views import (
+from jupyter_sched.schedulers.docker.run_line import docker_run_command
+from jupyter_sched.schedulers.docker.views import ENV_LEGEND as ENV_LEGEND  # re-export: its home is the repr
+from jupyter_sched.schedulers.docker.views import (
     container_json,
     container_lines,
     job_dryrun_view,

@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List,
 from jupyter_sched.logs.lines import LineSplitter
 from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.schedulers.common.log_files import QUIET_S
-from jupyter_sched.schedulers.docker_engine import engine_url, lost_engine, raise_for_status
-from jupyter_sched.schedulers.docker_frames import Frame, frame_batches, frames_of, runs
+from jupyter_sched.schedulers.docker.engine import engine_url, lost_engine, raise_for_status
+from jupyter_sched.schedulers.docker.frames import Frame, frame_batches, frames_of, runs
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
@@ -197,7 +197,7 @@ class DockerLogIterator:
             if state != "removed":
                 yield from self._read_all()
             return
-        from jupyter_sched.schedulers.docker_follow import Follow
+        from jupyter_sched.schedulers.docker.follow import Follow
 
         yield from Follow(self).items()
 

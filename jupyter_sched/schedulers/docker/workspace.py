@@ -28,9 +28,9 @@ from typing import IO, TYPE_CHECKING, List, Mapping, Optional
 
 from jupyter_sched.schedulers.api import WorkspaceMixin
 from jupyter_sched.schedulers.common.workspace_source import WorkspaceSource, open_workspace
-from jupyter_sched.schedulers.docker_engine import ensure_image, explain, split_image
-from jupyter_sched.schedulers.docker_ignore import compile_patterns, dockerignore_lines, is_ignored
-from jupyter_sched.schedulers.docker_job import LABEL_VERSION, LABEL_WORKSPACE, LOCAL_WORKSPACE_REPO, package_version
+from jupyter_sched.schedulers.docker.engine import ensure_image, explain, split_image
+from jupyter_sched.schedulers.docker.ignore import compile_patterns, dockerignore_lines, is_ignored
+from jupyter_sched.schedulers.docker.job import LABEL_VERSION, LABEL_WORKSPACE, LOCAL_WORKSPACE_REPO, package_version
 from jupyter_sched.specs import CfgVal, Role, runopts
 
 if TYPE_CHECKING:  # pragma: no cover
