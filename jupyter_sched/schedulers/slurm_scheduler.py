@@ -27,7 +27,6 @@ import time
 from datetime import datetime
 from typing import Any, Iterable, List, Mapping, Optional, Tuple
 
-from jupyter_sched.schedulers import slurm_cli, slurm_opts
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -36,15 +35,17 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
-from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest, build_request
-from jupyter_sched.schedulers.slurm_cli import SlurmError
-from jupyter_sched.schedulers.slurm_files import recorded_jobs
-from jupyter_sched.schedulers.slurm_job import SlurmJob, SlurmJobReader
-from jupyter_sched.schedulers.slurm_logs import ReplicaEnds, SlurmLogIterator, replica_log_path
-from jupyter_sched.schedulers.slurm_opts import SlurmOpts
-from jupyter_sched.schedulers.slurm_status import describe_job, list_jobs
-from jupyter_sched.schedulers.slurm_submit import ClusterCapacity, submit
-from jupyter_sched.schedulers.slurm_usage import SlurmUsage
+from jupyter_sched.schedulers.slurm import cli as slurm_cli
+from jupyter_sched.schedulers.slurm import opts as slurm_opts
+from jupyter_sched.schedulers.slurm.batch import SlurmBatchRequest, build_request
+from jupyter_sched.schedulers.slurm.cli import SlurmError
+from jupyter_sched.schedulers.slurm.files import recorded_jobs
+from jupyter_sched.schedulers.slurm.job import SlurmJob, SlurmJobReader
+from jupyter_sched.schedulers.slurm.logs import ReplicaEnds, SlurmLogIterator, replica_log_path
+from jupyter_sched.schedulers.slurm.opts import SlurmOpts
+from jupyter_sched.schedulers.slurm.status import describe_job, list_jobs
+from jupyter_sched.schedulers.slurm.submit import ClusterCapacity, submit
+from jupyter_sched.schedulers.slurm.usage import SlurmUsage
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import (

@@ -13,10 +13,10 @@ import threading
 
 import pytest
 
-from jupyter_sched.schedulers import slurm_cli
-from jupyter_sched.schedulers.slurm_batch import build_request, check_fit, shell_word
-from jupyter_sched.schedulers.slurm_cli import Node, Partition, time_minutes
-from jupyter_sched.schedulers.slurm_logs import SlurmLogIterator
+from jupyter_sched.schedulers.slurm import cli as slurm_cli
+from jupyter_sched.schedulers.slurm.batch import build_request, check_fit, shell_word
+from jupyter_sched.schedulers.slurm.cli import Node, Partition, time_minutes
+from jupyter_sched.schedulers.slurm.logs import SlurmLogIterator
 from jupyter_sched.schedulers.slurm_scheduler import SlurmScheduler, create_scheduler
 from jupyter_sched.specs import AppDef, AppState, InvalidAppError, InvalidRunConfigException, Role, macros, resource
 from tests.schedulers.helpers import wait_until
@@ -408,7 +408,7 @@ def test_dryrun_script_is_readable() -> None:
 def test_a_step_still_running_in_the_database_is_not_final() -> None:
     """sacct can list a step as RUNNING for a moment after the controller ended the job; describe must
     wait for it (else the final status misses that replica's exit code)."""
-    from jupyter_sched.schedulers.slurm_job import ended_steps as _ended_steps
+    from jupyter_sched.schedulers.slurm.job import ended_steps as _ended_steps
 
     steps = {0: {"State": "COMPLETED"}, 1: {"State": "RUNNING"}, 2: {"State": "FAILED"}, 3: {"State": "CANCELLED by 0"}}
     assert _ended_steps(steps) == {0, 2, 3}

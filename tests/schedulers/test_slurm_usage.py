@@ -14,8 +14,8 @@ from typing import Iterator, List
 import pytest
 
 from jupyter_sched.runner import Runner, get_runner
-from jupyter_sched.schedulers import slurm_usage
-from jupyter_sched.schedulers.slurm_usage import (
+from jupyter_sched.schedulers.slurm import usage as slurm_usage
+from jupyter_sched.schedulers.slurm.usage import (
     SlurmUsage,
     check_gathering,
     kills_over_memory,

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from jupyter_sched.schedulers import slurm_cli
+from jupyter_sched.schedulers.slurm import cli as slurm_cli
 from jupyter_sched.specs.usage import UsageSample, UsageTotals, oom_message
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

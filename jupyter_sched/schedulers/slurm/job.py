@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from jupyter_sched.schedulers import slurm_cli
-from jupyter_sched.schedulers.slurm_cli import map_state, parse_exit_code, parse_time, split_job_id
-from jupyter_sched.schedulers.slurm_files import MANIFEST, read_json
+from jupyter_sched.schedulers.slurm import cli as slurm_cli
+from jupyter_sched.schedulers.slurm.cli import map_state, parse_exit_code, parse_time, split_job_id
+from jupyter_sched.schedulers.slurm.files import MANIFEST, read_json
 from jupyter_sched.specs import AppState
 
 ENDED_CACHE = 1000  # ended jobs remembered per reader

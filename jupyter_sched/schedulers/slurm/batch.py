@@ -26,11 +26,11 @@ import shlex
 from typing import Any, List, Mapping
 
 from jupyter_sched.schedulers.api import role_summary
-from jupyter_sched.schedulers.slurm_files import BATCH_LOG, LOG_FILES, MANIFEST, SCRIPT_NAME, SRUN_LOG, WRAPPER_NAME
-from jupyter_sched.schedulers.slurm_fit import check_fit
-from jupyter_sched.schedulers.slurm_opts import sbatch_extra
-from jupyter_sched.schedulers.slurm_request import SlurmBatchRequest, SlurmReplica
-from jupyter_sched.schedulers.slurm_script import APP_ID_MARK, RANK0_ENV, render_script, shell_word
+from jupyter_sched.schedulers.slurm.files import BATCH_LOG, LOG_FILES, MANIFEST, SCRIPT_NAME, SRUN_LOG, WRAPPER_NAME
+from jupyter_sched.schedulers.slurm.fit import check_fit
+from jupyter_sched.schedulers.slurm.opts import sbatch_extra
+from jupyter_sched.schedulers.slurm.request import SlurmBatchRequest, SlurmReplica
+from jupyter_sched.schedulers.slurm.script import APP_ID_MARK, RANK0_ENV, render_script, shell_word
 from jupyter_sched.specs import AppDef, CfgVal, macros
 from jupyter_sched.specs.names import safe_name
 

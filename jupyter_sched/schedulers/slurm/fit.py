@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from jupyter_sched.schedulers.slurm_cli import Node, Partition, time_minutes
+from jupyter_sched.schedulers.slurm.cli import Node, Partition, time_minutes
 from jupyter_sched.specs import AppDef, InvalidAppError, Role
 
 

@@ -21,9 +21,9 @@ from typing import Callable, Dict, Optional, Tuple
 
 from jupyter_sched.schedulers.api import Stream, unknown_replica
 from jupyter_sched.schedulers.common.log_files import IndexedLogIterator
-from jupyter_sched.schedulers.slurm_cli import map_state
-from jupyter_sched.schedulers.slurm_files import MANIFEST
-from jupyter_sched.schedulers.slurm_job import SlurmJob
+from jupyter_sched.schedulers.slurm.cli import map_state
+from jupyter_sched.schedulers.slurm.files import MANIFEST
+from jupyter_sched.schedulers.slurm.job import SlurmJob
 
 FINISHED_RECHECK_S = 0.5  # seconds between Slurm queries while a log iterator waits for a replica to end
 

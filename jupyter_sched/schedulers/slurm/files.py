@@ -19,7 +19,7 @@ import shutil
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
 if TYPE_CHECKING:
-    from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest
+    from jupyter_sched.schedulers.slurm.batch import SlurmBatchRequest
 
 SCRIPT_NAME = "job.sbatch"
 WRAPPER_NAME = "slurm_replica.py"

@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Tuple
 
-from jupyter_sched.schedulers import slurm_cli
 from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, role_from_summary
 from jupyter_sched.schedulers.common.log_files import read_error_file
-from jupyter_sched.schedulers.slurm_cli import map_state, split_job_id
-from jupyter_sched.schedulers.slurm_files import SRUN_LOG
-from jupyter_sched.schedulers.slurm_job import SlurmComponent, SlurmJob
-from jupyter_sched.schedulers.slurm_usage import SlurmUsage
+from jupyter_sched.schedulers.slurm import cli as slurm_cli
+from jupyter_sched.schedulers.slurm.cli import map_state, split_job_id
+from jupyter_sched.schedulers.slurm.files import SRUN_LOG
+from jupyter_sched.schedulers.slurm.job import SlurmComponent, SlurmJob
+from jupyter_sched.schedulers.slurm.usage import SlurmUsage
 from jupyter_sched.specs import NONE, AppState, ReplicaStatus, RoleStatus
 
 

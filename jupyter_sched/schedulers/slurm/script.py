@@ -14,10 +14,10 @@ import os
 import shlex
 from typing import TYPE_CHECKING
 
-from jupyter_sched.schedulers.slurm_files import WRAPPER_NAME
+from jupyter_sched.schedulers.slurm.files import WRAPPER_NAME
 
 if TYPE_CHECKING:
-    from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest
+    from jupyter_sched.schedulers.slurm.batch import SlurmBatchRequest
 
 RANK0_ENV = "TORCHX_RANK0_HOST"  # TorchX's name, so code written for TorchX finds rank 0
 

@@ -13,8 +13,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from jupyter_sched.schedulers.slurm_files import LOG_FILES, SCRIPT_NAME
-from jupyter_sched.schedulers.slurm_script import readable, render_script
+from jupyter_sched.schedulers.slurm.files import LOG_FILES, SCRIPT_NAME
+from jupyter_sched.schedulers.slurm.script import readable, render_script
 from jupyter_sched.specs import DryRunView, ReplicaPlan
 
 

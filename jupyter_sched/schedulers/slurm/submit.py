@@ -14,11 +14,12 @@ import shutil
 import time
 from typing import Dict, Mapping, Optional, Tuple
 
-from jupyter_sched.schedulers import slurm_cli, slurm_opts
-from jupyter_sched.schedulers.slurm_cli import SlurmError
-from jupyter_sched.schedulers.slurm_files import materialize, record_submitted
-from jupyter_sched.schedulers.slurm_fit import check_fit
-from jupyter_sched.schedulers.slurm_request import SlurmBatchRequest
+from jupyter_sched.schedulers.slurm import cli as slurm_cli
+from jupyter_sched.schedulers.slurm import opts as slurm_opts
+from jupyter_sched.schedulers.slurm.cli import SlurmError
+from jupyter_sched.schedulers.slurm.files import materialize, record_submitted
+from jupyter_sched.schedulers.slurm.fit import check_fit
+from jupyter_sched.schedulers.slurm.request import SlurmBatchRequest
 from jupyter_sched.specs import AppDef, CfgVal
 from jupyter_sched.specs.limits import max_replicas_from_env
 
