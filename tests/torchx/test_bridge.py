@@ -20,7 +20,7 @@ require_module("torchx", "the torchx extra: pip install jupyter_sched[torchx]")
 
 from jupyter_sched.runner import get_runner  # noqa: E402
 from jupyter_sched.schedulers import get_scheduler_factories  # noqa: E402
-from jupyter_sched.schedulers.torchx_bridge_text import TorchXBackendError  # noqa: E402
+from jupyter_sched.schedulers.torchx_bridge.text import TorchXBackendError  # noqa: E402
 from jupyter_sched.specs import AppDef, AppState, InvalidAppError, Resource, Role  # noqa: E402
 
 

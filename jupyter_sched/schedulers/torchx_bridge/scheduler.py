@@ -26,14 +26,14 @@ from jupyter_sched.schedulers.api import (
     Stream,
     checked_app,
 )
-from jupyter_sched.schedulers.torchx_bridge_convert import (
+from jupyter_sched.schedulers.torchx_bridge.convert import (
     describe_from_torchx,
     list_from_torchx,
     runopts_from_torchx,
     stream_to_torchx,
     to_torchx_app,
 )
-from jupyter_sched.schedulers.torchx_bridge_text import TorchXBackendError, backend_error, render_request
+from jupyter_sched.schedulers.torchx_bridge.text import TorchXBackendError, backend_error, render_request
 from jupyter_sched.specs import (
     AppDef,
     AppDryRunInfo,
