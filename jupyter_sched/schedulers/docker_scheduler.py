@@ -6,7 +6,7 @@ any process, e.g. after a kernel restart. Replicas share the user-defined bridge
 (run option ``network``) and reach each other by container name; every replica gets the rank-0 container's
 name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names that variable); the request's
 ``environment`` is exactly TorchX's, our ``PYTHONUNBUFFERED`` and ``JUPYTER_SCHED_*`` are added at create
-(see ``docker_job``).
+(see ``docker.job``).
 
 * Resources are enforced: ``cpu`` -> ``nano_cpus``, ``memMB`` -> memory limit and ``/dev/shm`` size,
   ``gpu`` -> a device request. ``max_retries`` becomes a per-container ``on-failure`` restart policy: docker
@@ -14,17 +14,17 @@ name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names tha
   ``num_restarts`` is docker's restart count.
 * ``schedule`` is all or nothing: it checks host paths and images first, creates every container, then
   starts them; if any step fails for any replica, the containers already created are removed and the
-  error names the replica (``docker_launch``). Images are pulled only under the ``pull`` policy (default:
+  error names the replica (``docker.launch``). Images are pulled only under the ``pull`` policy (default:
   only if missing).
 * ``cancel`` records the cancel in a *cancel record* container that any process sees, then asks the engine
   to stop every replica, one thread each (the image's stop signal, SIGKILL after ``cancel_grace``), and
-  returns at once; the app ends CANCELLED (``docker_cancel``). The threads only wait until their request
+  returns at once; the app ends CANCELLED (``docker.cancel``). The threads only wait until their request
   is sent (at most 0.5 s): a process that exits right after ``cancel`` (the CLI) still cancels every replica.
 * Exited containers are kept, with their logs, until :meth:`DockerScheduler.cleanup` (or ``prune``).
 
 The class keeps the public methods and the per-instance state (the engine client, cached network ids,
 stop threads, stats watchers); the machinery is in the ``docker_*`` modules named above and in
-``docker_describe`` (describe/list from container rows), ``docker_cleanup`` and ``docker_options``.
+``docker.describe`` (describe/list from container rows), ``docker.cleanup`` and ``docker.options``.
 """
 
 from __future__ import annotations
@@ -359,7 +359,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         should_tail: bool = False,
         streams: Optional[Stream] = None,
     ) -> Iterable[str]:
-        """Lines of replica ``k`` of ``role_name`` (see ``docker_logs`` for follow and ``\\r`` details).
+        """Lines of replica ``k`` of ``role_name`` (see ``docker.logs`` for follow and ``\\r`` details).
         A naive ``since``/``until`` is local time."""
         stream = stream_arg(streams)
         row = replica_row(app_id, self._rows(app_id), role_name, k)

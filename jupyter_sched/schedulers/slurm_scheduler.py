@@ -1,6 +1,6 @@
 """The slurm backend: an AppDef runs as one Slurm batch job, each replica a het-job component on its own node.
 
-``submit_dryrun`` renders the batch script (see :mod:`slurm_batch` for the mapping) and checks with ``sinfo``
+``submit_dryrun`` renders the batch script (see :mod:`slurm.batch` for the mapping) and checks with ``sinfo``
 that the partition can hold the app; ``schedule`` writes the script, a manifest and the replicas' log files
 into the app's directory under ``job_dir`` and runs ``sbatch --parsable``. The Slurm job id is the app id.
 
@@ -10,14 +10,14 @@ and for jobs the controller has forgotten. ``list`` shows the jobs this session 
 ``<job root>/<session>/jobs/``, so any process sees them), with their states read from Slurm in one query.
 
 Logs are the files the replica wrapper writes on the node (``<app_dir>/<role>/<k>/{stdout,stderr,combined}.log``
-with time indexes), read with the same line and ``\\r`` semantics as the local backend (:mod:`slurm_logs`).
+with time indexes), read with the same line and ``\\r`` semantics as the local backend (:mod:`slurm.logs`).
 The app directory must be on a filesystem every node shares with the submitting machine (the default, under
 the user's home, usually is).
 
-The class keeps the Scheduler methods and delegates: the request to :mod:`slurm_batch`, the capacity check
-and ``sbatch`` to :mod:`slurm_submit`, the app directory and the session's index to :mod:`slurm_files`,
-reading a job from Slurm to :mod:`slurm_job`, the answers of ``describe`` and ``list`` to
-:mod:`slurm_status`, log files to :mod:`slurm_logs`, usage to :mod:`slurm_usage`.
+The class keeps the Scheduler methods and delegates: the request to :mod:`slurm.batch`, the capacity check
+and ``sbatch`` to :mod:`slurm.submit`, the app directory and the session's index to :mod:`slurm.files`,
+reading a job from Slurm to :mod:`slurm.job`, the answers of ``describe`` and ``list`` to
+:mod:`slurm.status`, log files to :mod:`slurm.logs`, usage to :mod:`slurm.usage`.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         """The cluster's size: one replica per node, so an app can never have more replicas than the cluster
         has nodes (``JUPYTER_SCHED_MAX_REPLICAS`` overrides it). Checked before any request is built; the
         capacity check then refines it per partition, resources and constraint. Without ``sinfo``,
-        ``slurm_submit.UNKNOWN_CLUSTER_MAX``."""
+        ``slurm.submit.UNKNOWN_CLUSTER_MAX``."""
         return self._cluster.max_replicas()
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmBatchRequest]:
@@ -152,7 +152,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
     # -- usage -----------------------------------------------------------------------------------------------------
     def usage(self, app_id: str) -> List[UsageSample]:
         """Per replica: ``sstat`` of its running step, ``sacct`` MaxRSS/TotalCPU once it ended (see
-        ``slurm_usage``; a cluster that gathers nothing is refused with the setting to change)."""
+        ``slurm.usage``; a cluster that gathers nothing is refused with the setting to change)."""
         job = self._job(app_id)
         if job is None:
             raise UnknownAppException(app_id)

@@ -1,4 +1,4 @@
-"""``docker_seam.Seam``: joining log-driver history records with live text, without losing or repeating
+"""``docker.seam.Seam``: joining log-driver history records with live text, without losing or repeating
 text (pure; the real-engine behaviour is in ``test_docker_logs``)."""
 
 from __future__ import annotations

@@ -6,11 +6,11 @@ never started (no process, no network), named ``<app_id>-cancelled`` and labelle
 session and ``jupyter_sched.cancelled-at=<unix time>``. It is returned by the same label query that finds
 the replicas, so it costs ``describe``/``list`` nothing extra, any process sees it, its fixed name makes
 concurrent cancels idempotent, and ``cleanup`` removes it with the replicas. A replica that ends with a
-non-zero code after that time is CANCELLED, not FAILED (``docker_state``).
+non-zero code after that time is CANCELLED, not FAILED (``state``).
 
 Then every live replica gets a stop request on its own thread (the image's stop signal, SIGKILL after the
 replica's ``cancel_grace`` label, in whole seconds); the engine carries the stops through on its own, so
-the threads only wait until their request is sent (``docker_engine.send_stop``).
+the threads only wait until their request is sent (``engine.send_stop``).
 """
 
 from __future__ import annotations

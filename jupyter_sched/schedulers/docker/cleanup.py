@@ -3,7 +3,7 @@ the workspace images only they used, and the shared network.
 
 Exited containers are kept until ``DockerScheduler.cleanup`` (or ``prune``) so their logs and exit codes
 stay readable from any process; these functions do the removing. A workspace image (labelled
-``jupyter_sched.workspace`` when it was built, see ``docker_workspace``) goes only when no container uses
+``jupyter_sched.workspace`` when it was built, see ``workspace``) goes only when no container uses
 it any more; an image without that label is the user's and is never removed. A network still in use stays.
 """
 

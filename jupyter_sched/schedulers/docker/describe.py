@@ -2,10 +2,10 @@
 
 Pure (no engine calls): the scheduler fetches, these functions assemble. ``describe`` gets the app's
 containers (replicas and cancel record) as sparse list rows plus a full inspect per replica; ``list`` gets
-only rows (one label-filtered request for every app, no inspects). The state rules are ``docker_state``'s.
+only rows (one label-filtered request for every app, no inspects). The state rules are ``state``'s.
 
 * A replica's out-of-memory kill is said in words, with its limit and the peak its stats stream saw
-  (``docker_usage`` totals), in the replica's ``msg`` and error.
+  (``usage`` totals), in the replica's ``msg`` and error.
 * A replica whose container is gone (``docker rm``) but that the app's ``jupyter_sched.replicas`` label
   names is reported UNKNOWN, and the app cannot succeed: its outcome is unknowable.
 * A cancelled app says when; a failed one names each failed replica and its exit code.

@@ -11,7 +11,7 @@ under TorchX, and a container built by hand is launched like any other. The requ
 ``repr`` (readable, per container, one row per value: control characters are shown as escapes),
 ``docker_run_command()`` (a shell-quoted ``docker run`` line to reproduce a replica by hand, with the merged
 environment) and ``to_json()`` (for the notebook's rich display). This module holds the data and the labels
-every container carries; the renderings live in ``docker_views`` and ``docker_run_line``, and the methods
+every container carries; the renderings live in ``views`` and ``run_line``, and the methods
 here delegate to them.
 """
 
@@ -75,7 +75,7 @@ def owner_name() -> str:
 
 
 LOCAL_WORKSPACE_REPO = "jupyter-sched/workspace"
-"""The repository of workspace images built here (``docker_workspace``): they hold the workspace's files."""
+"""The repository of workspace images built here (``workspace``): they hold the workspace's files."""
 
 
 def package_version() -> str:
@@ -157,7 +157,7 @@ class DockerContainer:
     def docker_run_command(self, multiline: bool = False) -> str:
         """The equivalent ``docker run`` command line, shell-quoted (``multiline`` adds ``\\`` breaks).
 
-        kwargs without a ``docker run`` flag are listed in a trailing ``#`` comment (see ``docker_run_line``).
+        kwargs without a ``docker run`` flag are listed in a trailing ``#`` comment (see ``run_line``).
         """
         return docker_run_command(self, multiline)
 

@@ -8,17 +8,17 @@ Items follow the ``Scheduler.log_iter`` rule that every backend shares (written 
   so a prompt or a slow progress bar shows at once; what follows it on that line is the next item;
 * a snapshot never cuts a line; the final text of a stream without a line end is its last item.
 
-Concatenating the items of one stream gives back exactly what the program wrote (see ``docker_seam`` for
+Concatenating the items of one stream gives back exactly what the program wrote (see ``seam`` for
 the one exception of a follow that starts in the middle of a ``\\r``-framed line). Items are assembled by
 a :class:`LineSplitter` *per stream*: the engine stores a line longer than 16 KiB as several partial
 records, and a line of the other stream can land between them; with streams combined, that line stays
 whole and so does the long one.
 
 A plain read (``should_tail=False``, or a replica that has ended) is one request to the logs endpoint,
-parsed in large reads. A follow of a running replica reads two sources (see ``docker_follow``): the
+parsed in large reads. A follow of a running replica reads two sources (see ``follow``): the
 history from the logs endpoint, resumable by timestamp, and the live stream from ``attach``, because the
 ``json-file`` driver stores a record only at ``\\n`` (or every 16 KiB, or at exit) and so would deliver a
-``\\r`` bar only when its line ends. ``docker_seam`` joins the two without losing or repeating text.
+``\\r`` bar only when its line ends. ``seam`` joins the two without losing or repeating text.
 
 Limits of the engine (Docker 20.10, default ``json-file`` log driver): it stores each record as JSON
 text, so invalid UTF-8 is already U+FFFD when it is read back, including a multi-byte character that the

@@ -3,7 +3,7 @@
 
 Kept apart from the scheduler so the options read as one list: the container environment (``copy_env``,
 ``env``), ``privileged``, the image ``pull`` policy, ``cancel_grace`` and the ``network`` the replicas join.
-The workspace options (``image_repo``, ``quiet``) come from ``docker_workspace``.
+The workspace options (``image_repo``, ``quiet``) come from ``workspace``.
 """
 
 from __future__ import annotations

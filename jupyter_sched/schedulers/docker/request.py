@@ -14,7 +14,7 @@ Pure (no engine, no docker import). The rules:
 * command: ``[entrypoint, *args]`` as docker's CMD (an image ENTRYPOINT still applies);
 * bind and volume mounts as engine mount dicts, device mounts as ``src:dst:perm``;
 * ``cpu`` -> ``nano_cpus``, ``memMB`` -> memory limit and ``/dev/shm`` size, ``gpu`` -> a device request,
-  ``resource.devices`` -> more device mounts (``docker_devices``), ``max_retries`` -> an ``on-failure``
+  ``resource.devices`` -> more device mounts (``devices``), ``max_retries`` -> an ``on-failure``
   restart policy. Not mapped: ``port_map``, ``min_replicas``, ``retry_policy`` (docker restarts only the
   failed replica).
 """

@@ -4,7 +4,7 @@
 shell-quoted and keeps every value's real characters (a newline stays a newline, quoted); the kwargs that
 ``docker run`` has no flag for are listed in a trailing ``#`` comment, so nothing of the request is lost.
 Pure (no docker import): it reads the container's plain kwargs only. The value formatters (CPUs, GPUs) are
-public because the readable views (``docker_views``) show the same numbers.
+public because the readable views (``views``) show the same numbers.
 """
 
 from __future__ import annotations

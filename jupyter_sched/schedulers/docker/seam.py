@@ -21,7 +21,7 @@ line early. :class:`Seam` decides, without timestamps, where the live text start
 * If the two sources ever disagree (they cannot, short of a bug or an engine that rewrites output, such
   as invalid UTF-8 cut by a 16 KiB record), the live stream is dropped and the history goes on alone.
 
-Pure text in, text out (no I/O): ``docker_logs`` feeds it and turns the text into log items.
+Pure text in, text out (no I/O): ``logs`` feeds it and turns the text into log items.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The docker request shown to people: the readable ``repr``, the JSON of the notebook's rich display, and
 the neutral dry-run view (``specs.dryrun``).
 
-``DockerContainer`` and ``DockerJob`` (``docker_job``, the data) render through these functions. The
+``DockerContainer`` and ``DockerJob`` (``job``, the data) render through these functions. The
 readable form is one row per value, with control characters shown as escapes so a value with a newline
 stays on its row. Like TorchX's, it shows the request's own fields (image, command, kwargs), so two requests
 with the same fields print the same; its first lines state the rule by which creating a container adds to
-``kwargs["environment"]``. The JSON, the neutral view and the ``docker run`` line (from ``docker_run_line``)
+``kwargs["environment"]``. The JSON, the neutral view and the ``docker run`` line (from ``run_line``)
 show each container's merged environment, value by value.
 Pure: no docker import, no I/O.
 """

@@ -2,7 +2,7 @@
 
 The workspace is a local directory (a path or ``file://`` URL) or any fsspec URL (``memory://run1/``,
 ``s3://bucket/dir``; see ``workspace_source``). The build context is its files minus what its
-``.dockerignore`` excludes (docker's own rules, see ``docker_ignore``). The Dockerfile is the workspace's
+``.dockerignore`` excludes (docker's own rules, see ``ignore``). The Dockerfile is the workspace's
 ``Dockerfile.jupyter_sched`` if it has one, else::
 
     ARG IMAGE

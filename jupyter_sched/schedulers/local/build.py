@@ -1,8 +1,8 @@
 """Building a local app's request from an AppDef and its run options: per replica its argv, environment,
-working directory and log files (nothing starts here; ``local_spawn`` starts what this describes).
+working directory and log files (nothing starts here; ``spawn`` starts what this describes).
 
 Each replica's ``env`` is what TorchX's request holds (role env, ``TORCHX_RANK0_HOST``, the torchelastic
-paths, ``CUDA_VISIBLE_DEVICES``); our own variables go to its ``launch_env`` (see ``local_request``)."""
+paths, ``CUDA_VISIBLE_DEVICES``); our own variables go to its ``launch_env`` (see ``request``)."""
 
 from __future__ import annotations
 

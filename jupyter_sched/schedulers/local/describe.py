@@ -4,8 +4,8 @@ An app's record is in its owner's memory and in ``<log_dir>/<session>/<app_id>/s
 process (the CLI, a restarted kernel) finds it under any log dir it knows: its default one, and those of
 apps it started elsewhere. An app recorded under a custom ``log_dir`` is linked into the default one for
 that reason. Reading a record back also settles what its owner can no longer say: a cancel by another
-process (its marker, ``local_cancel``), and replicas left running by an owner that died with its reaper
-(a new reaper stops them, ``local_reaper``).
+process (its marker, ``cancel``), and replicas left running by an owner that died with its reaper
+(a new reaper stops them, ``reaper``).
 """
 
 from __future__ import annotations

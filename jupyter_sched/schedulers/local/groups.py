@@ -65,7 +65,7 @@ class Group(NamedTuple):
 
 
 def _stat(pid: int) -> Optional[Tuple[str, int, int]]:
-    """(state, start time, process group): see ``local_platform.proc_stat``."""
+    """(state, start time, process group): see ``posix.proc_stat``."""
     return proc_stat(pid)
 
 

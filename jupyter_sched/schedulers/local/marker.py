@@ -43,5 +43,5 @@ def marker_content(record: "AppRecord") -> Dict[str, Any]:
 
 
 def marker_json(record: "AppRecord") -> str:
-    """The file's text (``local_state`` writes it at once, beside the record)."""
+    """The file's text (``state`` writes it at once, beside the record)."""
     return json.dumps(marker_content(record), indent=2)

@@ -1,6 +1,6 @@
 """An app this process started and owns: starting all its replicas or none, hearing each one end, cancelling it.
 
-The owner holds the app's record in memory (``local_state``) with its live replicas (``local_procs``) and
+The owner holds the app's record in memory (``state``) with its live replicas (``procs``) and
 keeps ``state.json`` in step: the app is recorded before ``schedule`` returns, and the record is saved
 again when a replica ends, when its logs fault and when the app is cancelled. A save that fails (a full
 disk) never raises into the IO loop: the state stays in memory, and ``describe`` shows why the file lags.

@@ -2,7 +2,7 @@
 
 One thread per scheduler waits (a ``selectors`` selector: epoll on Linux, kqueue on macOS) on every
 replica's stdout and stderr pipes and, on Linux, on a pidfd per process (elsewhere a waiter thread per
-replica reports its exit; see ``local_platform``). It copies each chunk, the moment it arrives, to
+replica reports its exit; see ``posix``). It copies each chunk, the moment it arrives, to
 ``stdout.log``/``stderr.log`` and to ``combined.log`` (so the combined log is in the order the chunks were
 read), appends an index record ``(end offset, time)`` used for ``since``/``until``, and wakes log
 followers. A replica counts as finished only after its process has exited *and* its pipes are drained, so
@@ -12,10 +12,10 @@ polling loop.
 epoll reports descriptors in the order they became readable, but only for descriptors it watched when
 that happened: pipes registered after a quick replica had written to both would come out in registration
 order. So on Linux :func:`spawn` watches each replica's pipes from before the process starts
-(``local_platform.FirstWrites``), and :meth:`ProcessLoop._register` registers them in the order they
+(``posix.FirstWrites``), and :meth:`ProcessLoop._register` registers them in the order they
 became readable.
 
-A log write that fails (a full disk) is contained in its sink (``local_sinks``); any other error while
+A log write that fails (a full disk) is contained in its sink (``sinks``); any other error while
 handling a replica is logged and the loop carries on (see :class:`ProcessLoop`).
 """
 

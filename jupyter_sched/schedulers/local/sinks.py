@@ -7,7 +7,7 @@ and counts what it had to drop; the loop keeps reading the replica's pipe, so th
 a full pipe and is not killed. The replica's status then says its logs are truncated, and why.
 
 The files are created 0600: a replica's output may hold secrets, and another user of a shared machine must
-not read it (the directories above are 0700 too, see ``local_spawn.make_dirs``).
+not read it (the directories above are 0700 too, see ``spawn.make_dirs``).
 """
 
 from __future__ import annotations

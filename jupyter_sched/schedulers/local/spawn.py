@@ -86,7 +86,7 @@ def spawn(
     sinks = [LogSink(p) for p in (param.stdout, param.stderr, param.combined) if p]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    first_ready = FirstWrites([out_r, err_r])  # see local_platform: which pipe the replica writes to first
+    first_ready = FirstWrites([out_r, err_r])  # see posix: which pipe the replica writes to first
     try:
         proc = subprocess.Popen(
             param.args,
@@ -122,7 +122,7 @@ def _spawn_detached(
     param: ReplicaParam, env: Dict[str, str], rep_record: ReplicaRecord, on_done: Callable[[Replica], None]
 ) -> Replica:
     """``outlive_owner``: the replica writes straight to its log files (no pipe to this process, so it
-    survives it) under a wrapper that records its exit code (see ``local_detached``)."""
+    survives it) under a wrapper that records its exit code (see ``detached``)."""
     replica_dir = os.path.dirname(param.stdout or "")
     exit_file = os.path.join(replica_dir, EXIT_CODE_FILE)
     with _private(param.stdout) as out, _private(param.stderr) as err:

@@ -58,7 +58,7 @@ class ReplicaRecord:
     def group(self) -> Group:
         """Its process group, checked against the recorded start time before any signal."""
         return Group(self.pid or 0, self.pid_started)
-    usage: Optional[Dict[str, Any]] = None  # memory limit, then totals when it ends (see local_meter)
+    usage: Optional[Dict[str, Any]] = None  # memory limit, then totals when it ends (see meter)
 
     @property
     def done(self) -> bool:
@@ -190,7 +190,7 @@ class AppRecord:
             _unlink(os.path.join(self.app_dir, RESERVE_FILE))  # nothing more to save
 
     def write_done_marker(self) -> None:
-        """TorchX's ``SUCCESS`` file for this ended app (see ``local_marker``); a failure to write it is
+        """TorchX's ``SUCCESS`` file for this ended app (see ``marker``); a failure to write it is
         ignored: it is a convenience copy, ``state.json`` stays the source of truth."""
         try:
             replace_file(os.path.join(self.app_dir, DONE_MARKER), marker_json(self).encode())

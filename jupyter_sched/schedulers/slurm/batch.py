@@ -1,8 +1,8 @@
 """An AppDef as one Slurm batch job: the mapping, and :func:`build_request`, which applies it.
 
-The request it builds is :class:`SlurmBatchRequest` (:mod:`slurm_request`), its script's text comes from
-:mod:`slurm_script`, the app directory's file names from :mod:`slurm_files`; this module re-exports them, so
-``slurm_batch`` stays the one place to import the batch side from.
+The request it builds is :class:`SlurmBatchRequest` (:mod:`request`), its script's text comes from
+:mod:`script`, the app directory's file names from :mod:`files`; this module re-exports them, so
+``batch`` stays the one place to import the batch side from.
 
 The mapping (see docs/slurm.md):
 
@@ -10,7 +10,7 @@ The mapping (see docs/slurm.md):
 * Each replica of each role is one component of a heterogeneous job (``#SBATCH hetjob`` between them), one
   task on a node of its own: ``--nodes=1 --ntasks=1 --cpus-per-task=<cpu> --mem=<memMB> --gres=gpu:<gpu>``.
   A single-replica app is a plain job. Components never share a node, so an app needs as many nodes as it
-  has replicas; :func:`check_fit` (in :mod:`slurm_fit`, re-exported here) refuses an app the partition
+  has replicas; :func:`check_fit` (in :mod:`fit`, re-exported here) refuses an app the partition
   cannot hold instead of letting Slurm keep it pending forever.
 * One ``srun`` starts every replica (``:`` between the het groups); with ``kill_on_bad_exit`` a failing
   replica stops the others. Each replica runs under ``slurm_replica.py``, which writes its stdout, stderr

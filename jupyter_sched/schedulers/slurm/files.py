@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from jupyter_sched.schedulers.slurm.batch import SlurmBatchRequest
 
 SCRIPT_NAME = "job.sbatch"
+#: The replica wrapper's file name: a contract, not a module path. The wrapper is copied into each job
+#: directory under this name and the batch script runs it there (``python3 slurm_replica.py ...``), so it
+#: keeps its backend prefix inside the slurm/ package; renaming it would break the scripts of submitted jobs.
 WRAPPER_NAME = "slurm_replica.py"
 BATCH_LOG = "batch.out"
 SRUN_LOG = "srun.log"  # what srun and the wrapper itself print about a replica (not its output)

@@ -1,10 +1,10 @@
 """Does an app fit the cluster? The check, before submitting, that a Slurm partition can hold an app at all.
 
-Each replica runs as a het-job component on a node of its own (see :mod:`slurm_batch`), so an app needs as
+Each replica runs as a het-job component on a node of its own (see :mod:`batch`), so an app needs as
 many distinct nodes as it has replicas, each node big enough for its replica's resources and carrying the
 features its ``constraint`` asks for, and a ``time`` within the partition's MaxTime. Slurm would keep an app
 that fails any of these pending forever; :func:`check_fit` refuses it instead, with the field and the fix.
-It is pure: the partitions come from ``sinfo`` (:func:`slurm_cli.partitions`), asked by the caller.
+It is pure: the partitions come from ``sinfo`` (:func:`cli.partitions`), asked by the caller.
 """
 
 from __future__ import annotations

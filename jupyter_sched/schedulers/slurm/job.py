@@ -3,7 +3,7 @@
 Slurm has two sources: the controller (``scontrol``) while it holds the job (pending, running, and
 ``MinJobAge`` after it ended), and the accounting database (``sacct``) for each replica's step (its own state,
 exit code, start and end) and for jobs the controller has forgotten. :class:`SlurmJobReader` asks both and
-parses their rows here; the job's manifest (:mod:`slurm_files`) says which component is which replica.
+parses their rows here; the job's manifest (:mod:`files`) says which component is which replica.
 
 The database records a step a moment after the controller ends the job (longer when slurmdbd is loaded), so
 the reader waits up to ``STEP_LAG_S`` for every replica's exit code before it keeps an ended job for good.

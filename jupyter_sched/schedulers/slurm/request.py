@@ -1,9 +1,9 @@
 """What ``schedule`` submits for an app on Slurm: the request (:class:`SlurmBatchRequest`) and its replicas.
 
-:mod:`slurm_batch` builds it from an AppDef; here is the model and how it shows itself: as plain data
+:mod:`batch` builds it from an AppDef; here is the model and how it shows itself: as plain data
 (``to_json``, which the notebook tabulates), in the neutral dry-run terms every backend shares
 (``dryrun_view``) and as text (``repr``: the submit command, the app directory, the capacity check's verdict
-and the batch script, rendered by :mod:`slurm_script`).
+and the batch script, rendered by :mod:`script`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ with an index file (``.idx``: one record per chunk, the file size after it and w
 its replicas' logs rather than truncating them while someone is reading.
 
 This file is copied into each app's job directory and run by whatever ``python3`` the compute node has: it
-uses the standard library only and must not import jupyter_sched.
+uses the standard library only and must not import jupyter_sched. Its name is part of that contract (the
+batch script names it), so it keeps the ``slurm_`` prefix the other modules of this package dropped.
 
 The wrapper passes SIGTERM/SIGINT/SIGHUP on to the command and keeps copying until the command has ended,
 then exits with the command's status (re-raising a fatal signal), so Slurm records the command's outcome

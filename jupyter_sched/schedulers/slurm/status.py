@@ -1,4 +1,4 @@
-"""What ``describe`` and ``list`` say about Slurm jobs, assembled from what Slurm says (:mod:`slurm_job`).
+"""What ``describe`` and ``list`` say about Slurm jobs, assembled from what Slurm says (:mod:`job`).
 
 A replica's status comes from its own step of the current attempt (state, exit code, start and end), the
 error file its program wrote, and a kill for memory, named the way every backend names it (``oom_text``):
@@ -89,7 +89,7 @@ def describe_job(app_id: str, job: SlurmJob, usage: SlurmUsage) -> DescribeAppRe
 
 def oom_text(usage: SlurmUsage, job: SlurmJob, comp: SlurmComponent) -> str:
     """"killed: out of memory (...)" for a replica whose step Slurm ended for its memory: OUT_OF_MEMORY
-    (cgroup enforcement), or killed by SIGKILL, which ``slurm_usage`` then checks against its memory
+    (cgroup enforcement), or killed by SIGKILL, which ``usage`` then checks against its memory
     (OverMemoryKill); "" otherwise, without asking sacct again."""
     step = job.steps.get(comp.offset) or {}
     state = step.get("State") or comp.state
@@ -113,7 +113,7 @@ def srun_problem(rep_dir: str) -> str:
 
 
 def list_jobs(entries: Dict[str, Dict[str, Any]]) -> List[ListAppResponse]:
-    """``list``'s answer for the session's index (job id -> entry, see ``slurm_files.recorded_jobs``): their
+    """``list``'s answer for the session's index (job id -> entry, see ``files.recorded_jobs``): their
     states in one query to the controller and one to the database. Jobs Slurm no longer knows, or whose id
     now belongs to another job (its work dir is not the entry's app dir, after a cluster reset), are left
     out."""

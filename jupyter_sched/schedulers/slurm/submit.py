@@ -2,8 +2,8 @@
 
 The capacity check runs at dry run (where a cluster that does not answer only leaves a note in the request)
 and again at ``schedule`` for a request whose dry run could not check it (then it raises). The check itself
-is :func:`slurm_fit.check_fit`; here is where its partitions come from. ``submit`` writes the app directory
-(:mod:`slurm_files`), runs ``sbatch --parsable`` and records the job id in the manifest and the session's
+is :func:`fit.check_fit`; here is where its partitions come from. ``submit`` writes the app directory
+(:mod:`files`), runs ``sbatch --parsable`` and records the job id in the manifest and the session's
 index; a refused or failed ``sbatch`` removes the directory and says which run options to check.
 """
 

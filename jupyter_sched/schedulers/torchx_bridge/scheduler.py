@@ -3,8 +3,8 @@
 Users who already run TorchX on Kubernetes, AWS Batch, GCP Batch, Ray or LSF keep their setup and get our
 runner, CLI, magics and panes on it. Each call is TorchX's own (``submit_dryrun``, ``schedule``,
 ``describe``, ``list``, ``cancel``, ``log_iter``, ``run_opts``, ``close``), with AppDefs, states and
-responses rebuilt on the other side (:mod:`torchx_bridge_convert`). The dry run's request is TorchX's
-whole ``AppDryRunInfo``, shown as TorchX renders it (:mod:`torchx_bridge_text`); ``schedule`` hands it back
+responses rebuilt on the other side (:mod:`convert`). The dry run's request is TorchX's
+whole ``AppDryRunInfo``, shown as TorchX renders it (:mod:`text`); ``schedule`` hands it back
 to TorchX unchanged. A backend that cannot reach its service fails with the service's own words and a
 hint. Registered by the registry's ``torchx:`` prefix; needs ``pip install jupyter_sched[torchx]``.
 """
