@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from jupyter_sched.runner import JOB_ID_ENV, Runner
+from jupyter_sched.runner import JOB_ID_ENV, Runner, get_runner
 from jupyter_sched.specs import (
     AppDef,
     AppState,
@@ -87,3 +87,17 @@ def test_dryrun_cfg_from_str_and_schedule(runner: Runner, log_dir: str) -> None:
     assert runner.wait(handle).state == AppState.SUCCEEDED  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="does not support workspaces"):
         runner.dryrun(_app("echo"), "local_cwd", workspace="/tmp")
+
+
+def test_shared_root_is_each_schedulers_own(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Where a function job's files go, as each scheduler says: this machine's state dir for the local and
+    docker backends, the shared job directory for Slurm (its ``job_dir``, else its root)."""
+    from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV, SLURM_DIR_ENV
+
+    monkeypatch.setenv(LOG_DIR_ENV, str(tmp_path / "state"))
+    monkeypatch.setenv(SLURM_DIR_ENV, str(tmp_path / "cluster"))
+    with get_runner("roots") as fresh:  # created after the variables are set: the Slurm root is read then
+        assert fresh.shared_root("local_cwd") == str(tmp_path / "state")
+        assert fresh.shared_root("local_docker", {}) == str(tmp_path / "state")
+        assert fresh.shared_root("slurm") == str(tmp_path / "cluster")
+        assert fresh.shared_root("slurm", {"job_dir": "/shared/jobs"}) == "/shared/jobs"

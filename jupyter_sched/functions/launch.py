@@ -199,14 +199,7 @@ def bootstrap_source() -> str:
 def job_root(runner: Any, scheduler: str, cfg: Optional[Mapping[str, Any]]) -> str:
     """Where the session's function jobs keep their directories on ``scheduler``."""
     session = runner.session_name or "default"
-    if runner.scheduler_run_opts(scheduler).get("job_dir") is not None:  # a cluster: its shared directory
-        from jupyter_sched.schedulers.slurm_scheduler import default_job_root
-
-        base = str((cfg or {}).get("job_dir") or default_job_root())
-    else:
-        from jupyter_sched.schedulers.local_scheduler import default_log_dir
-
-        base = default_log_dir()
+    base = runner.shared_root(scheduler, cfg)
     return os.path.join(os.path.abspath(os.path.expanduser(base)), session, "functions")
 
 

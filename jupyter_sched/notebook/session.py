@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.job import Job
-from jupyter_sched.schedulers.local_scheduler import LOG_DIR_ENV
+from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV, default_log_dir
 from jupyter_sched.specs import AppState, parse_app_handle
 
 _RUNNERS: Dict[Tuple[str, str], Any] = {}
@@ -42,8 +42,6 @@ def shared_runner(session: str, log_dir: str) -> Any:
 
 
 def state_dir() -> str:
-    from jupyter_sched.schedulers.local_scheduler import default_log_dir
-
     return os.path.join(default_log_dir(), ".notebook")
 
 

@@ -44,6 +44,7 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
+from jupyter_sched.schedulers.common.state_dir import default_log_dir
 from jupyter_sched.schedulers.docker.cancel import CANCEL_RECORD_SUFFIX, cancel_app
 from jupyter_sched.schedulers.docker.cleanup import (
     check_removable,
@@ -77,7 +78,6 @@ from jupyter_sched.schedulers.docker.request import RANK0_ENV, DockerSubmitError
 from jupyter_sched.schedulers.docker.state import cancelled_at, is_cancel_record
 from jupyter_sched.schedulers.docker.usage import TOTALS_DIR, DockerUsage
 from jupyter_sched.schedulers.docker.workspace import DockerWorkspaceMixin
-from jupyter_sched.schedulers.local_scheduler import default_log_dir
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
 from jupyter_sched.specs.names import safe_name

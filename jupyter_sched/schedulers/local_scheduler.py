@@ -37,6 +37,8 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
+from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV as LOG_DIR_ENV  # kept importable from here
+from jupyter_sched.schedulers.common.state_dir import default_log_dir
 from jupyter_sched.schedulers.local.build import build_request
 from jupyter_sched.schedulers.local.cancel import CANCEL_MARKER as CANCEL_MARKER  # kept importable from here
 from jupyter_sched.schedulers.local.cancel import cancel_recorded
@@ -44,8 +46,7 @@ from jupyter_sched.schedulers.local.describe import describe_record, find_record
 from jupyter_sched.schedulers.local.images import CWDImageProvider, ImageProvider, LocalDirectoryImageProvider
 from jupyter_sched.schedulers.local.logs import ChangeFeed, LogIterator, replica_log
 from jupyter_sched.schedulers.local.meter import LocalMeter, limit_request
-from jupyter_sched.schedulers.local.opts import LOG_DIR_ENV as LOG_DIR_ENV  # the front ends import it from here
-from jupyter_sched.schedulers.local.opts import LocalOpts, default_log_dir, local_run_opts
+from jupyter_sched.schedulers.local.opts import LocalOpts, local_run_opts
 from jupyter_sched.schedulers.local.owned import OwnedApp, new_record
 from jupyter_sched.schedulers.local.procs import ProcessLoop
 from jupyter_sched.schedulers.local.reaper import ReaperClient

@@ -35,6 +35,8 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
+from jupyter_sched.schedulers.common.state_dir import default_job_root
+from jupyter_sched.schedulers.shared_files import SharedFiles
 from jupyter_sched.schedulers.slurm import cli as slurm_cli
 from jupyter_sched.schedulers.slurm import opts as slurm_opts
 from jupyter_sched.schedulers.slurm.batch import SlurmBatchRequest, build_request
@@ -63,21 +65,10 @@ from jupyter_sched.specs.usage import UsageSample
 __all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "create_scheduler", "default_job_root"]
 
 
-def default_job_root() -> str:
-    """Where app directories and the session's job records go without ``job_dir``:
-    ``$JUPYTER_SCHED_SLURM_DIR``, else ``$XDG_STATE_HOME/jupyter_sched/slurm`` (``~/.local/state/...``).
-    A home directory is usually shared by every node of a cluster; ``/tmp`` is not."""
-    env = os.environ.get("JUPYTER_SCHED_SLURM_DIR")
-    if env:
-        return env
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(state, "jupyter_sched", "slurm")
-
-
 # -- the scheduler -------------------------------------------------------------------------------------------------
 
 
-class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
+class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs, SharedFiles):
     """Runs apps as Slurm batch jobs; see the module docstring and docs/slurm.md."""
 
     def __init__(self, session_name: str, job_root: Optional[str] = None) -> None:
@@ -150,6 +141,10 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
             slurm_cli.check_result(proc, f"scancel {app_id}")
 
     # -- usage -----------------------------------------------------------------------------------------------------
+    def shared_root(self, cfg: Mapping[str, CfgVal]) -> str:
+        """``job_dir``, else this scheduler's root: a directory every node shares (see ``default_job_root``)."""
+        return str(cfg.get("job_dir") or self._root)
+
     def usage(self, app_id: str) -> List[UsageSample]:
         """Per replica: ``sstat`` of its running step, ``sacct`` MaxRSS/TotalCPU once it ended (see
         ``slurm.usage``; a cluster that gathers nothing is refused with the setting to change)."""

@@ -112,7 +112,7 @@ def test_a_value_that_cannot_be_pickled_back_is_an_error_naming_it() -> None:
 
 
 def _function_dirs() -> set:
-    from jupyter_sched.schedulers.local_scheduler import default_log_dir
+    from jupyter_sched.schedulers.common.state_dir import default_log_dir
 
     root = os.path.join(default_log_dir(), "default", "functions")
     return set(os.listdir(root)) if os.path.isdir(root) else set()

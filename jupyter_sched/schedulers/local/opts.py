@@ -1,23 +1,16 @@
-"""The local backend's run options: their ``TypedDict`` (TorchX's ``LocalOpts``), their declaration, and
-where logs go when ``log_dir`` is not given.
-
-Kept apart from the scheduler so that the front ends (the CLI, a notebook session) can read or set the
-default log dir without the scheduler's machinery, and so the options a user can pass are listed in one
-place.
+"""The local backend's run options: their ``TypedDict`` (TorchX's ``LocalOpts``) and their declaration, so
+the options a user can pass are listed in one place. Where logs go when ``log_dir`` is not given is the
+shared state directory's (``schedulers/common/state_dir.py``).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Optional, TypedDict
 
 from jupyter_sched.schedulers.local.limit import add_memory_limit_opt
 from jupyter_sched.specs import runopts
 
-__all__ = ["LOG_DIR_ENV", "LocalOpts", "default_log_dir", "local_run_opts"]
-
-LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
-"""The environment variable naming the default local log dir (the one place that spells it)."""
+__all__ = ["LocalOpts", "local_run_opts"]
 
 
 class LocalOpts(TypedDict, total=False):
@@ -26,19 +19,6 @@ class LocalOpts(TypedDict, total=False):
     auto_set_cuda_visible_devices: Optional[bool]
     cancel_grace: float
     outlive_owner: bool
-
-
-def default_log_dir() -> str:
-    """Where logs go without ``log_dir``: ``$JUPYTER_SCHED_LOG_DIR``, else a per-user state directory.
-
-    Not a temporary directory: a notebook's job logs must outlive cells, runners and kernel restarts, and
-    nothing here ever deletes a directory it did not create for a single app.
-    """
-    env = os.environ.get(LOG_DIR_ENV)
-    if env:
-        return env
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(state, "jupyter_sched", "logs")
 
 
 def local_run_opts() -> runopts:

@@ -26,6 +26,8 @@ from jupyter_sched.schedulers.api import (
     Stream,
     checked_app,
 )
+from jupyter_sched.schedulers.common.state_dir import default_job_root, default_log_dir
+from jupyter_sched.schedulers.shared_files import SharedFiles
 from jupyter_sched.schedulers.torchx_bridge.convert import (
     describe_from_torchx,
     list_from_torchx,
@@ -54,7 +56,7 @@ _SHARED_STATES = {AppState.SUBMITTED, AppState.PENDING, AppState.SUCCEEDED, AppS
 R = TypeVar("R")
 
 
-class TorchXScheduler(Scheduler[Any]):
+class TorchXScheduler(Scheduler[Any], SharedFiles):
     """TorchX's scheduler ``name`` (``kubernetes``, ``local_cwd``, ...), as ``torchx:<name>``."""
 
     def __init__(self, name: str, session_name: str, **kwargs: Any) -> None:
@@ -91,6 +93,13 @@ class TorchXScheduler(Scheduler[Any]):
 
     def _run_opts(self) -> runopts:
         return runopts_from_torchx(self._tx.run_opts())
+
+    def shared_root(self, cfg: Mapping[str, CfgVal]) -> str:
+        """A TorchX cluster backend with a ``job_dir`` run option (its ``slurm``): that directory, else the
+        default root of our Slurm jobs; any other: this machine's state directory."""
+        if self.run_opts().get("job_dir") is not None:
+            return str(cfg.get("job_dir") or default_job_root())
+        return default_log_dir()
 
     def max_replicas(self) -> int:
         default = machine_max_replicas(os.cpu_count()) if self.name in _ON_THIS_MACHINE else _CLUSTER_MAX_REPLICAS
