@@ -87,7 +87,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import docker
 
 # Names this module imported before its machinery moved to the docker_* modules: still importable from here.
-from jupyter_sched.schedulers.api import unknown_replica  # noqa: F401
+from jupyter_sched.schedulers.common.roles import unknown_replica  # noqa: F401
 from jupyter_sched.schedulers.docker.engine import ensure_image, explain, is_conflict, send_stop, start_threads  # noqa: F401
 from jupyter_sched.schedulers.docker.job import (  # noqa: F401
     LABEL_APP_NAME,

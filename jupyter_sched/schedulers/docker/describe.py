@@ -19,7 +19,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable, Dict, List, Optional
 
-from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, unknown_replica
+from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse
+from jupyter_sched.schedulers.common.roles import unknown_replica
 from jupyter_sched.schedulers.docker.job import LABEL_APP_NAME, LABEL_REPLICA_ID, LABEL_ROLE_NAME
 from jupyter_sched.schedulers.docker.state import (
     ReplicaView,

@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 from typing import Callable, Dict, Iterable, List, Mapping, Optional
 
-from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, role_from_summary
+from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse
 from jupyter_sched.schedulers.common.log_files import read_error_file
+from jupyter_sched.schedulers.common.roles import role_from_summary
 from jupyter_sched.schedulers.local.cancel import cancel_requested
 from jupyter_sched.schedulers.local.meter import totals_of
 from jupyter_sched.schedulers.local.reaper import adopt_orphans

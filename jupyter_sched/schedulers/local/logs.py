@@ -10,8 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Optional, Protocol
 
-from jupyter_sched.schedulers.api import Stream, unknown_replica
+from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.schedulers.common.log_files import IndexedLogIterator
+from jupyter_sched.schedulers.common.roles import unknown_replica
 from jupyter_sched.schedulers.local.state import AppRecord, is_within
 from jupyter_sched.specs.state import is_terminal
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import List, Optional
 
-from jupyter_sched.schedulers.api import role_summary
+from jupyter_sched.schedulers.common.roles import role_summary
 from jupyter_sched.schedulers.local.build import ERROR_FILE_ENV
 from jupyter_sched.schedulers.local.cancel import cancel_requested, mark_cancelled, stop_replicas
 from jupyter_sched.schedulers.local.meter import LocalMeter

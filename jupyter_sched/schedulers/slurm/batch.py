@@ -25,7 +25,7 @@ import os
 import shlex
 from typing import Any, List, Mapping
 
-from jupyter_sched.schedulers.api import role_summary
+from jupyter_sched.schedulers.common.roles import role_summary
 from jupyter_sched.schedulers.slurm.files import BATCH_LOG, LOG_FILES, MANIFEST, SCRIPT_NAME, SRUN_LOG, WRAPPER_NAME
 from jupyter_sched.schedulers.slurm.fit import check_fit
 from jupyter_sched.schedulers.slurm.opts import sbatch_extra

@@ -19,8 +19,9 @@ import time
 from datetime import datetime
 from typing import Callable, Dict, Optional, Tuple
 
-from jupyter_sched.schedulers.api import Stream, unknown_replica
+from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.schedulers.common.log_files import IndexedLogIterator
+from jupyter_sched.schedulers.common.roles import unknown_replica
 from jupyter_sched.schedulers.slurm.cli import map_state
 from jupyter_sched.schedulers.slurm.files import MANIFEST
 from jupyter_sched.schedulers.slurm.job import SlurmJob

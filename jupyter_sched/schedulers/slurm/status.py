@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Tuple
 
-from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, role_from_summary
+from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse
 from jupyter_sched.schedulers.common.log_files import read_error_file
+from jupyter_sched.schedulers.common.roles import role_from_summary
 from jupyter_sched.schedulers.slurm import cli as slurm_cli
 from jupyter_sched.schedulers.slurm.cli import map_state, split_job_id
 from jupyter_sched.schedulers.slurm.files import SRUN_LOG
