@@ -39,7 +39,7 @@ ALLOWED: Dict[str, Set[str]] = {
     "notebook": {"specs", "schedulers", "logs", "components", "runner", "frontend", "functions"},
     "workspace": {"schedulers"},  # TorchX's module path for WorkspaceMixin: a re-export
 }
-#: Modules kept at a path TorchX documents that sits below what they wrap (a facade, imported lazily):
+#: Modules kept at a path TorchX documents that sits below what they wrap (a facade nothing below imports):
 #: module -> the extra packages it may import.
 TORCHX_PATHS: Dict[str, Set[str]] = {"specs/finder.py": {"components"}}
 UI_LIBRARIES = ("IPython", "ipywidgets", "ipykernel", "traitlets")

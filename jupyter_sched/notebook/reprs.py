@@ -144,7 +144,7 @@ def _plain(render: Callable[[Any], str]) -> Callable[[Any, Any, bool], None]:
 
 
 _PRINTERS: Dict[Tuple[str, str], Dict[str, Callable[..., Any]]] = {
-    ("jupyter_sched.specs.dryrun", "AppDryRunInfo"): {
+    ("jupyter_sched.specs.app", "AppDryRunInfo"): {
         "text/html": dryrun_repr.dryrun_html,
         "text/plain": _plain(dryrun_repr.dryrun_text),
         "mimebundle": dryrun_repr.dryrun_bundle,

@@ -1,4 +1,4 @@
-"""Typed exceptions of the data model.
+"""Typed exceptions of the data model (``AppStatusError`` is beside the status it carries, in ``state``).
 
 Every message names the bad value and says how to fix it, because these errors are read by a person in a
 notebook cell, usually right after they typed the value.
@@ -6,10 +6,7 @@ notebook cell, usually right after they typed the value.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional
-
-if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.specs.state import AppStatus
+from typing import Any, Mapping, Optional
 
 
 class InvalidAppError(ValueError):
@@ -64,11 +61,3 @@ class UnknownSchedulerException(Exception):
         hint = f" Use one of: {', '.join(known)}" if known else ""
         super().__init__(f"Unknown scheduler backend: {scheduler!r}.{hint}")
         self.scheduler = scheduler
-
-
-class AppStatusError(Exception):
-    """Raised by :meth:`AppStatus.raise_for_status` when an app did not succeed."""
-
-    def __init__(self, status: "AppStatus", *args: object) -> None:
-        super().__init__(*args)
-        self.status = status
