@@ -14,6 +14,14 @@ only through ``Popen`` and are never written here.
 
 A record is read back only from where it is expected (see :func:`load_record`): its ``app_dir`` is the
 directory it was found in, and log paths it names outside that directory are refused.
+
+**The ``SUCCESS`` marker**, the file TorchX's local scheduler leaves in an app's log directory once it has
+ended, is written here too. Its name is TorchX's and means "the logs are complete", not "the app succeeded":
+it is written for every ended app, and ``final_state`` says how it ended. Tools written for TorchX poll for it
+before reading the log files; it lists, per role and replica, the pid, exit code and the paths of
+``stdout``/``stderr`` and the error file. It is a convenience copy of what ``state.json`` holds: written
+atomically (a reader never sees half of it) and only when the record is, so it never claims more than the
+record does; a failure to write it (a full disk) is ignored, ``state.json`` stays the source of truth.
 """
 
 from __future__ import annotations
@@ -27,13 +35,13 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional
 
 from jupyter_sched.schedulers.local.groups import Group, process_start_time
-from jupyter_sched.schedulers.local.marker import DONE_MARKER, marker_json
 from jupyter_sched.specs import AppState
 
 STATE_FILE = "state.json"
 RESERVE_FILE = "state.reserve"
 """Space set aside when the app starts, given back to let ``state.json`` be saved once the disk is full."""
 FILE_MODE = 0o600
+DONE_MARKER = "SUCCESS"
 _MIN_RESERVE = 64 * 1024
 
 
@@ -190,7 +198,7 @@ class AppRecord:
             _unlink(os.path.join(self.app_dir, RESERVE_FILE))  # nothing more to save
 
     def write_done_marker(self) -> None:
-        """TorchX's ``SUCCESS`` file for this ended app (see ``marker``); a failure to write it is
+        """TorchX's ``SUCCESS`` file for this ended app (see the module docstring); a failure to write it is
         ignored: it is a convenience copy, ``state.json`` stays the source of truth."""
         try:
             replace_file(os.path.join(self.app_dir, DONE_MARKER), marker_json(self).encode())
@@ -289,3 +297,34 @@ def _any_alive(record: AppRecord) -> bool:
     """True if a process group of an unfinished replica still exists (e.g. an app meant to outlive its
     owner)."""
     return any(not rep.done and rep.pid and rep.group.alive() for rep in record.replicas)
+
+
+# -- the SUCCESS marker (TorchX's) ---------------------------------------------------------------------------
+
+
+def marker_content(record: AppRecord) -> Dict[str, Any]:
+    """What the marker says about an ended app (TorchX's field names)."""
+    roles: Dict[str, List[Dict[str, Any]]] = {}
+    for rep in record.replicas:
+        roles.setdefault(rep.role, []).append(
+            {
+                "replica_id": rep.replica_id,
+                "pid": rep.pid,
+                "exitcode": rep.exit_code,
+                "stdout": rep.stdout,
+                "stderr": rep.stderr,
+                "error_file": rep.error_file,
+            }
+        )
+    return {
+        "app_id": record.app_id,
+        "log_dir": record.app_dir,
+        "final_state": record.state().name,
+        "last_updated": record.finished,
+        "roles": roles,
+    }
+
+
+def marker_json(record: AppRecord) -> str:
+    """The file's text (:meth:`AppRecord.write_done_marker` writes it at once, beside the record)."""
+    return json.dumps(marker_content(record), indent=2)

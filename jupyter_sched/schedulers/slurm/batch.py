@@ -1,7 +1,7 @@
 """An AppDef as one Slurm batch job: the mapping, and :func:`build_request`, which applies it.
 
-The request it builds is :class:`SlurmBatchRequest` (:mod:`request`), its script's text comes from
-:mod:`script`, the app directory's file names from :mod:`files`; this module re-exports them, so
+The request it builds is :class:`SlurmBatchRequest` (:mod:`request`, which also renders its script), the
+app directory's file names come from :mod:`files`; this module re-exports them, so
 ``batch`` stays the one place to import the batch side from.
 
 The mapping (see docs/slurm.md):
@@ -29,8 +29,14 @@ from jupyter_sched.schedulers.common.roles import role_summary
 from jupyter_sched.schedulers.slurm.files import BATCH_LOG, LOG_FILES, MANIFEST, SCRIPT_NAME, SRUN_LOG, WRAPPER_NAME
 from jupyter_sched.schedulers.slurm.fit import check_fit
 from jupyter_sched.schedulers.slurm.opts import sbatch_extra
-from jupyter_sched.schedulers.slurm.request import SlurmBatchRequest, SlurmReplica
-from jupyter_sched.schedulers.slurm.script import APP_ID_MARK, RANK0_ENV, render_script, shell_word
+from jupyter_sched.schedulers.slurm.request import (
+    APP_ID_MARK,
+    RANK0_ENV,
+    SlurmBatchRequest,
+    SlurmReplica,
+    render_script,
+    shell_word,
+)
 from jupyter_sched.specs import AppDef, CfgVal, macros
 from jupyter_sched.specs.names import safe_name
 

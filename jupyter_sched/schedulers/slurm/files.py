@@ -1,4 +1,4 @@
-"""A Slurm app's files: the app directory's layout, how it is written before ``sbatch``, and the session's index.
+"""A Slurm app's files: the app directory's layout and the session's index (``submit`` writes them).
 
 The app directory (``<job_dir>/<app>-<id>/``, on a filesystem the nodes share) holds the batch script, the
 replica wrapper beside it, a manifest (``job.json``: which het-job component is which replica, where its
@@ -15,11 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-from typing import TYPE_CHECKING, Any, Dict, Optional
-
-if TYPE_CHECKING:
-    from jupyter_sched.schedulers.slurm.batch import SlurmBatchRequest
+from typing import Any, Dict, Optional
 
 SCRIPT_NAME = "job.sbatch"
 #: The replica wrapper's file name: a contract, not a module path. The wrapper is copied into each job
@@ -62,61 +58,6 @@ def private_file(path: str) -> str:
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
     os.chmod(path, 0o600)
     return path
-
-
-def materialize(request: SlurmBatchRequest) -> Dict[str, Any]:
-    """Writes the app's directory: script, replica wrapper, manifest and empty log files (so readers never
-    wait for a file a replica that failed to start would create). Returns the manifest (no job id yet)."""
-    try:
-        os.makedirs(os.path.dirname(request.app_dir), exist_ok=True)
-        os.mkdir(request.app_dir, 0o700)
-        os.chmod(request.app_dir, 0o700)
-        private_file(os.path.join(request.app_dir, BATCH_LOG))  # Slurm keeps the mode of a file it reopens
-        for rep in request.replicas:
-            private_dir(os.path.dirname(rep.dir))
-            private_dir(rep.dir)
-            for name in LOG_FILES:
-                for path in (os.path.join(rep.dir, name), os.path.join(rep.dir, name[: -len(".log")] + ".idx")):
-                    private_file(path)
-        script = os.path.join(request.app_dir, SCRIPT_NAME)
-        with open(private_file(script), "w") as f:  # sbatch reads it; it holds the replicas' env
-            f.write(request.script)
-        wrapper = os.path.join(request.app_dir, WRAPPER_NAME)
-        shutil.copyfile(os.path.join(os.path.dirname(__file__), WRAPPER_NAME), private_file(wrapper))
-        manifest = {
-            "app_name": request.app_name,
-            "session": request.session,
-            "job_id": None,
-            "app_dir": request.app_dir,
-            "cwd": request.cwd,
-            "max_retries": request.max_retries,
-            "roles": request.roles,
-            "replicas": [
-                {"role": r.role, "replica_id": r.replica_id, "component": r.offset, "dir": r.dir}
-                for r in request.replicas
-            ],
-        }
-        write_json(os.path.join(request.app_dir, MANIFEST), manifest)
-    except OSError as e:
-        shutil.rmtree(request.app_dir, ignore_errors=True)
-        raise ValueError(
-            f"job_dir: cannot write the app directory {request.app_dir!r} ({e.strerror or e})."
-            " Set --cfg job_dir=<a writable directory every node can see>."
-        ) from e
-    return manifest
-
-
-def record_submitted(
-    request: SlurmBatchRequest, manifest: Dict[str, Any], index_dir: str, job_id: str, submitted: float
-) -> None:
-    """Once ``sbatch`` accepted the app: its job id into the manifest, and an entry in the session's index."""
-    manifest.update(job_id=job_id, submitted=submitted)
-    write_json(os.path.join(request.app_dir, MANIFEST), manifest)
-    private_dir(index_dir)
-    write_json(
-        os.path.join(index_dir, f"{job_id}.json"),
-        {"job_id": job_id, "name": request.app_name, "app_dir": request.app_dir, "submitted": submitted},
-    )
 
 
 def recorded_jobs(index_dir: str) -> Dict[str, Dict[str, Any]]:

@@ -12,12 +12,21 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers.slurm import cli as slurm_cli
 from jupyter_sched.schedulers.slurm import opts as slurm_opts
 from jupyter_sched.schedulers.slurm.cli import SlurmError
-from jupyter_sched.schedulers.slurm.files import materialize, record_submitted
+from jupyter_sched.schedulers.slurm.files import (
+    BATCH_LOG,
+    LOG_FILES,
+    MANIFEST,
+    SCRIPT_NAME,
+    WRAPPER_NAME,
+    private_dir,
+    private_file,
+    write_json,
+)
 from jupyter_sched.schedulers.slurm.fit import check_fit
 from jupyter_sched.schedulers.slurm.request import SlurmBatchRequest
 from jupyter_sched.specs import AppDef, CfgVal
@@ -92,3 +101,58 @@ def submit(request: SlurmBatchRequest, cfg: Mapping[str, CfgVal], index_dir: str
     job_id = proc.stdout.strip().split(";")[0]
     record_submitted(request, manifest, index_dir, job_id, submitted)
     return job_id
+
+
+def materialize(request: SlurmBatchRequest) -> Dict[str, Any]:
+    """Writes the app's directory: script, replica wrapper, manifest and empty log files (so readers never
+    wait for a file a replica that failed to start would create). Returns the manifest (no job id yet)."""
+    try:
+        os.makedirs(os.path.dirname(request.app_dir), exist_ok=True)
+        os.mkdir(request.app_dir, 0o700)
+        os.chmod(request.app_dir, 0o700)
+        private_file(os.path.join(request.app_dir, BATCH_LOG))  # Slurm keeps the mode of a file it reopens
+        for rep in request.replicas:
+            private_dir(os.path.dirname(rep.dir))
+            private_dir(rep.dir)
+            for name in LOG_FILES:
+                for path in (os.path.join(rep.dir, name), os.path.join(rep.dir, name[: -len(".log")] + ".idx")):
+                    private_file(path)
+        script = os.path.join(request.app_dir, SCRIPT_NAME)
+        with open(private_file(script), "w") as f:  # sbatch reads it; it holds the replicas' env
+            f.write(request.script)
+        wrapper = os.path.join(request.app_dir, WRAPPER_NAME)
+        shutil.copyfile(os.path.join(os.path.dirname(__file__), WRAPPER_NAME), private_file(wrapper))  # beside us
+        manifest = {
+            "app_name": request.app_name,
+            "session": request.session,
+            "job_id": None,
+            "app_dir": request.app_dir,
+            "cwd": request.cwd,
+            "max_retries": request.max_retries,
+            "roles": request.roles,
+            "replicas": [
+                {"role": r.role, "replica_id": r.replica_id, "component": r.offset, "dir": r.dir}
+                for r in request.replicas
+            ],
+        }
+        write_json(os.path.join(request.app_dir, MANIFEST), manifest)
+    except OSError as e:
+        shutil.rmtree(request.app_dir, ignore_errors=True)
+        raise ValueError(
+            f"job_dir: cannot write the app directory {request.app_dir!r} ({e.strerror or e})."
+            " Set --cfg job_dir=<a writable directory every node can see>."
+        ) from e
+    return manifest
+
+
+def record_submitted(
+    request: SlurmBatchRequest, manifest: Dict[str, Any], index_dir: str, job_id: str, submitted: float
+) -> None:
+    """Once ``sbatch`` accepted the app: its job id into the manifest, and an entry in the session's index."""
+    manifest.update(job_id=job_id, submitted=submitted)
+    write_json(os.path.join(request.app_dir, MANIFEST), manifest)
+    private_dir(index_dir)
+    write_json(
+        os.path.join(index_dir, f"{job_id}.json"),
+        {"job_id": job_id, "name": request.app_name, "app_dir": request.app_dir, "submitted": submitted},
+    )
