@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from jupyter_sched.schedulers.docker.frames import Cursor
 from jupyter_sched.schedulers.docker.ignore import compile_patterns, is_ignored
 from jupyter_sched.schedulers.docker.job import (
     LABEL_APP_ID,
@@ -19,7 +20,7 @@ from jupyter_sched.schedulers.docker.job import (
     DockerContainer,
     DockerJob,
 )
-from jupyter_sched.schedulers.docker.logs import Cursor, docker_time
+from jupyter_sched.schedulers.docker.log_source import docker_time
 from jupyter_sched.schedulers.docker.request import container_names
 from jupyter_sched.schedulers.docker.state import app_state, exit_code_of_status, parse_time, replica_state
 from jupyter_sched.schedulers.docker_scheduler import RANK0_ENV, DockerScheduler, create_scheduler

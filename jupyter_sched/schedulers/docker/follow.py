@@ -15,7 +15,7 @@ Two reader threads feed one queue, which the consumer's generator drains:
   container exited or restarts, the connection broke) it is re-opened while the container runs.
 
 Per stream, a :class:`~jupyter_sched.schedulers.docker.seam.Seam` joins the two (see there), and a
-:class:`~jupyter_sched.schedulers.docker.logs.Splitters` turns the text into items; text without a line
+:class:`~jupyter_sched.schedulers.docker.frames.Splitters` turns the text into items; text without a line
 end that stays quiet for ``QUIET_S`` becomes an item of its own.
 """
 
@@ -27,14 +27,12 @@ import queue
 import socket
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from jupyter_sched.schedulers.docker.frames import STDERR, STDOUT, Frame, frame_batches
-from jupyter_sched.schedulers.docker.logs import QUIET_S, RESUMABLE, Cursor, Splitters
+from jupyter_sched.schedulers.common.log_files import QUIET_S
+from jupyter_sched.schedulers.docker.frames import STDERR, STDOUT, Cursor, Frame, Splitters, frame_batches
+from jupyter_sched.schedulers.docker.log_source import RESUMABLE, LogSource
 from jupyter_sched.schedulers.docker.seam import Seam
-
-if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.schedulers.docker.logs import DockerLogIterator
 
 _AHEAD = 64
 _LIVE_BACKLOG = 32 << 20
@@ -62,7 +60,7 @@ def _shutdown(fileno: int) -> None:
 class Follow:
     """One follow of one replica container; :meth:`items` is the generator a ``log_iter`` hands out."""
 
-    def __init__(self, reader: "DockerLogIterator") -> None:
+    def __init__(self, reader: LogSource) -> None:
         self._r = reader
         self._queue: "queue.Queue[Tuple[Any, ...]]" = queue.Queue()
         self._slots = threading.Semaphore(_AHEAD)

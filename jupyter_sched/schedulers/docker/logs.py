@@ -29,54 +29,24 @@ replicas keep the engine's default driver.
 
 from __future__ import annotations
 
-import calendar
 import re
-import time
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional
+from datetime import datetime
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
-from jupyter_sched.logs.lines import LineSplitter
 from jupyter_sched.schedulers.api import Stream
-from jupyter_sched.schedulers.common.log_files import QUIET_S
-from jupyter_sched.schedulers.docker.engine import engine_url, lost_engine, raise_for_status
-from jupyter_sched.schedulers.docker.frames import Frame, frame_batches, frames_of, runs
+from jupyter_sched.schedulers.docker.engine import lost_engine
+from jupyter_sched.schedulers.docker.follow import Follow
+from jupyter_sched.schedulers.docker.frames import Splitters, frame_batches
+from jupyter_sched.schedulers.docker.log_source import RESUMABLE, LogSource
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
 
-__all__ = ["DockerLogIterator", "docker_time", "frames_of", "Cursor", "Splitters", "QUIET_S"]
-
-_CHUNK = 1 << 16
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_FIXED_TS_LEN = len("2006-01-02T15:04:05.000000000Z")
-RESUMABLE = ("running",)
-_WAITING = ("restarting", "created", "paused", "removing")
+__all__ = ["DockerLogIterator"]
 
 
-def docker_time(when: datetime) -> str:
-    """A datetime as the engine's ``seconds.nanoseconds``; a naive datetime is local time (like
-    ``datetime.now()``), an aware one is exact."""
-    delta = when.astimezone(timezone.utc) - _EPOCH
-    seconds = delta.days * 86400 + delta.seconds
-    return f"{seconds}.{delta.microseconds * 1000:09d}"
-
-
-def _norm_ts(ts: bytes) -> bytes:
-    """A frame timestamp in the fixed-width form, so that byte order is time order."""
-    if len(ts) == _FIXED_TS_LEN:
-        return ts
-    head, _, frac = ts.rstrip(b"Z").partition(b".")
-    return head[:19] + b"." + frac.ljust(9, b"0")[:9] + b"Z"
-
-
-def _since_of_ts(ts: bytes) -> str:
-    text = ts.decode("ascii")
-    seconds = calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
-    return f"{seconds}.{text[20:29]}"
-
-
-class DockerLogIterator:
-    """Iterates the log of one replica container; see the module docstring."""
+class DockerLogIterator(LogSource):
+    """Iterates the log of one replica container (a :class:`LogSource`); see the module docstring."""
 
     def __init__(
         self,
@@ -89,22 +59,9 @@ class DockerLogIterator:
         stream: Stream = Stream.COMBINED,
         is_cancelled: Callable[[], bool] = lambda: False,
     ) -> None:
-        self.api = client.api
-        self.container_id = container_id
+        super().__init__(client, container_id, since, until, stream, is_cancelled)
         self._regex = re.compile(regex) if regex else None
-        self.since = docker_time(since) if since else None
-        self._until = docker_time(until) if until else None
         self._should_tail = should_tail and until is None
-        self.stdout = stream in (Stream.STDOUT, Stream.COMBINED)
-        self.stderr = stream in (Stream.STDERR, Stream.COMBINED)
-        self._is_cancelled = is_cancelled
-        self.resumes = 0
-        """How many times following re-opened the history stream (restarts, or a stream the engine ended
-        early, or a broken connection)."""
-        self.follow_opens = 0
-        """How many times following opened the history stream in follow mode."""
-        self.live_opens = 0
-        """How many times following opened the live stream."""
 
     def __iter__(self) -> Iterator[str]:
         items = _engine_errors(self._follow() if self._should_tail else self._read_all())
@@ -112,74 +69,6 @@ class DockerLogIterator:
             return items
         pattern = self._regex
         return (item for item in items if pattern.search(item))
-
-    # -- requests ----------------------------------------------------------------------------------------
-    def open_logs(self, follow: bool, timestamps: bool, since: Optional[str]) -> Any:
-        """The logs endpoint's streamed response."""
-        params: Dict[str, Any] = {
-            "stdout": int(self.stdout),
-            "stderr": int(self.stderr),
-            "follow": int(follow),
-            "timestamps": int(timestamps),
-            "tail": "all",
-        }
-        if since:
-            params["since"] = since
-        if self._until:
-            params["until"] = self._until
-        url = engine_url(self.api, "/containers/{0}/logs", self.container_id)
-        kwargs: Dict[str, Any] = {"params": params, "stream": True}
-        if follow:
-            kwargs["timeout"] = None  # a quiet replica may print nothing for a long time
-        response = self.api.get(url, **kwargs)
-        raise_for_status(response)
-        return response
-
-    def chunks(self, response: Any, follow: bool) -> Iterator[bytes]:
-        """Raw bytes of the response: big reads when reading a finished log, and whatever has arrived
-        (one read of at most 64 KiB) when following, so lines show up as soon as they are written."""
-        raw = response.raw
-        try:
-            if follow:
-                read1 = getattr(raw, "read1", None)
-                if read1 is None:  # urllib3 < 2
-                    yield from raw.stream(_CHUNK, decode_content=False)
-                    return
-                while True:
-                    data = read1(_CHUNK)
-                    if not data:
-                        return
-                    yield data
-            else:
-                while True:
-                    data = raw.read(_CHUNK)
-                    if not data:
-                        return
-                    yield data
-        except Exception as e:  # noqa: BLE001
-            if not follow or lost_engine(e) is None:
-                raise
-            # the follow connection broke: like a stream the engine ended, the caller inspects and resumes
-        finally:
-            response.close()
-
-    def settle(self) -> str:
-        """The container's state once it is running or has ended (waits through restarts and start-up);
-        "removed" if it is gone."""
-        delay = 0.02
-        while True:
-            try:
-                state = self.api.inspect_container(self.container_id)["State"]["Status"]
-            except Exception as e:  # noqa: BLE001
-                if getattr(e, "status_code", None) == 404:
-                    return "removed"
-                raise
-            if state not in _WAITING:
-                return state
-            if state == "created" and self._is_cancelled():
-                return state + " (cancelled)"
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.5)
 
     # -- one plain read: what is there now ----------------------------------------------------------------
     def _read_all(self) -> Iterator[str]:
@@ -197,107 +86,7 @@ class DockerLogIterator:
             if state != "removed":
                 yield from self._read_all()
             return
-        from jupyter_sched.schedulers.docker.follow import Follow
-
         yield from Follow(self).items()
-
-
-class Cursor:
-    """Where a timestamped read has got to: the last frame timestamp, and how many frames carried it."""
-
-    def __init__(self, since: Optional[str]) -> None:
-        self._initial = since
-        self.last: Optional[bytes] = None
-        self.same = 0
-
-    @property
-    def since(self) -> Optional[str]:
-        return _since_of_ts(self.last) if self.last is not None else self._initial
-
-    def records(self, chunks: Iterable[bytes]) -> Iterator[List[Frame]]:
-        """(stream id, payload) per record, without its timestamp and without the records this cursor
-        has already passed; one list per chunk read."""
-        width = _FIXED_TS_LEN
-        skip_ts, skip = self.last, self.same  # a re-read starts at `last`: drop what was yielded already
-        last, same = self.last, self.same
-        try:
-            for batch in frame_batches(chunks):
-                out: List[Frame] = []
-                for kind, frame in batch:
-                    if frame[width : width + 1] == b" ":  # the engine's fixed-width timestamps
-                        ts, body = frame[:width], frame[width + 1 :]
-                    else:
-                        cut = frame.find(b" ")
-                        ts, body = _norm_ts(frame[:cut]), frame[cut + 1 :]
-                    if skip_ts is not None:
-                        if ts < skip_ts or (ts == skip_ts and skip > 0):
-                            skip -= ts == skip_ts
-                            continue
-                        skip_ts = None
-                    if ts == last:
-                        same += 1
-                    else:
-                        last, same = ts, 1
-                    out.append((kind, body))
-                if out:
-                    self.last, self.same = last, same
-                    yield out
-        finally:
-            self.last, self.same = last, same
-
-    def payloads(self, chunks: Iterable[bytes]) -> Iterator[Frame]:
-        """Like :meth:`records`, with consecutive records of one stream joined (per chunk read)."""
-        for batch in self.records(chunks):
-            yield from runs(batch)
-
-
-class Splitters:
-    """A :class:`LineSplitter` per stream (see the module docstring). At the end, the streams' final
-    partial lines come out in the order they began."""
-
-    __slots__ = ("_by_kind", "_open")
-
-    def __init__(self) -> None:
-        self._by_kind: Dict[int, LineSplitter] = {}
-        self._open: List[int] = []  # streams with a partial line, oldest first
-
-    def feed(self, kind: int, data: bytes) -> List[str]:
-        return self._track(kind, self._splitter(kind).feed(data))
-
-    def feed_text(self, kind: int, text: str) -> List[str]:
-        return self._track(kind, self._splitter(kind).feed_text(text))
-
-    def pending(self, kind: int) -> bool:
-        splitter = self._by_kind.get(kind)
-        return bool(splitter and splitter.pending)
-
-    def flush_one(self, kind: int) -> List[str]:
-        """The stream's unterminated text as an item (it has been quiet); decoding state is kept."""
-        splitter = self._by_kind.get(kind)
-        if splitter is None or not splitter.pending:
-            return []
-        items = splitter.take_pending()
-        if kind in self._open:
-            self._open.remove(kind)
-        return items
-
-    def flush(self) -> List[str]:
-        order = self._open + [kind for kind in self._by_kind if kind not in self._open]
-        return [item for kind in order for item in self._by_kind[kind].flush()]
-
-    def _splitter(self, kind: int) -> LineSplitter:
-        splitter = self._by_kind.get(kind)
-        if splitter is None:
-            splitter = self._by_kind[kind] = LineSplitter()
-        return splitter
-
-    def _track(self, kind: int, items: List[str]) -> List[str]:
-        if self._by_kind[kind].pending:
-            if kind not in self._open:
-                self._open.append(kind)
-        elif kind in self._open:
-            self._open.remove(kind)
-        return items
 
 
 def _engine_errors(items: Iterator[str]) -> Iterator[str]:
