@@ -4,7 +4,7 @@
 neither docker nor ipywidgets; those load when a docker job or a widget is first used.
 """
 
-__version__ = "0.1.0"
+from jupyter_sched.version import __version__ as __version__  # the package's version, also here
 
 
 def submit(fn, *args, **kwargs):  # type: ignore[no-untyped-def]

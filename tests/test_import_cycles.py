@@ -209,6 +209,15 @@ def test_no_import_cycles_between_modules() -> None:
     )
 
 
+def test_no_module_imports_the_package_root() -> None:
+    """The root ``__init__`` holds the public entry points (``submit``, the IPython extension hooks), which
+    reach the top layers: a module below that imports it (for ``__version__``, say) closes a cycle through
+    them. The version is ``jupyter_sched.version``, a leaf."""
+    graph = import_graph()
+    wrong = [f"{name} (line {targets[ROOT][0]})" for name, targets in graph.items() if ROOT in targets]
+    assert not wrong, "import the package root: " + ", ".join(wrong)
+
+
 def test_the_graph_sees_imports_inside_functions_and_type_checking_blocks(tmp_path: Path) -> None:
     source = (
         "from typing import TYPE_CHECKING\n"

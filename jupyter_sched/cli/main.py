@@ -16,7 +16,6 @@ import sys
 from types import ModuleType
 from typing import Any, Dict, List, Optional
 
-import jupyter_sched
 from jupyter_sched.cli import (
     cmd_builtins,
     cmd_cancel,
@@ -40,6 +39,7 @@ from jupyter_sched.specs import (
     UnknownAppException,
     UnknownSchedulerException,
 )
+from jupyter_sched.version import __version__
 
 PROG = "jupyter-sched"
 VERBS: Dict[str, ModuleType] = {
@@ -67,7 +67,7 @@ def build_parser() -> RaisingArgumentParser:
         epilog="Run `jupyter-sched VERB --help` for a verb's options.",
     )
     parser.add_argument(
-        "--version", action="version", version=f"{PROG} {jupyter_sched.__version__}"
+        "--version", action="version", version=f"{PROG} {__version__}"
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (debug) on stderr")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="no progress; -qq: errors only")

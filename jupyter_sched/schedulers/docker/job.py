@@ -11,8 +11,7 @@ under TorchX, and a container built by hand is launched like any other. The requ
 ``repr`` (readable, per container, one row per value: control characters are shown as escapes),
 ``docker_run_command()`` (a shell-quoted ``docker run`` line to reproduce a replica by hand, with the merged
 environment) and ``to_json()`` (for the notebook's rich display). This module holds the data and the labels
-every container carries; the renderings live in ``views`` and ``run_line``, and the methods
-here delegate to them.
+every container carries; the renderings live in ``views``, and the methods here delegate to them.
 """
 
 from __future__ import annotations
@@ -22,17 +21,18 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from jupyter_sched.schedulers.docker.run_line import docker_run_command
 from jupyter_sched.schedulers.docker.views import ENV_LEGEND as ENV_LEGEND  # re-export: its home is the repr
 from jupyter_sched.schedulers.docker.views import (
     container_json,
     container_lines,
+    docker_run_command,
     job_dryrun_view,
     job_json,
     job_text,
 )
 from jupyter_sched.specs.dryrun import DryRunView
 from jupyter_sched.specs.dryrun import ReplicaPlan as ReplicaPlan  # re-export: importable from here before
+from jupyter_sched.version import __version__
 
 LABEL_PREFIX = "jupyter_sched."
 LABEL_VERSION = "jupyter_sched.version"
@@ -79,10 +79,7 @@ LOCAL_WORKSPACE_REPO = "jupyter-sched/workspace"
 
 
 def package_version() -> str:
-    """jupyter_sched's version, for the ``LABEL_VERSION`` of containers, networks and images (imported
-    late: the package imports its backends)."""
-    from jupyter_sched import __version__
-
+    """jupyter_sched's version, for the ``LABEL_VERSION`` of containers, networks and images."""
     return __version__
 
 
@@ -157,7 +154,7 @@ class DockerContainer:
     def docker_run_command(self, multiline: bool = False) -> str:
         """The equivalent ``docker run`` command line, shell-quoted (``multiline`` adds ``\\`` breaks).
 
-        kwargs without a ``docker run`` flag are listed in a trailing ``#`` comment (see ``run_line``).
+        kwargs without a ``docker run`` flag are listed in a trailing ``#`` comment (see ``views``).
         """
         return docker_run_command(self, multiline)
 

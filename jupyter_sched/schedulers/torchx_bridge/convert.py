@@ -14,7 +14,7 @@ from typing import Any, List, Optional
 from torchx import specs as tx
 from torchx.schedulers import api as tx_api
 
-from jupyter_sched import specs as ours
+import jupyter_sched.specs as ours
 from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, Stream
 
 __all__ = [
