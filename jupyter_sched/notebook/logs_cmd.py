@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, List, Mapping, Optional, Tuple
 
 from jupyter_sched.frontend.follow import TailOptions
-from jupyter_sched.frontend.printer import tail
+from jupyter_sched.frontend.tail import tail
 from jupyter_sched.frontend.targets import parse_identifier
 from jupyter_sched.notebook.args import ArgsError, parse_replicas, parse_time
 from jupyter_sched.notebook.log_model import ALL
