@@ -21,8 +21,6 @@ import ast
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
-import pytest
-
 PKG = Path(__file__).resolve().parents[1] / "jupyter_sched"
 ROOT = PKG.name
 #: The comment that lets a TYPE_CHECKING import close a cycle, followed by why.
@@ -200,7 +198,6 @@ def cycle_edges(graph: Graph) -> List[str]:
     return inside
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23's cycles: the commits that follow break them, then drop this mark")
 def test_no_import_cycles_between_modules() -> None:
     graph = import_graph()
     cycles = describe_cycles(graph)

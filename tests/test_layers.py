@@ -35,7 +35,8 @@ ALLOWED: Dict[str, Set[str]] = {
     "runner": {"specs", "schedulers", "logs", "components"},
     "frontend": {"specs", "schedulers", "logs", "components", "runner"},
     "cli": {"specs", "schedulers", "logs", "components", "runner", "frontend"},
-    "functions": {"specs", "schedulers", "components", "runner"},  # function jobs: pickling, bootstrap, results
+    # function jobs (pickling, bootstrap, results), their Job and sweeps: a Job is the front ends' shared object
+    "functions": {"specs", "schedulers", "components", "runner", "frontend"},
     "notebook": {"specs", "schedulers", "logs", "components", "runner", "frontend", "functions"},
     "workspace": {"schedulers"},  # TorchX's module path for WorkspaceMixin: a re-export
 }

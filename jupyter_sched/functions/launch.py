@@ -5,8 +5,8 @@ identity in its env. Where the replicas run is read from the scheduler's own dry
 not from its name: replicas in a container image run the image's ``python3`` with the job directory
 bind-mounted at the same path (and the image is checked, :mod:`.images`); replicas without an image (this
 machine, or cluster nodes sharing its filesystem) run this interpreter, ``sys.executable``. The job
-directory is under the local log directory of the session, or, for a scheduler with a ``job_dir`` run
-option (Slurm), under that shared directory. Nothing is written before :func:`launch`: a dry run only
+directory is under the scheduler's shared root (``Runner.shared_root``: this machine's state directory, or
+a cluster's shared ``job_dir``). Nothing is written before :func:`launch`: a dry run only
 pickles in memory.
 """
 

@@ -8,8 +8,8 @@ import threading
 import pytest
 
 import jupyter_sched
+from jupyter_sched.frontend.job import Job
 from jupyter_sched.functions import FunctionError, UnpicklableError
-from jupyter_sched.notebook.job import Job
 from jupyter_sched.specs import AppState
 
 
@@ -119,7 +119,7 @@ def _function_dirs() -> set:
 
 
 def test_a_replica_that_dies_without_a_result_is_a_job_failure_naming_it() -> None:
-    from jupyter_sched.notebook.outcome import JobFailed
+    from jupyter_sched.frontend.job import JobFailed
 
     job = jupyter_sched.submit(lambda: os._exit(3))
     with pytest.raises(JobFailed, match="exit code 3"):
@@ -133,7 +133,7 @@ def test_another_process_attaches_to_a_function_job_and_reads_its_result() -> No
 
     job = jupyter_sched.submit(lambda: {"answer": 42})
     job.wait(timeout=60)
-    code = f"from jupyter_sched.notebook.fn_job import attach\nprint(attach({job.handle!r}).result())"
+    code = f"from jupyter_sched import attach\nprint(attach({job.handle!r}).result())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "{'answer': 42}"

@@ -6,11 +6,14 @@ the kernel: a feeder thread launches the next one as soon as the scheduler repor
 (it waits on the scheduler, woken by the local backend's events, else polling briefly). Each run is an
 ordinary app of the session named ``<sweep>-<index>``, so ``%sched_list`` shows a sweep's runs together,
 and a manifest (``sweeps/<sweep>.json`` next to the function job directories) lists their handles and
-job directories: :func:`load_sweep` rebuilds a sweep's finished runs, with their results, after a
-kernel restart (runs that were still queued in the old kernel never started, and say so).
+job directories: :func:`load_sweep` (``jupyter_sched.load_sweep``) rebuilds a sweep's finished runs, with
+their results, after a kernel restart (runs that were still queued in the old kernel never started, and say
+so).
 
-The live view is :class:`~jupyter_sched.notebook.sweep_view.SweepView`; the record (static HTML and
-text, replaced in place by the final table) follows :mod:`.record`'s protocol, as a Job's does.
+A Sweep is plain Python (no IPython): its feeder, results, cancel and manifest. It tells listeners when it
+changes and when it is final, which is all a front end needs to show it: the notebook's live table and
+saved record (:mod:`jupyter_sched.notebook.sweep_view`) are registered as IPython formatters when the
+extension loads.
 """
 
 from __future__ import annotations
@@ -22,11 +25,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from jupyter_sched.functions import FunctionRequest, prepare
 from jupyter_sched.functions.grid import Grid, expand
-from jupyter_sched.functions.launch import clean_name, read_meta
+from jupyter_sched.functions.job import FunctionJob, Launcher, start
+from jupyter_sched.functions.launch import FunctionRequest, clean_name, job_root, prepare, read_meta
 from jupyter_sched.functions.results import Outcome
-from jupyter_sched.notebook.fn_job import FunctionJob, runner_and_session, start
 from jupyter_sched.specs import AppState, random_id
 
 QUEUED = "QUEUED"
@@ -61,21 +63,20 @@ class Run:
 class Sweep:
     """The runs of one sweep. ``results()`` (grid order), ``wait()``, ``cancel()``; displays as a table."""
 
-    def __init__(self, name: str, fn_name: str, runs: List[Run], max_concurrent: int, runner: Any, session: Any,
+    def __init__(self, name: str, fn_name: str, runs: List[Run], max_concurrent: int, launcher: Launcher,
                  manifest: str) -> None:  # fmt: skip
         self.name = name
         self.fn_name = fn_name
         self.runs = runs
         self.max_concurrent = max_concurrent
-        self.runner = runner
-        self.session = session
+        self.launcher = launcher
+        self.runner = launcher.runner
         self.manifest = manifest
         self.cancelled = False
         self._lock = threading.RLock()
         self._done = threading.Event()
         self._listeners: List[Callable[[], None]] = []
         self._final_callbacks: List[Callable[[], None]] = []
-        self._view: Any = None
         self._thread: Optional[threading.Thread] = None
 
     def __repr__(self) -> str:
@@ -117,7 +118,7 @@ class Sweep:
         run.launched = time.time()
         try:
             assert run.request is not None
-            run.job = start(run.request, self.runner, self.session)
+            run.job = start(run.request, self.runner, self.launcher.on_launch)
             run.state = "SUBMITTED"
             self._write_manifest()
         except Exception as e:  # noqa: BLE001 - shown in the run's row; the others go on
@@ -231,7 +232,7 @@ class Sweep:
         """The Job of run ``index`` (None while it is queued): its live panes, logs, result."""
         return self.runs[index].job
 
-    # -- change notification and the record protocol (see notebook.record) ------------------------------
+    # -- change notification, for the views of a front end ---------------------------------------------
     def on_change(self, callback: Callable[[], None]) -> None:
         self._listeners.append(callback)
 
@@ -239,7 +240,7 @@ class Sweep:
         for callback in list(self._listeners):
             try:
                 callback()
-            except Exception:  # noqa: BLE001 - a view that cannot redraw must not stop the sweep
+            except Exception:  # noqa: BLE001 - whatever a view raises while it redraws, the sweep goes on
                 pass
 
     @property
@@ -255,32 +256,6 @@ class Sweep:
                 self._final_callbacks.append(callback)
                 return
         callback()
-
-    def view(self) -> Any:
-        from jupyter_sched.notebook.sweep_view import SweepView
-
-        with self._lock:
-            if self._view is None:
-                self._view = SweepView(self)
-            return self._view
-
-    def widget_bundle(self) -> Dict[str, Any]:
-        return self.view().widget_bundle()
-
-    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
-        from jupyter_sched.notebook.sweep_view import record_bundle
-
-        return record_bundle(self, as_of_ts)
-
-    def _ipython_display_(self) -> None:
-        from jupyter_sched.notebook import record
-
-        if self.finished or not _interactive(self.session):
-            from IPython.display import display
-
-            display(self.record_bundle(None if self.finished else time.time()), raw=True)
-            return
-        record.show(self)
 
     # -- the manifest -----------------------------------------------------------------------------------
     def _write_manifest(self) -> None:
@@ -300,11 +275,8 @@ class Sweep:
             pass
 
 
-def _interactive(session: Any) -> bool:
-    return bool(session is not None and session.interactive())
-
-
 def sweep(
+    launcher: Launcher,
     fn: Any,
     grid: Grid,
     *,
@@ -317,12 +289,13 @@ def sweep(
     name: Optional[str] = None,
 ) -> Sweep:
     """Runs ``fn(**point)`` for every point of ``grid`` (a list of keyword dicts, or a dict of lists
-    meaning their product), at most ``max_concurrent`` at a time, on ``scheduler``. Returns a Sweep at
-    once; display it for the live table, ``sweep.results()`` for the values in grid order."""
+    meaning their product), at most ``max_concurrent`` at a time, on ``scheduler``, through ``launcher``.
+    Returns a Sweep at once; display it for the live table, ``sweep.results()`` for the values in grid
+    order."""
     if not isinstance(max_concurrent, int) or max_concurrent < 1:
         raise ValueError(f"max_concurrent must be an integer of 1 or more (got {max_concurrent!r})")
     points = expand(grid)
-    runner, session = runner_and_session()
+    runner = launcher.runner
     sweep_name = clean_name(name or f"{getattr(fn, '__name__', 'fn')}-sweep")[:20] + "-" + random_id()
     runs = []
     for i, params in enumerate(points):
@@ -334,15 +307,15 @@ def sweep(
     root = os.path.dirname(runs[0].request.job_dir) if runs[0].request else ""
     manifest = os.path.join(os.path.dirname(root), "sweeps", f"{sweep_name}.json")
     fn_name = getattr(fn, "__qualname__", None) or type(fn).__name__
-    return Sweep(sweep_name, fn_name, runs, max_concurrent, runner, session, manifest).start()
+    return Sweep(sweep_name, fn_name, runs, max_concurrent, launcher, manifest).start()
 
 
-def load_sweep(name: str, scheduler: str = "local_cwd", cfg: Optional[Mapping[str, Any]] = None) -> Sweep:
-    """A sweep of this session launched earlier (e.g. before a kernel restart), with the results of its
-    runs that finished. ``name`` is the sweep's name (``sweep.name``) or its manifest's path."""
-    from jupyter_sched.functions.launch import job_root
-
-    runner, session = runner_and_session()
+def load_sweep(
+    launcher: Launcher, name: str, scheduler: str = "local_cwd", cfg: Optional[Mapping[str, Any]] = None
+) -> Sweep:
+    """A sweep of ``launcher``'s session launched earlier (e.g. before a kernel restart), with the results
+    of its runs that finished. ``name`` is the sweep's name (``sweep.name``) or its manifest's path."""
+    runner = launcher.runner
     sweeps_dir = os.path.join(os.path.dirname(job_root(runner, scheduler, cfg)), "sweeps")
     path = name if name.endswith(".json") else os.path.join(sweeps_dir, f"{name}.json")
     with open(path) as f:
@@ -353,12 +326,11 @@ def load_sweep(name: str, scheduler: str = "local_cwd", cfg: Optional[Mapping[st
         handle, job_dir = entry.get("handle") or "", entry.get("job_dir") or ""
         if handle and job_dir:
             meta = read_meta(job_dir)
-            run.job = FunctionJob(handle, runner, job_dir, int(meta.get("num_replicas", 1)), str(meta.get("role", "")),
-                                  interactive=lambda: False)  # fmt: skip
+            run.job = FunctionJob(handle, runner, job_dir, int(meta.get("num_replicas", 1)), str(meta.get("role", "")))
             run.state = "SUBMITTED"
         else:
             run.state, run.ended = AppState.CANCELLED.name, time.time()
             run.error = "was queued in an earlier kernel; never started"
         runs.append(run)
     max_concurrent = int(data.get("max_concurrent", 1))
-    return Sweep(data["name"], data.get("function", ""), runs, max_concurrent, runner, session, path).start()
+    return Sweep(data["name"], data.get("function", ""), runs, max_concurrent, launcher, path).start()
