@@ -42,7 +42,7 @@ def image_versions(image: str) -> Optional[Tuple[str, str]]:
     try:
         try:
             img = client.images.get(image)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by is_not_found; others re-raised
             if is_not_found(e):
                 return None
             raise

@@ -130,7 +130,7 @@ class Sweep:
             assert run.job is not None
             try:
                 status = run.job.fetch_status()
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - shown in the run's row
                 run.error = f"status unavailable: {e}"
                 continue
             state = status.state.name if status is not None else AppState.UNKNOWN.name

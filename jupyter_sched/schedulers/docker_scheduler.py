@@ -80,37 +80,12 @@ from jupyter_sched.schedulers.docker.usage import TOTALS_DIR, DockerUsage
 from jupyter_sched.schedulers.docker.workspace import DockerWorkspaceMixin
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
+from jupyter_sched.specs import Role as Role  # TorchX's docker_scheduler has it too; its users reach it here
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.usage import UsageSample
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
-
-# Names this module imported before its machinery moved to the docker_* modules: still importable from here.
-from jupyter_sched.schedulers.common.roles import unknown_replica  # noqa: F401
-from jupyter_sched.schedulers.docker.engine import ensure_image, explain, is_conflict, send_stop, start_threads  # noqa: F401
-from jupyter_sched.schedulers.docker.job import (  # noqa: F401
-    LABEL_APP_NAME,
-    LABEL_CANCEL_GRACE,
-    LABEL_CANCELLED_AT,
-    LABEL_REPLICA_ID,
-    LABEL_ROLE_NAME,
-    LABEL_VERSION,
-    LABEL_WORKSPACE,
-    package_version,
-)
-from jupyter_sched.schedulers.docker.request import images_of  # noqa: F401
-from jupyter_sched.schedulers.docker.state import (  # noqa: F401
-    ReplicaView,
-    app_id_of,
-    app_state,
-    expected_replicas,
-    gone_message,
-    replica_state,
-    row_state,
-)
-from jupyter_sched.specs import NONE, AppState, ReplicaStatus, Role, RoleStatus  # noqa: F401
-from jupyter_sched.specs.usage import oom_message  # noqa: F401
 
 __all__ = [
     "CANCEL_RECORD_SUFFIX", "DockerContainer", "DockerJob", "DockerNotAvailableError", "DockerOpts",
@@ -207,7 +182,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             try:
                 self._docker().api.inspect_network(net_id)
                 return net_id
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by is_not_found; others re-raised
                 if not is_not_found(e):
                     raise
         net_id = ensure_network(self._docker(), name)
@@ -343,7 +318,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         if client is not None and self._owns_client:
             try:
                 client.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - close must never raise
                 pass
 
     # -- logs ------------------------------------------------------------------------------------------------

@@ -230,7 +230,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
     def __del__(self) -> None:
         try:
             self.close()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a finaliser must not raise (close already swallows its own errors)
             pass
 
     # -- logs ----------------------------------------------------------------------------------------------------

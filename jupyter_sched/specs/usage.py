@@ -146,5 +146,3 @@ def oom_message(limit_bytes: Optional[int], peak_bytes: Optional[int]) -> str:
     detail = f" ({', '.join(parts)})" if parts else ""
     return f"killed: out of memory{detail}"
 
-
-OOM_PREFIX = "killed: out of memory"

@@ -76,7 +76,7 @@ def record_cancel(api: Any, app_id: str, replicas: List[Dict[str, Any]], session
             network_disabled=True,
             host_config=api.create_host_config(network_mode="none"),
         )
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by is_conflict; others re-raised
         if not is_conflict(e):  # 409: another process recorded it first
             raise
 

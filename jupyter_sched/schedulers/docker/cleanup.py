@@ -38,7 +38,7 @@ def remove_workspace_image(api: Any, image_id: str) -> None:
     """Removes ``image_id`` (every tag of it) if it is a workspace image no container uses any more."""
     try:
         info = api.inspect_image(image_id)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - an image the engine cannot inspect (gone, refused) is not one we remove
         return
     if LABEL_WORKSPACE not in ((info.get("Config") or {}).get("Labels") or {}):
         return
@@ -47,7 +47,7 @@ def remove_workspace_image(api: Any, image_id: str) -> None:
     for tag in info.get("RepoTags") or [image_id]:
         try:
             api.remove_image(tag)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a tag still in use or already gone stays; cleanup goes on with the next
             pass
 
 

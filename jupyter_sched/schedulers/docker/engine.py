@@ -62,7 +62,7 @@ def has_docker() -> bool:
         return False
     try:
         return bool(client.ping())
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - any failure to answer a ping means there is no engine to use here
         return False
     finally:
         client.close()
@@ -133,7 +133,7 @@ def ensure_image(client: "docker.DockerClient", image: str, policy: str, quiet: 
         try:
             api.inspect_image(image)
             return
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - SDK errors: is_not_found decides
             if not is_not_found(e):
                 raise
         if policy == "never" or local_only:
@@ -158,7 +158,7 @@ def pull(client: "docker.DockerClient", image: str, quiet: bool = True) -> None:
         raise LookupError(
             f"cannot pull image {image!r}: {e}. Check the name, or pull=never for a local-only image"
         ) from None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - any SDK error: a LookupError
         raise LookupError(
             f"cannot pull image {image!r}: {explain(e)}. Check the name, or pull=never for a local-only image"
         ) from None
@@ -188,7 +188,7 @@ def ensure_network(client: "docker.DockerClient", name: str) -> str:
                     check_duplicate=True,
                     labels={LABEL_PREFIX + "managed": "true", LABEL_VERSION: package_version()},
                 )
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - SDK errors: is_conflict decides
                 if not is_conflict(e):
                     raise RuntimeError(f"cannot create docker network {name!r}: {explain(e)}") from None
             found = _exact(api.networks(names=[name]), name)
@@ -213,7 +213,7 @@ def parallel(
     def safe(item: T) -> Tuple[Optional[R], Optional[BaseException]]:
         try:
             return fn(item), None
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - every error goes back to the caller with its item
             return None, e
 
     if len(items) <= 1:

@@ -245,7 +245,7 @@ class Follow:
 def _fileno(obj: Any) -> Optional[int]:
     try:
         return int(obj.fileno())
-    except Exception:  # noqa: BLE001
+    except (AttributeError, OSError, ValueError):  # no descriptor (not a socket, closed, unsupported)
         return None
 
 

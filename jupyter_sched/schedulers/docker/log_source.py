@@ -104,7 +104,7 @@ class LogSource:
                     if not data:
                         return
                     yield data
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - lost_engine decides
             if not follow or lost_engine(e) is None:
                 raise
             # the follow connection broke: like a stream the engine ended, the caller inspects and resumes
@@ -118,7 +118,7 @@ class LogSource:
         while True:
             try:
                 state = self.api.inspect_container(self.container_id)["State"]["Status"]
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by their 404; others re-raised
                 if getattr(e, "status_code", None) == 404:
                     return "removed"
                 raise

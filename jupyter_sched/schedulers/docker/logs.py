@@ -93,7 +93,7 @@ def _engine_errors(items: Iterator[str]) -> Iterator[str]:
     """``items``, with a lost connection to the engine raised as ``DockerNotAvailableError``."""
     try:
         yield from items
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - lost_engine decides
         lost = lost_engine(e)
         if lost is not None:
             raise lost from e

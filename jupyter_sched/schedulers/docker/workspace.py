@@ -153,7 +153,7 @@ def build_workspace(
                 image_id = aux["ID"]
     except WorkspaceBuildError:
         raise
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - any SDK error, explained
         raise WorkspaceBuildError(f"building workspace {root} on {image} failed: {explain(e)}") from None
     finally:
         context.close()
@@ -178,7 +178,7 @@ def push_image(client: "docker.DockerClient", repo: str, tag: str, quiet: bool =
                 logger.info("docker push %s:%s: %s%s", repo, tag, ident, event["status"])
     except WorkspaceBuildError:
         raise
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - any SDK error, explained
         raise WorkspaceBuildError(f"pushing {repo}:{tag} failed: {explain(e)}") from None
 
 
@@ -237,7 +237,7 @@ class DockerWorkspaceMixin(WorkspaceMixin):
         if repo_name:
             try:
                 client.api.tag(image_id, repo_name, tag)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - any SDK error, explained
                 raise WorkspaceBuildError(
                     f"tagging the workspace image as {repo_name}:{tag} failed: {explain(e)}"
                 ) from None

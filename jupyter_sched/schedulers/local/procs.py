@@ -166,7 +166,7 @@ class ProcessLoop:
                     pass
             try:
                 self._sel.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - teardown of the loop's selector: nothing may keep the loop from ending
                 pass
 
     def _step(self) -> bool:
@@ -266,7 +266,7 @@ class ProcessLoop:
         rep.fault = reason
         try:
             rep.on_fault(rep, reason)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a recording callback's error is logged; it must not stop the IO loop
             logger.exception("jupyter_sched: error recording a replica's log fault")
 
     def _close_fd(self, rep: Replica, fd: int) -> None:
@@ -348,5 +348,5 @@ class ProcessLoop:
             self._set_fault(rep, reason)
             try:
                 self._maybe_done(rep)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - a recording callback's error is logged; it must not stop the IO loop
                 logger.exception("jupyter_sched: error recording a replica's end")
