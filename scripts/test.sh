@@ -15,7 +15,7 @@ bash scripts/setup/torch.sh      # CPU PyTorch from the on-disk wheel, for the r
                                  # before docker.sh, whose images.sh copies it into jupyter-sched/torch:local
 bash scripts/setup/docker.sh     # Docker engine (Debian docker.io) + locally built images
 bash scripts/setup/registry.sh   # a registry on 127.0.0.1:5000 for workspace push tests
-bash scripts/setup/slurm.sh      # Slurm: a controller and 4 nodes on this host (tests/schedulers/test_slurm_*)
+bash scripts/setup/slurm.sh      # Slurm: a controller and 4 nodes on this host (tests/schedulers/slurm)
 bash scripts/setup/browser.sh    # Debian chromium + JupyterLab/Playwright for tests/e2e
 
 mkdir -p artifacts
@@ -28,4 +28,4 @@ fi                                      # on 3.10, 3.12 and 3.13 (.venv is 3.11)
 # Again on the local backend's portable path (no epoll, pidfd or /proc, as on macOS; see
 # jupyter_sched/schedulers/local/posix.py): the local, runner, CLI and notebook tests.
 JUPYTER_SCHED_PORTABLE=1 exec .venv/bin/python -m pytest -p no:cacheprovider \
-    tests/schedulers/test_local_*.py tests/test_runner.py tests/cli tests/frontend tests/notebook "$@"
+    tests/schedulers/local tests/runner/test_runner.py tests/cli tests/frontend tests/notebook "$@"

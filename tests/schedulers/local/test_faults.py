@@ -20,7 +20,7 @@ from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_
 from jupyter_sched.specs import AppDef, AppState, MalformedAppHandleException, Role
 from jupyter_sched.specs.handles import parse_safe_handle
 
-from .helpers import PY, pid_alive, py_app, sh_app, wait_until
+from ..helpers import PY, pid_alive, py_app, sh_app, wait_until
 
 
 @pytest.fixture

@@ -28,8 +28,8 @@ from jupyter_sched.specs import AppDef, AppState, Role, random_id, resource
 from jupyter_sched.specs.usage import UsageSample
 from tests.conftest import SlurmCluster
 
-from .helpers import wait_until
-from .usage_programs import MB, hog_code
+from ..helpers import wait_until
+from ..usage_programs import MB, hog_code
 
 pytestmark = pytest.mark.timeout(300)
 

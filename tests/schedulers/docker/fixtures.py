@@ -1,4 +1,4 @@
-"""Fixtures and helpers for the docker backend tests (imported by ``test_docker_*.py``).
+"""Fixtures and helpers for the docker backend tests (imported by the tests of this directory).
 
 A scheduler per test on its own session, and clean-up of every container, network, volume, image and
 registry tag the tests create: the engine is shared with the developer.

@@ -15,8 +15,8 @@ from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppState, InvalidAppError, Role
 
-from .helpers import PY, py_app, wait_until
-from .usage_programs import MB, hog_code
+from ..helpers import PY, py_app, wait_until
+from ..usage_programs import MB, hog_code
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppState, Role
 
-from .helpers import sh_app, wait_until
+from ..helpers import sh_app, wait_until
 
 
 @pytest.fixture

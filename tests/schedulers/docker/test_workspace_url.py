@@ -18,7 +18,7 @@ from jupyter_sched.schedulers.docker.workspace import LOCAL_WORKSPACE_REPO
 from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
 from jupyter_sched.specs import AppDef, AppState, Role, random_id
 
-from .docker_fixtures import (  # noqa: F401 - fixtures
+from .fixtures import (  # noqa: F401 - fixtures
     BUSYBOX,
     PYTHON,
     docker_images_fixture,
@@ -26,8 +26,8 @@ from .docker_fixtures import (  # noqa: F401 - fixtures
     docker_sched_fixture,
     session_name_fixture,
 )
-from .test_docker_scheduler import wait_done
-from .test_docker_workspace import image_exists, output
+from .test_scheduler import wait_done
+from .test_workspace import image_exists, output
 
 pytestmark = pytest.mark.timeout(120)
 

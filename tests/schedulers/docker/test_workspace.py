@@ -16,7 +16,7 @@ from jupyter_sched.schedulers.docker.workspace import LOCAL_WORKSPACE_REPO, Work
 from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
 from jupyter_sched.specs import AppDef, AppState, Role, random_id
 
-from .docker_fixtures import (  # noqa: F401 - fixtures
+from .fixtures import (  # noqa: F401 - fixtures
     BUSYBOX,
     delete_from_registry,
     docker_images_fixture,
@@ -26,7 +26,7 @@ from .docker_fixtures import (  # noqa: F401 - fixtures
     remove_session,
     session_name_fixture,
 )
-from .test_docker_scheduler import wait_done
+from .test_scheduler import wait_done
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -37,7 +37,7 @@ from jupyter_sched.specs import (
 )
 from tests.conftest import IN_CI
 
-from .docker_fixtures import (  # noqa: F401 - fixtures
+from .fixtures import (  # noqa: F401 - fixtures
     BUSYBOX,
     PYTHON,
     delete_from_registry,

@@ -9,7 +9,7 @@ import pytest
 from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_scheduler
 from jupyter_sched.specs import AppState
 
-from .helpers import sh_app, wait_until
+from ..helpers import sh_app, wait_until
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from jupyter_sched.schedulers.local_scheduler import (
 )
 from jupyter_sched.specs import AppDef, AppState, InvalidAppError, InvalidRunConfigException, Role
 
-from .helpers import PY, handshake_code, pid_alive, py_app, sh_app, wait_for_file, wait_until
+from ..helpers import PY, handshake_code, pid_alive, py_app, sh_app, wait_for_file, wait_until
 
 
 @pytest.fixture

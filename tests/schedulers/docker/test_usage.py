@@ -14,15 +14,15 @@ import pytest
 from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
 from jupyter_sched.specs import AppDef, AppState, Role, resource
 
-from .docker_fixtures import (  # noqa: F401 - fixtures
+from ..helpers import wait_until
+from ..usage_programs import MB, hog_code
+from .fixtures import (  # noqa: F401 - fixtures
     PYTHON,
     docker_images_fixture,
     docker_network_cleanup_fixture,
     docker_sched_fixture,
     session_name_fixture,
 )
-from .helpers import wait_until
-from .usage_programs import MB, hog_code
 
 pytestmark = pytest.mark.timeout(180)
 

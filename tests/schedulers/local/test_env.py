@@ -15,7 +15,7 @@ from jupyter_sched.schedulers.local_scheduler import ENV_CUDA_VISIBLE_DEVICES, L
 from jupyter_sched.specs import AppDef, AppState, Resource, Role
 from jupyter_sched.specs.dryrun import LAUNCH_ENV_HEADING
 
-from .helpers import PY, wait_until
+from ..helpers import PY, wait_until
 
 OURS = ("JUPYTER_SCHED_APP_ID", "JUPYTER_SCHED_ROLE_NAME", "JUPYTER_SCHED_REPLICA_ID")
 SHOW_ENV = (

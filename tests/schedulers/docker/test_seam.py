@@ -1,5 +1,5 @@
 """``docker.seam.Seam``: joining log-driver history records with live text, without losing or repeating
-text (pure; the real-engine behaviour is in ``test_docker_logs``)."""
+text (pure; the real-engine behaviour is in ``test_logs``)."""
 
 from __future__ import annotations
 

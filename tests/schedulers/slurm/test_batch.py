@@ -1,5 +1,5 @@
 """The slurm backend without a cluster: batch-script rendering, the capacity check, the replica wrapper and
-the parsers of Slurm's output. (The tests against a real cluster are in test_slurm_cluster.py.)"""
+the parsers of Slurm's output. (The tests against a real cluster are in test_cluster.py.)"""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.schedulers.docker_scheduler import DockerNotAvailableError, DockerScheduler
 from jupyter_sched.specs import AppDef, AppState, BindMount, Role
 
-from .docker_fixtures import (  # noqa: F401 - fixtures
+from .fixtures import (  # noqa: F401 - fixtures
     BUSYBOX,
     PYTHON,
     EngineProxy,
@@ -26,7 +26,7 @@ from .docker_fixtures import (  # noqa: F401 - fixtures
     engine_proxy_fixture,
     session_name_fixture,
 )
-from .test_docker_scheduler import sh, wait_done
+from .test_scheduler import sh, wait_done
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -126,7 +126,7 @@ def test_the_notebook_shows_the_bridged_request_escaped() -> None:
 def test_torchx_local_docker_runs_through_our_runner(docker_engine: None) -> None:
     import docker  # a dependency of ours; the engine fixture fails under CI=true when no engine answers
 
-    from ..schedulers.docker_fixtures import BUSYBOX
+    from ..docker.fixtures import BUSYBOX
 
     app = AppDef("bridged", [Role("main", BUSYBOX, entrypoint="sh", args=["-c", "echo hi-$0", "x"], num_replicas=2,
                                   resource=Resource(1, 0, 128))])  # fmt: skip

@@ -14,7 +14,7 @@ from pathlib import Path
 from jupyter_sched.schedulers.local.gpu_usage import read_gpus
 from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
 
-from .helpers import py_app, wait_until
+from ..helpers import py_app, wait_until
 
 MIB = 1024 * 1024
 UUID0 = "GPU-0c1b2a39-6f5e-4d3c-8b7a-111111111111"

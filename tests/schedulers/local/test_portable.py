@@ -7,7 +7,7 @@ import os
 import subprocess
 import textwrap
 
-from .helpers import PY
+from ..helpers import PY
 
 SCRIPT = textwrap.dedent(
     """
