@@ -1,6 +1,6 @@
 """The architecture, checked: which package may import which, and no reach-ins.
 
-README's picture is specs -> schedulers -> runner -> {frontend -> cli, notebook}, with ``logs/`` a pure
+README's picture is specs -> schedulers -> runner -> frontend -> {cli, functions -> notebook}, with ``logs/`` a pure
 leaf. These tests read every module's source with :mod:`ast` (nothing is imported), so a violation
 names the file and line where it was written.
 
