@@ -21,7 +21,7 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
-from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
+from jupyter_sched.frontend.log_model import ALL, MAX_LINE_CHARS, app_sources, read_snapshot
 from jupyter_sched.runner import failed_replica
 from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.specs import NONE, AppState, AppStatus, parse_app_handle
@@ -32,7 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: How a front end that shows jobs live makes a job's view (the notebook registers its panes on load).
 VIEW_MAKERS: List[Callable[["Job"], Any]] = []
-DEFAULT_LINE_CHARS = 4000
 
 
 class LogLines(List[str]):
@@ -57,7 +56,7 @@ class Job:
         handle: str,
         runner: "Runner",
         name: Optional[str] = None,
-        line_chars: Callable[[], int] = lambda: DEFAULT_LINE_CHARS,
+        line_chars: Callable[[], int] = lambda: MAX_LINE_CHARS,
     ) -> None:
         self.handle = handle
         self.scheduler, self.session_name, self.app_id = parse_app_handle(handle)

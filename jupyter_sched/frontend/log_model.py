@@ -37,6 +37,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
 
 ALL = "all"
+KEEP_LINES = 5000
+"""Lines kept per source by default (the notebook's ``SchedMagics.keep_lines``)."""
+MAX_LINE_CHARS = 4000
+"""Characters kept per line by default, the rest counted (``SchedMagics.max_line_chars``)."""
 _SEQ = itertools.count()
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
 
@@ -67,8 +71,8 @@ class LogMux:
     def __init__(
         self,
         sources: Sequence[Source],
-        keep_lines: int = 5000,
-        max_line_chars: int = 4000,
+        keep_lines: int = KEEP_LINES,
+        max_line_chars: int = MAX_LINE_CHARS,
         reorder_s: float = 0.0,
     ) -> None:
         """``reorder_s``: how long :meth:`drain` may hold pushed items to merge them in write order (a live
@@ -264,8 +268,8 @@ def read_snapshot(
     runner: "Runner",
     handle: str,
     sources: List[Source],
-    keep_lines: int = 5000,
-    max_line_chars: int = 4000,
+    keep_lines: int = KEEP_LINES,
+    max_line_chars: int = MAX_LINE_CHARS,
     regex: Optional[str] = None,
     since: Optional[datetime] = None,
     until: Optional[datetime] = None,

@@ -91,7 +91,9 @@ class Launcher:
     through one too: :mod:`jupyter_sched.functions.sweep`). The root ``jupyter_sched.submit`` picks the
     notebook's launcher in a kernel, else one on the default session's shared runner."""
 
-    def __init__(self, runner: Runner, on_launch: Optional[OnLaunch] = None, adopt: Optional[OnLaunch] = None):
+    def __init__(
+        self, runner: Runner, on_launch: Optional[OnLaunch] = None, adopt: Optional[OnLaunch] = None
+    ) -> None:
         self.runner = runner
         self.on_launch = on_launch
         #: What the front end does with a job found again (``attach``): the notebook knows it from then on.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from jupyter_sched.frontend.log_model import ALL, LogMux, Source
+from jupyter_sched.frontend.log_model import ALL, KEEP_LINES, MAX_LINE_CHARS, LogMux, Source
 from jupyter_sched.logs.ansi import PALETTE_16
 from jupyter_sched.notebook.theme import esc
 
@@ -22,7 +22,11 @@ class HtmlLogMux(LogMux):
     """A :class:`LogMux` that renders its views as HTML (see the module docstring)."""
 
     def __init__(
-        self, sources: Sequence[Source], keep_lines: int = 5000, max_line_chars: int = 4000, reorder_s: float = 0.0
+        self,
+        sources: Sequence[Source],
+        keep_lines: int = KEEP_LINES,
+        max_line_chars: int = MAX_LINE_CHARS,
+        reorder_s: float = 0.0,
     ) -> None:
         super().__init__(sources, keep_lines, max_line_chars, reorder_s)
         self.colors: Dict[str, str] = {r: GUTTER_COLORS[i % len(GUTTER_COLORS)] for i, r in enumerate(self.replicas)}
