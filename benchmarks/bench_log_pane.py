@@ -71,11 +71,12 @@ def run_pane(n: int, refresh: float) -> Dict[str, Any]:
     counts = _recording_comm()
     from jupyter_sched.notebook.config import PaneSettings
     from jupyter_sched.notebook.live import Follower
-    from jupyter_sched.notebook.log_model import LogMux, Source
+    from jupyter_sched.frontend.log_model import Source
+    from jupyter_sched.notebook.log_model import HtmlLogMux
     from jupyter_sched.notebook.log_pane import LogPane
 
     settings = PaneSettings(refresh_interval=refresh)
-    pane = LogPane(LogMux([Source("bench", 0, "stdout")], settings.keep_lines, settings.max_line_chars),
+    pane = LogPane(HtmlLogMux([Source("bench", 0, "stdout")], settings.keep_lines, settings.max_line_chars),
                    settings, live=True)  # fmt: skip
     idle = (counts["messages"], counts["bytes"])
     start = time.perf_counter()
@@ -124,8 +125,10 @@ def _job_code(n: int) -> str:
 def run_job(n: int, refresh: float, watch: bool) -> Dict[str, Any]:
     counts = _recording_comm()
     from jupyter_sched.components.finder import materialize
+    from jupyter_sched.frontend.job import Job
+    from jupyter_sched.notebook import job_view
     from jupyter_sched.notebook.config import PaneSettings
-    from jupyter_sched.notebook.job import Job
+    from jupyter_sched.notebook.job_display import track
     from jupyter_sched.runner import get_runner
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -134,7 +137,8 @@ def run_job(n: int, refresh: float, watch: bool) -> Dict[str, Any]:
         app = materialize("utils.python", ["-c", _job_code(n)])
         start = time.perf_counter()
         handle = runner.run(app, "local_cwd")
-        job = Job(handle, runner, lambda: PaneSettings(refresh_interval=refresh))
+        job = Job(handle, runner)
+        track(job, lambda: PaneSettings(refresh_interval=refresh), lambda: True)
         shown: Dict[str, int] = {}
         if watch:
             from IPython.display import display
@@ -142,8 +146,11 @@ def run_job(n: int, refresh: float, watch: bool) -> Dict[str, Any]:
             from jupyter_sched.notebook import record
 
             shown = _recording_display()
+            from IPython.core.interactiveshell import InteractiveShell
+
+            job_view.register(InteractiveShell.instance())  # what loading the extension registers
             display(job)  # as a cell shows it: the widget and the record as of now
-            view = job.view()
+            view = job_view.live_view(job)
             view.log_pane.done.wait()
             final = view.log_pane.html.value
         status = runner.wait(handle, wait_interval=0.5)

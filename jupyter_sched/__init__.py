@@ -1,30 +1,61 @@
 """jupyter_sched: launch apps (roles x replicas) on a scheduler and watch them live from a notebook.
 
 ``%load_ext jupyter_sched`` registers the notebook magics. Importing this package stays light: it pulls in
-neither docker nor ipywidgets; those load when a docker job or a widget is first used.
+neither docker nor ipywidgets; those load when a docker job or a widget is first used. ``submit``,
+``sweep``, ``load_sweep`` and ``attach`` work in any Python process, IPython or not (see
+:class:`jupyter_sched.functions.job.Launcher`).
 """
 
-__version__ = "0.1.0"
+from typing import Any
+
+from jupyter_sched.version import __version__ as __version__  # the package's version, also here
+
+
+def _launcher() -> Any:
+    """The notebook's launcher in a running IPython (the jobs are then the session's, as ``%sched_run``'s
+    are), else one on the default session's shared runner."""
+    from jupyter_sched.notebook.extension import shell_launcher
+
+    launcher = shell_launcher()
+    if launcher is not None:
+        return launcher
+    from jupyter_sched.functions.job import Launcher
+    from jupyter_sched.runner import DEFAULT_SESSION
+    from jupyter_sched.runner.shared import shared_runner
+
+    return Launcher(shared_runner(DEFAULT_SESSION))
 
 
 def submit(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
     """Runs ``fn(*args, **kwargs)`` as an app and returns its Job (``job.result()`` is rank 0's value).
 
     Keywords ``scheduler`` (default ``local_cwd``), ``num_replicas``, ``cfg``, ``resource``, ``image`` and
-    ``name`` are ``submit``'s; every other keyword goes to ``fn``. See :func:`jupyter_sched.notebook.fn_job.submit`.
-    """
-    from jupyter_sched.notebook.fn_job import submit as submit_function
-
-    return submit_function(fn, *args, **kwargs)
+    ``name`` are ``submit``'s; every other keyword goes to ``fn``. See
+    :meth:`jupyter_sched.functions.job.Launcher.submit`."""
+    return _launcher().submit(fn, *args, **kwargs)
 
 
 def sweep(fn, grid, **kwargs):  # type: ignore[no-untyped-def]
     """Runs ``fn(**params)`` for each point of ``grid`` (a list of kwargs dicts, or a dict of lists meaning
-    their product), at most ``max_concurrent`` at a time; returns a Sweep (one live table, ``results()`` in
-    grid order). See :func:`jupyter_sched.notebook.sweep.sweep`."""
-    from jupyter_sched.notebook.sweep import sweep as run_sweep
+    their product), at most ``max_concurrent`` at a time; returns a Sweep (one live table in a notebook,
+    ``results()`` in grid order). See :func:`jupyter_sched.functions.sweep.sweep`."""
+    from jupyter_sched.functions.sweep import sweep as run_sweep
 
-    return run_sweep(fn, grid, **kwargs)
+    return run_sweep(_launcher(), fn, grid, **kwargs)
+
+
+def load_sweep(name, scheduler="local_cwd", cfg=None):  # type: ignore[no-untyped-def]
+    """A sweep of this session launched earlier (e.g. before a kernel restart), with the results of its
+    finished runs. See :func:`jupyter_sched.functions.sweep.load_sweep`."""
+    from jupyter_sched.functions.sweep import load_sweep as load
+
+    return load(_launcher(), name, scheduler, cfg)
+
+
+def attach(handle, cfg=None):  # type: ignore[no-untyped-def]
+    """The Job of a function app launched earlier (another kernel, before a restart), whose ``result()``
+    reads what its replicas wrote. See :meth:`jupyter_sched.functions.job.Launcher.attach`."""
+    return _launcher().attach(handle, cfg)
 
 
 def load_ipython_extension(ipython):  # type: ignore[no-untyped-def]

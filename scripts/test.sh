@@ -17,9 +17,9 @@ bash scripts/setup/torch.sh      # CPU PyTorch from the on-disk wheel, for the r
                                  # before docker.sh, whose images.sh copies it into jupyter-sched/torch:local
 bash scripts/setup/docker.sh     # Docker engine (Debian docker.io) + locally built images
 bash scripts/setup/registry.sh   # a registry on 127.0.0.1:5000 for workspace push tests
-bash scripts/setup/slurm.sh      # Slurm: a controller and 4 nodes on this host (tests/schedulers/test_slurm_*)
+bash scripts/setup/slurm.sh      # Slurm: a controller and 4 nodes on this host (tests/schedulers/slurm)
 bash scripts/setup/browser.sh    # Debian chromium + JupyterLab/Playwright for tests/e2e
-# A Ray head (127.0.0.1, dashboard on 8265) for tests/torchx/test_ray.py and notebooks/ray.ipynb; it holds
+# A Ray head (127.0.0.1, dashboard on 8265) for tests/schedulers/torchx_bridge/test_ray.py and notebooks/ray.ipynb; it holds
 # about 2 GB, so it is stopped again when the Ray tests are done (or this script fails).
 ray_env="$(bash scripts/setup/ray.sh)"  # export RAY_ADDRESS=...
 eval "$ray_env"
@@ -42,9 +42,9 @@ step pytest .venv/bin/python -m pytest tests -p no:cacheprovider "$@"
 bash scripts/setup/ray.sh stop
 trap - EXIT
 # Again on the local backend's portable path (no epoll, pidfd or /proc, as on macOS; see
-# jupyter_sched/schedulers/local_platform.py): the local, runner, CLI and notebook tests (not the Ray one).
+# jupyter_sched/schedulers/local/posix.py): the local, runner, CLI and notebook tests (not the Ray one).
 step portable env JUPYTER_SCHED_PORTABLE=1 .venv/bin/python -m pytest -p no:cacheprovider \
-    tests/schedulers/test_local_*.py tests/test_runner.py tests/cli tests/frontend tests/notebook \
+    tests/schedulers/local tests/runner/test_runner.py tests/cli tests/frontend tests/notebook \
     --ignore=tests/notebook/test_ray_kernel.py "$@"
 if ((${#failed[@]})); then
     echo "test.sh: these steps failed: ${failed[*]}" >&2

@@ -44,7 +44,7 @@ import pytest
 
 from jupyter_sched.specs import MISSING, NONE, NULL_RESOURCE, AppState, RetryPolicy, random_id
 
-from .schedulers.docker_fixtures import BUSYBOX, remove_session
+from .schedulers.docker.fixtures import BUSYBOX, remove_session
 from .schedulers.helpers import wait_until
 
 S000 = "TorchX docs: docker scheduler (newer)"

@@ -1,12 +1,17 @@
 """The architecture, checked: which package may import which, and no reach-ins.
 
-README's picture is specs -> schedulers -> runner -> {frontend -> cli, notebook}, with ``logs/`` a pure
+README's picture is specs -> schedulers -> runner -> frontend -> {cli, functions -> notebook}, with ``logs/`` a pure
 leaf. These tests read every module's source with :mod:`ast` (nothing is imported), so a violation
 names the file and line where it was written.
 
 - **Layer imports.** Each package may import only the packages below it. ``notebook/`` never imports
   ``cli/`` (the shared front-end code lives in ``frontend/``), and only ``notebook/`` imports IPython
   or ipywidgets.
+- **Wings.** Inside ``schedulers/``, each backend is a wing: its machinery in ``schedulers/<wing>/`` and its
+  scheduler class at TorchX's module path (``<wing>_scheduler.py``, the face). A wing imports only itself,
+  the shared ``schedulers/common/`` and the contract (the registry, ``api.py`` and our extensions); the
+  shared place and the contract import no wing. Outside ``schedulers/``, code uses a backend through its face,
+  the registry or the runner, not through its wing's modules.
 - **No reach-ins.** No module uses another module's underscore names: neither ``from m import _x`` nor
   ``m._x`` / ``obj._x`` on something that is not ``self``/``cls``. Dunder names and a module's own
   names are fine.
@@ -30,14 +35,33 @@ ALLOWED: Dict[str, Set[str]] = {
     "runner": {"specs", "schedulers", "logs", "components"},
     "frontend": {"specs", "schedulers", "logs", "components", "runner"},
     "cli": {"specs", "schedulers", "logs", "components", "runner", "frontend"},
-    "functions": {"specs", "schedulers", "components", "runner"},  # function jobs: pickling, bootstrap, results
+    # function jobs (pickling, bootstrap, results), their Job and sweeps: a Job is the front ends' shared object
+    "functions": {"specs", "schedulers", "components", "runner", "frontend"},
     "notebook": {"specs", "schedulers", "logs", "components", "runner", "frontend", "functions"},
     "workspace": {"schedulers"},  # TorchX's module path for WorkspaceMixin: a re-export
 }
-#: Modules kept at a path TorchX documents that sits below what they wrap (a facade, imported lazily):
+#: Modules kept at a path TorchX documents that sits below what they wrap (a facade nothing below imports):
 #: module -> the extra packages it may import.
 TORCHX_PATHS: Dict[str, Set[str]] = {"specs/finder.py": {"components"}}
 UI_LIBRARIES = ("IPython", "ipywidgets", "ipykernel", "traitlets")
+
+#: The scheduler layer's wings -> the face that keeps the backend's class at TorchX's module path.
+WINGS: Dict[str, str] = {
+    "local": "local_scheduler",
+    "docker": "docker_scheduler",
+    "slurm": "slurm_scheduler",
+    "torchx_bridge": "",  # its scheduler is reached through the registry's torchx: prefix only
+}
+SHARED = "common"
+#: The modules loose in schedulers/ besides the faces: the registry, the contract and our extensions of it.
+CONTRACT = {"__init__", "api", "timed_logs", "usage_api", "shared_files"}
+FACES = {face: wing for wing, face in WINGS.items() if face}
+MAX_LOOSE = 12  # loose modules in schedulers/ (a newcomer should see the wings, not a flat folder)
+#: Modules outside schedulers/ that use a wing's module directly, and why.
+WING_USERS: Dict[str, Set[str]] = {
+    # a function job checks a docker image's Python and cloudpickle through the engine client before launch
+    "functions/images.py": {"docker"},
+}
 
 
 def _modules() -> Iterator[Tuple[Path, str, ast.Module]]:
@@ -93,6 +117,58 @@ def test_only_the_notebook_imports_ipython_and_widgets() -> None:
         if name.split(".")[0] in UI_LIBRARIES
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def _scheduler_part(name: str) -> str:
+    """Which part of schedulers/ a dotted module name is in: a wing, ``common``, a face's wing, or the
+    contract (``""``)."""
+    parts = name.split(".")[2:]
+    if not parts:
+        return ""
+    if parts[0] in WINGS or parts[0] == SHARED:
+        return parts[0]
+    return FACES.get(parts[0], "")
+
+
+def test_each_wing_imports_only_itself_the_shared_place_and_the_contract() -> None:
+    wrong: List[str] = []
+    for path, layer, tree in _modules():
+        rel = path.relative_to(PKG)
+        if layer != "schedulers" or rel.name == "slurm_replica.py":
+            continue
+        here = _scheduler_part(".".join(("jupyter_sched",) + rel.with_suffix("").parts))
+        for line, name in _imported(tree, path):
+            if not name.startswith("jupyter_sched.schedulers."):
+                continue
+            there = _scheduler_part(name)
+            if there in ("", here) or (there == SHARED and here != ""):
+                continue
+            if there == SHARED and rel.stem in CONTRACT:  # the contract may use the shared state dir
+                continue
+            wrong.append(f"{_where(path, line)}: {here or 'the contract'} imports {name}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_outside_schedulers_no_module_imports_a_wings_machinery() -> None:
+    wrong = [
+        f"{_where(path, line)}: {name}"
+        for path, layer, tree in _modules()
+        if layer != "schedulers"
+        for line, name in _imported(tree, path)
+        if name.startswith("jupyter_sched.schedulers.")
+        and name.split(".")[2] in WINGS
+        and name.split(".")[2] not in WING_USERS.get(str(path.relative_to(PKG)), set())
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_schedulers_shows_its_wings_not_a_flat_folder() -> None:
+    folder = PKG / "schedulers"
+    loose = sorted(p.stem for p in folder.glob("*.py"))
+    assert len(loose) <= MAX_LOOSE, f"{len(loose)} loose modules in schedulers/: {loose}"
+    assert set(loose) == CONTRACT | set(FACES), "a loose module is neither the contract nor a face"
+    packages = {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+    assert packages == set(WINGS) | {SHARED}, f"place {sorted(packages - set(WINGS) - {SHARED})} in WINGS"
 
 
 def _private(name: str) -> bool:

@@ -19,7 +19,6 @@ import sys
 from types import ModuleType
 from typing import Any, Dict, List, Optional
 
-import jupyter_sched
 from jupyter_sched.cli import (
     cmd_builtins,
     cmd_cancel,
@@ -36,7 +35,7 @@ from jupyter_sched.cli.errors import CliError, CliExit, CliUsageError
 from jupyter_sched.components import ComponentError, ComponentHelp
 from jupyter_sched.frontend.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.frontend.parsers import RaisingArgumentParser
-from jupyter_sched.schedulers.local_scheduler import LOG_DIR_ENV
+from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV
 from jupyter_sched.specs import (
     InvalidAppError,
     InvalidRunConfigException,
@@ -44,6 +43,7 @@ from jupyter_sched.specs import (
     UnknownAppException,
     UnknownSchedulerException,
 )
+from jupyter_sched.version import __version__
 
 PROG = "jupyter-sched"
 VERBS: Dict[str, ModuleType] = {
@@ -73,7 +73,7 @@ def build_parser() -> RaisingArgumentParser:
         epilog="Run `jupyter-sched VERB --help` for a verb's options.",
     )
     parser.add_argument(
-        "--version", action="version", version=f"{PROG} {jupyter_sched.__version__}"
+        "--version", action="version", version=f"{PROG} {__version__}"
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (debug) on stderr")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="no progress; -qq: errors only")

@@ -28,8 +28,6 @@ from jupyter_sched.components.builder import rest_after
 from jupyter_sched.components.images import DEFAULT_IMAGE, TORCH_IMAGE
 from jupyter_sched.specs import AppDef, macros
 
-DEFAULT_PORT_ENV = "MASTER_PORT"
-
 # The replica's argv is: sh -c PRELUDE spmd COMMAND...  ($0 is "spmd", "$@" the command). The prelude
 # reads the rank-0 host from the env var the scheduler names (the ${rank0_env} macro) and execs the command,
 # so the command itself needs no shell. $$ is a literal $ for the macro substitution.

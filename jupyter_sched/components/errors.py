@@ -1,6 +1,6 @@
 """Errors of component lookup, validation and argument parsing.
 
-All of them are ``ValueError`` s whose message is meant for a person at a terminal or in a notebook cell:
+Ours are ``ValueError`` s whose message is meant for a person at a terminal or in a notebook cell:
 it names the component, the flag or parameter at fault, and (for argument errors) ends with the usage.
 """
 
@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from typing import Optional
 
-from jupyter_sched.specs.finder import ComponentNotFoundException, ComponentValidationException
+
+class ComponentNotFoundException(Exception):
+    """No component of that name; the message lists close matches and where components come from.
+
+    TorchX's name (``torchx.specs.finder``, which re-exports it): the base class TorchX code catches."""
+
+
+class ComponentValidationException(Exception):
+    """The function found is not a valid component (the message names the parameter and the fix).
+
+    TorchX's name (``torchx.specs.finder``, which re-exports it)."""
 
 
 class ComponentError(ValueError):

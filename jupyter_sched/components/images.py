@@ -22,6 +22,7 @@ import os
 from typing import TYPE_CHECKING, Any, Optional
 
 from jupyter_sched.util import entrypoints
+from jupyter_sched.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from importlib.metadata import EntryPoints
@@ -58,9 +59,7 @@ def default_image(kind: str, declared: Optional["EntryPoints"] = None) -> str:
 
 
 def _version() -> str:
-    from jupyter_sched import __version__ as version
-
-    return version
+    return __version__
 
 
 _DECLARED = entrypoints.select(GROUP)  # read once: a scan of every installed distribution's entry points

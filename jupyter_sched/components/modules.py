@@ -22,7 +22,17 @@ from types import ModuleType
 from typing import Any, Callable, Dict, Iterator, Union
 
 from jupyter_sched.specs import AppDef
-from jupyter_sched.specs.finder import is_namespace_package, is_package
+
+
+def is_namespace_package(module: ModuleType) -> bool:
+    """Whether ``module`` is a namespace package (a directory without ``__init__.py``: it has no file)."""
+    return getattr(module, "__file__", None) is None
+
+
+def is_package(module: ModuleType) -> bool:
+    """Whether ``module`` is a package, regular or namespace (it has a ``__path__``), rather than a module
+    of one file; :func:`is_namespace_package` tells the two kinds of package apart."""
+    return hasattr(module, "__path__")
 
 
 def _is_component_fn(fn: Any, module: ModuleType) -> bool:

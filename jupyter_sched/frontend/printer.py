@@ -1,14 +1,15 @@
 """Printing the logs of several replicas to one text stream: ``role/k`` prefixes, progress bars intact.
 
-Log items (see ``Scheduler.log_iter``) are whole lines, ``\\r``-terminated progress frames, or a final
-partial line. A :class:`Prefixer` per replica remembers whether that replica's output is at the start of a
-line, so the prefix is written exactly once per line and once per ``\\r`` frame, however the text was cut
-into items (TorchX re-prefixes per chunk and duplicates prefixes at chunk boundaries). A
-:class:`LogPrinter`, the text renderer of :func:`jupyter_sched.frontend.follow.follow`, interleaves whole
-items of several replicas and ends a replica's unfinished line before another replica writes, so lines
-never run into each other. :func:`gutter` is the one spelling of a replica's prefix in text (the notebook's
-snapshot uses it too, adding a stream mark); a role name is user text, so its control characters are shown
-as escapes there (:func:`~jupyter_sched.logs.control_strings.escape_controls`), never sent to a terminal.
+Log items (see ``Scheduler.log_iter``) are whole lines, ``\\r``-terminated progress frames, or a final partial
+line. A :class:`Prefixer` per replica remembers whether that replica's output is at the start of a line, so
+the prefix is written exactly once per line and once per ``\\r`` frame, however the text was cut into items
+(TorchX re-prefixes per chunk and duplicates prefixes at chunk boundaries). A :class:`LogPrinter`, the text
+renderer of :func:`jupyter_sched.frontend.follow.follow`, interleaves whole items of several replicas and ends
+a replica's unfinished line before another replica writes, so lines never run into each other
+(:func:`jupyter_sched.frontend.tail.tail` picks the renderer). :func:`gutter` is the one spelling of a
+replica's prefix in text (the notebook's snapshot uses it too, adding a stream mark); a role name is user
+text, so its control characters are shown as escapes there
+(:func:`~jupyter_sched.logs.control_strings.escape_controls`), never sent to a terminal.
 """
 
 from __future__ import annotations
@@ -16,13 +17,10 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, TextIO, Tuple
+from typing import Callable, Dict, List, Optional, TextIO, Tuple
 
-from jupyter_sched.frontend.follow import FollowRenderer, TailOptions, follow
+from jupyter_sched.frontend.follow import FollowRenderer
 from jupyter_sched.logs.control_strings import CONTROL_CHAR, escape_controls
-
-if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.runner import Runner
 
 _PIECES = re.compile(r"\r|\n|[^\r\n]+")
 PALETTE = ("32", "36", "33", "35", "34", "92", "96", "93", "95", "94")
@@ -190,30 +188,3 @@ class JsonLinePrinter(FollowRenderer):
 
     def on_end(self) -> None:
         self._out.flush()
-
-
-def tail(
-    runner: "Runner",
-    app_handle: str,
-    replicas: List[Tuple[str, int]],
-    out: TextIO,
-    opts: TailOptions,
-    color: bool = False,
-    on_error: Optional[Callable[[str], None]] = None,
-    clean: Optional[Callable[[str], str]] = None,
-    json_lines: bool = False,
-    live: bool = False,
-) -> List[str]:
-    """:func:`follow` printed to ``out`` by a :class:`LogPrinter`, a :class:`JsonLinePrinter` with
-    ``json_lines``, or with ``live`` (``out`` is a terminal) a
-    :class:`~jupyter_sched.frontend.live_printer.LivePrinter`, whose progress bars update in place."""
-    from jupyter_sched.frontend.live_printer import LivePrinter  # it builds on this module
-
-    printer: FollowRenderer
-    if json_lines:
-        printer = JsonLinePrinter(out, on_error)
-    elif live:
-        printer = LivePrinter(out, replicas, color, on_error, clean)
-    else:
-        printer = LogPrinter(out, replicas, color, on_error, clean)
-    return follow(runner, app_handle, replicas, opts, printer)

@@ -3,8 +3,9 @@
 This package is the front-end-neutral side of ``jupyter_sched.submit`` and ``jupyter_sched.sweep``: it
 turns ``fn(*args, **kwargs)`` into an AppDef whose replicas unpickle and call it, checks before launch that
 the call can be sent (:mod:`.pack`) and that the replica's interpreter can read it (:mod:`.images`), and
-reads back what each replica returned or raised (:mod:`.results`). The notebook's Job and Sweep objects
-(``jupyter_sched.notebook.fn_job``, ``.sweep``) sit on top of it.
+reads back what each replica returned or raised (:mod:`.results`). :mod:`.job` is the FunctionJob and the
+:class:`~jupyter_sched.functions.job.Launcher` behind ``submit``; :mod:`.sweep` the Sweep. None of it needs
+IPython: the notebook registers their displays when its extension loads.
 """
 
 from jupyter_sched.functions.errors import (

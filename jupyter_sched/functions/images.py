@@ -36,13 +36,13 @@ def local_versions() -> Tuple[str, str]:
 def image_versions(image: str) -> Optional[Tuple[str, str]]:
     """``(python, cloudpickle)`` of ``image`` (``"-"`` for no cloudpickle), or None if it is not on the
     engine. Labels first; else one run of ``python3`` in the image."""
-    from jupyter_sched.schedulers.docker_engine import connect, is_not_found
+    from jupyter_sched.schedulers.docker.engine import connect, is_not_found
 
     client = connect(timeout=30)
     try:
         try:
             img = client.images.get(image)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by is_not_found; others re-raised
             if is_not_found(e):
                 return None
             raise
@@ -65,7 +65,7 @@ def image_versions(image: str) -> Optional[Tuple[str, str]]:
 
 def probe(client: Any, image: str) -> bytes:
     """Runs ``python3`` in ``image`` once (no network, removed afterwards) and returns what it printed."""
-    from jupyter_sched.schedulers.docker_engine import explain
+    from jupyter_sched.schedulers.docker.engine import explain
 
     container = None
     try:

@@ -5,8 +5,8 @@ identity in its env. Where the replicas run is read from the scheduler's own dry
 not from its name: replicas in a container image run the image's ``python3`` with the job directory
 bind-mounted at the same path (and the image is checked, :mod:`.images`); replicas without an image (this
 machine, or cluster nodes sharing its filesystem) run this interpreter, ``sys.executable``. The job
-directory is under the local log directory of the session, or, for a scheduler with a ``job_dir`` run
-option (Slurm), under that shared directory. Nothing is written before :func:`launch`: a dry run only
+directory is under the scheduler's shared root (``Runner.shared_root``: this machine's state directory, or
+a cluster's shared ``job_dir``). Nothing is written before :func:`launch`: a dry run only
 pickles in memory.
 """
 
@@ -25,7 +25,7 @@ from jupyter_sched.components.dist import free_port
 from jupyter_sched.functions import images
 from jupyter_sched.functions.pack import pack
 from jupyter_sched.functions.results import BOOTSTRAP_FILE, CALL_FILE, META_FILE
-from jupyter_sched.schedulers.private_files import DIR_MODE, make_private_dirs, write_private
+from jupyter_sched.schedulers.common.private_files import DIR_MODE, make_private_dirs, write_private
 from jupyter_sched.specs import AppDef, AppDryRunInfo, BindMount, Resource, Role, get_named_resources, macros, random_id
 
 FN_DIR_ENV = "JUPYTER_SCHED_FN_DIR"
@@ -211,20 +211,11 @@ def bootstrap_source() -> str:
 
 
 def job_root(runner: Any, scheduler: str, cfg: Optional[Mapping[str, Any]]) -> str:
-    """Where the session's function jobs keep their directories on ``scheduler``: under its ``job_dir``
-    run option for a cluster (Slurm), else under its ``log_dir`` run option (local_cwd, local_dir), so a
-    function job's files sit beside its logs; the default of either when ``cfg`` does not name it."""
+    """Where the session's function jobs keep their directories on ``scheduler``: under the scheduler's
+    shared root for ``cfg`` (Slurm's ``job_dir``; the local backends' ``log_dir``, so a function job's files
+    sit beside its logs), its default when ``cfg`` does not name it."""
     session = runner.session_name or "default"
-    opts = runner.scheduler_run_opts(scheduler)
-    given = dict(cfg or {})
-    if opts.get("job_dir") is not None:  # a cluster: its shared directory
-        from jupyter_sched.schedulers.slurm_scheduler import default_job_root
-
-        base = str(given.get("job_dir") or default_job_root())
-    else:
-        from jupyter_sched.schedulers.local_scheduler import default_log_dir
-
-        base = str((given.get("log_dir") if opts.get("log_dir") is not None else None) or default_log_dir())
+    base = runner.shared_root(scheduler, cfg)
     return os.path.join(os.path.abspath(os.path.expanduser(base)), session, "functions")
 
 

@@ -92,7 +92,7 @@ def _fails(obj: Any) -> Optional[str]:
         dumps(obj)
     except RecursionError:
         return "recursion too deep"
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - whatever pickling this object raises is why it cannot be sent
         return str(e) or type(e).__name__
     return None
 

@@ -15,6 +15,8 @@ from typing import List as TList
 
 from traitlets import Bool, Dict, Float, HasTraits, Int, List, TraitError, Unicode, default, validate
 
+from jupyter_sched.frontend.log_model import KEEP_LINES, MAX_LINE_CHARS
+
 NONINTERACTIVE_ENV = "JUPYTER_SCHED_NONINTERACTIVE"
 
 
@@ -25,8 +27,8 @@ class PaneSettings:
     refresh_interval: float = 0.25
     status_interval: float = 1.0
     tail_lines: int = 400
-    keep_lines: int = 5000
-    max_line_chars: int = 4000
+    keep_lines: int = KEEP_LINES
+    max_line_chars: int = MAX_LINE_CHARS
     #: Characters of log HTML per update: colour markup can make one 4,000-character line ~150 KB, so
     #: lines x characters alone does not bound what a tick sends (or costs to render).
     max_update_chars: int = 256_000
@@ -61,8 +63,8 @@ class SchedConfig(HasTraits):
     ).tag(config=True)
     status_interval = Float(1.0, help="Seconds between status checks of a running app.").tag(config=True)
     tail_lines = Int(400, help="Log lines shown in a log pane (the rest are counted, not sent).").tag(config=True)
-    keep_lines = Int(5000, help="Log lines kept in kernel memory per replica stream.").tag(config=True)
-    max_line_chars = Int(4000, help="Characters kept per log line; the rest are counted.").tag(config=True)
+    keep_lines = Int(KEEP_LINES, help="Log lines kept in kernel memory per replica stream.").tag(config=True)
+    max_line_chars = Int(MAX_LINE_CHARS, help="Characters kept per log line; the rest are counted.").tag(config=True)
     wait = Bool(False, help="Block %sched_run until the app ends (as if --wait were given).").tag(config=True)
     cancel_on_interrupt = Bool(
         False,

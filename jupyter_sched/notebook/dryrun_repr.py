@@ -152,7 +152,7 @@ def dryrun_json(info: Any) -> Dict[str, Any]:
     request = info.request
     try:
         body = request.to_json() if callable(getattr(request, "to_json", None)) else request
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a backend's bug: show repr
         body = repr(request)
     app, view = info.app, _view(info)
     return {

@@ -1,7 +1,9 @@
 """Loading and unloading the extension into an IPython shell (``%load_ext``/``%unload_ext jupyter_sched``).
 
 ``load`` is idempotent (a second call returns the instance already registered) and cheap: it imports the
-magics module (IPython is already there) but not ipywidgets, docker or any scheduler backend. ``unload``
+magics module (IPython is already there) but not ipywidgets, docker or any scheduler backend. It registers
+the displays of the plain-Python objects users hold (a Job's live view and record, a Sweep's table) as
+IPython formatters, so those objects need no IPython themselves. ``unload``
 removes exactly what ``load`` added (IPython has no public way to unregister magics, so the entries that
 point at our instance are deleted from the magics table) and stops the panes' threads; it never cancels
 jobs and never closes runners, whose local schedulers would stop the apps they own.
@@ -41,12 +43,14 @@ def load(shell: Any) -> Any:
     if existing is not None:
         return existing
     from jupyter_sched.functions import sources
-    from jupyter_sched.notebook import notes, record, reprs
+    from jupyter_sched.notebook import job_view, notes, record, reprs, sweep_view
     from jupyter_sched.notebook.magics import SchedMagics
 
     magics = SchedMagics(shell=shell)
     shell.register_magics(magics)
     reprs.register(shell)
+    job_view.register(shell)
+    sweep_view.register(shell, magics.session.interactive)
     shell.events.register("post_run_cell", record.flush)  # ended jobs' records reach headless clients
     notes.install(shell)  # library diagnostics as a one-line note, not stderr
     _CELL_NAMERS[shell] = namer = cell_namer(shell)
@@ -55,13 +59,26 @@ def load(shell: Any) -> Any:
     return magics
 
 
+def shell_launcher() -> Optional[Any]:
+    """In a running IPython, the session's launcher of ``jupyter_sched.submit``/``sweep`` (loading the
+    extension if needed); None in a plain process (IPython missing, or not running)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # a plain process without IPython
+        return None
+    shell = get_ipython()
+    if shell is None:
+        return None
+    return (loaded(shell) or load(shell)).session.launcher
+
+
 def unload(shell: Any) -> None:
     """Removes the magics and displays ``load`` added and stops every pane thread (jobs keep running)."""
     magics = _LOADED.pop(shell, None)
     if magics is None:
         return
     from jupyter_sched.functions import sources
-    from jupyter_sched.notebook import live, notes, record, reprs
+    from jupyter_sched.notebook import job_view, live, notes, record, reprs, sweep_view
 
     manager = shell.magics_manager
     for kind, names in magics.magics.items():
@@ -74,6 +91,8 @@ def unload(shell: Any) -> None:
     if magics in getattr(shell, "configurables", []):
         shell.configurables.remove(magics)
     reprs.unregister(shell)
+    job_view.unregister(shell)
+    sweep_view.unregister(shell)
     if record.flush in shell.events.callbacks.get("post_run_cell", []):
         shell.events.unregister("post_run_cell", record.flush)
     notes.uninstall(shell)

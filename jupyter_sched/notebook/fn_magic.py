@@ -13,18 +13,23 @@ pickled size, the interpreter and the image above the scheduler's request.
 from __future__ import annotations
 
 import typing
-from collections import ChainMap
 from typing import Any, Dict, Mapping, Optional
 
+from jupyter_sched.frontend.run_args import parse_run_line
+from jupyter_sched.frontend.run_options import RunLine
+from jupyter_sched.functions import prepare
+from jupyter_sched.functions.fn_args import parse_call
+from jupyter_sched.functions.job import start
+from jupyter_sched.notebook.args import ArgsError
+from jupyter_sched.notebook.callsite import magic_call_site
+from jupyter_sched.notebook.dryrun_repr import dryrun_html, dryrun_text
+from jupyter_sched.notebook.job_display import compact_in_this_cell
 from jupyter_sched.notebook.theme import NO_MATH, esc, table
-
-NOT_A_FUNCTION = object()
+from jupyter_sched.specs import AppDef
 
 
 def function_target(component: Optional[str], namespace: Mapping[str, Any]) -> Any:
     """The notebook callable the line names, or None (a component, an AppDef, anything else)."""
-    from jupyter_sched.specs import AppDef
-
     if not component or not component.isidentifier():
         return None
     value = namespace.get(component)
@@ -68,45 +73,26 @@ class FunctionDryRun:
         return facts
 
     def __repr__(self) -> str:
-        from jupyter_sched.notebook.dryrun_repr import dryrun_text
-
         facts = "\n".join(f"  {k}: {v}" for k, v in self.facts().items())
         return f"function job on {self.request.scheduler} (dry run, nothing runs):\n{facts}\n{dryrun_text(self.info)}"
 
     def _repr_html_(self) -> str:
-        from jupyter_sched.notebook.dryrun_repr import dryrun_html
-
         facts = table(["", ""], list(self.facts().items()))
         heading = f"<b>function job on {esc(self.request.scheduler)}</b> (dry run)"
         return f'<div class="{NO_MATH}">{heading}{facts}</div>{dryrun_html(self.info)}'
 
 
-def run_function_line(magics: Any, line: str, local_ns: Optional[Dict[str, Any]]) -> Any:
-    """Launches (or dry-runs) the function a ``%sched_run`` line names; NOT_A_FUNCTION if it names none.
-    Bad input raises ArgsError before anything runs."""
-    from jupyter_sched.frontend.run_args import parse_run_line
-    from jupyter_sched.functions import prepare
-    from jupyter_sched.functions.fn_args import parse_call
-    from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
-    from jupyter_sched.notebook.callsite import magic_call_site
-    from jupyter_sched.notebook.fn_job import start
-
-    namespace = ChainMap(local_ns or {}, magics.shell.user_ns if magics.shell is not None else {})
-    run_line = split_run_line(split_line(line), ("quiet", "detach", "no_wait"))
-    try:
-        component, _ = run_line.component()
-    except Exception:  # noqa: BLE001 - the component path reports it
-        return NOT_A_FUNCTION
-    fn = function_target(component, namespace)
-    if fn is None:
-        return NOT_A_FUNCTION
+def run_function(magics: Any, run_line: RunLine, component: str, fn: Any) -> Any:
+    """Launches (or dry-runs) the notebook function ``fn`` that ``run_line`` (split once by the magic) names
+    as ``component``: its run options parsed once, the rest of the line as the function's flags. Bad input
+    raises ArgsError before anything runs."""
     session = magics.session
     try:
         run_args = parse_run_line(
             run_line, runner=session.runner, default_scheduler=magics.default_scheduler or None,
             layers=[("SchedMagics.scheduler_cfg", magics.scheduler_cfg or {})],
         )  # fmt: skip
-        args, kwargs, options = parse_call(fn, run_args.component_args, component or "")
+        args, kwargs, options = parse_call(fn, run_args.component_args, component)
         resource = options.pop("h", None)
         if run_line.flag("detach"):
             run_args.cfg["outlive_owner"] = True
@@ -117,7 +103,7 @@ def run_function_line(magics: Any, line: str, local_ns: Optional[Dict[str, Any]]
     if run_args.dryrun:
         return FunctionDryRun(request)
     site = magic_call_site()
-    job = start(request, session.runner, session)
+    job = start(request, session.runner, session.launched_job)
     wait = run_args.wait or run_args.log or (magics.wait and not run_line.flag("no_wait"))
     if wait:
         from IPython.display import display
@@ -129,10 +115,10 @@ def run_function_line(magics: Any, line: str, local_ns: Optional[Dict[str, Any]]
         failure = job.failure(status)
         if failure is not None:
             raise failure
-        job.compact_in_this_cell()
+        compact_in_this_cell(job)
         return job
     if run_line.flag("quiet"):
-        job.compact_in_this_cell()
+        compact_in_this_cell(job)
     elif site is not None and site.assigned:
         from IPython.display import display
 

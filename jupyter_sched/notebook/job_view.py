@@ -4,6 +4,13 @@ its cell keeps (:mod:`.record`), with or without the view.
 ``JobView`` owns the panes' threads and knows when the app has ended *and* its logs are read, which is
 when its cell's output is replaced by the final record. ``JobRecord`` is the same record read on the
 calling thread, for a job shown after it ended or where widgets are off: no widgets, no threads.
+
+A :class:`~jupyter_sched.frontend.job.Job` knows nothing of this: :func:`register` makes :func:`show` and
+:func:`mimebundle` its IPython formatters and :func:`live_view` its ``job.view()`` when the extension loads.
+Displaying a job shows its live view where widgets render and, always, next to the widget, the cell's
+record: the same panes as static ``text/html`` and ``text/plain``, labelled "as of" the moment shown while
+the app runs, and replaced in place by the final state and log tail when it ends. A job that had ended
+when displayed shows the record only, which needs no widget manager.
 """
 
 from __future__ import annotations
@@ -12,10 +19,17 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from jupyter_sched.frontend.job import VIEW_MAKERS, Job
+from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
+from jupyter_sched.notebook import record
 from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.job import Job
-from jupyter_sched.notebook.record import RecordSource
-from jupyter_sched.notebook.theme import esc, fmt_clock
+from jupyter_sched.notebook.job_display import display_of, take_compact
+from jupyter_sched.notebook.log_files import links_html, save_logs
+from jupyter_sched.notebook.log_model import HtmlLogMux
+from jupyter_sched.notebook.log_pane import STDERR_WINDOW, LogPane, follow_limit, frame_html
+from jupyter_sched.notebook.record import RecordSource, filter_bundle, live_bundle, reattach_hint
+from jupyter_sched.notebook.status_pane import StatusPane, failures_text, status_html
+from jupyter_sched.notebook.theme import code, esc, fmt_clock, pill
 
 
 class JobRecord:
@@ -40,14 +54,11 @@ class JobRecord:
         return {}
 
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
-        from jupyter_sched.notebook import record
-        from jupyter_sched.notebook.log_model import ALL
-        from jupyter_sched.notebook.log_pane import STDERR_WINDOW, app_sources, follow_limit, frame_html, read_snapshot
-        from jupyter_sched.notebook.status_pane import failures_text, status_html
-
         job, status = self.job, self.job.last_status
-        settings = job.pane_settings()
-        mux = read_snapshot(job.runner, job.handle, follow_limit(app_sources(status)), settings)
+        settings = display_of(job).settings()
+        mux = read_snapshot(job.runner, job.handle, follow_limit(app_sources(status)), settings.keep_lines,
+                            settings.max_line_chars, mux_type=HtmlLogMux)  # fmt: skip
+        assert isinstance(mux, HtmlLogMux)
         body, hidden = mux.to_html(ALL, min(settings.tail_lines, record.HTML_LOG_LINES),
                                    min(settings.max_update_chars, record.HTML_LOG_CHARS))  # fmt: skip
         ended = status is None or status.is_terminal()
@@ -81,14 +92,10 @@ class JobView(RecordSource):
     def __init__(self, job: Job, settings: PaneSettings) -> None:
         import ipywidgets as w
 
-        from jupyter_sched.notebook.log_model import LogMux
-        from jupyter_sched.notebook.log_pane import LogPane, app_sources, follow_limit
-        from jupyter_sched.notebook.status_pane import StatusPane
-
         self.job = job
         status = job.fetch_status()  # on the caller's thread: creates the scheduler before any thread
         sources = follow_limit(app_sources(status))
-        mux = LogMux(sources, settings.keep_lines, settings.max_line_chars)
+        mux = HtmlLogMux(sources, settings.keep_lines, settings.max_line_chars)
         self.log_pane = LogPane(mux, settings, title="logs", live=True)
         self.status_pane = StatusPane(job, settings, status, stderr_tail=self.log_pane.stderr_tail)
         self.log_pane.on_all_ended = self.status_pane.wake
@@ -121,8 +128,6 @@ class JobView(RecordSource):
 
     def _on_save(self, _button: Any = None) -> None:
         """Writes every replica's full log next to the notebook and links the files in the pane."""
-        from jupyter_sched.notebook.log_files import links_html, save_logs
-
         replicas = list(dict.fromkeys((s.role, s.k) for s in self.log_pane.mux.sources))
         self.save_button.disabled = True
         try:
@@ -175,17 +180,95 @@ class JobView(RecordSource):
         callback()
 
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
-        from jupyter_sched.notebook import record
-        from jupyter_sched.notebook.status_pane import failures_text
-
         with self.status_pane.lock:
             status = self.status_pane.status
         ended = status is None or status.is_terminal()
         when = None if ended else as_of_ts
-        from jupyter_sched.notebook.log_files import links_html
-
         return record.job_bundle(
             self.job, status, self.status_pane.static_html(when), failures_text(status, self.log_pane.stderr_tail),
             self.log_pane.static_html(when) + links_html(self.saved), self.log_pane.static_text(record.TEXT_LOG_LINES),
             when,
         )  # fmt: skip
+
+
+# -- a Job's displays, registered as IPython formatters ----------------------------------------------------
+
+
+def live_view(job: Job) -> JobView:
+    """``job.view()`` in a notebook: the live view, made (and its threads started) on first use."""
+    display = display_of(job)
+    with display.lock:
+        if display.view is None:
+            display.view = JobView(job, display.settings())
+        return display.view
+
+
+def fallback_text(job: Job) -> str:
+    """Text that stays true after this moment: the final state if already ended, else no state."""
+    status = job.last_status
+    details = f"\n{status.format()}" if status is not None and status.is_terminal() else ""
+    return f"{job.summary()}{details}\n{reattach_hint(job)}"
+
+
+def fallback_html(job: Job) -> str:
+    status = job.last_status
+    final = pill(status.state) if status is not None and status.is_terminal() else ""
+    return (
+        f'<div class="jsched-job"><b>{esc(job.name)}</b> {code(job.handle)} {final}<br>'
+        f'<span style="font-size:12px">re-attach: {code("%sched_status " + job.handle)} &middot; logs: '
+        f'{code("%sched_logs " + job.handle)}</span></div>'
+    )
+
+
+def display_source(job: Job) -> Any:
+    """What a display of ``job`` shows: the live view (widgets), or the record alone."""
+    status = job.fetch_status()
+    display = display_of(job)
+    if display.view is not None:
+        return display.view
+    if display.interactive() and status is not None and not status.is_terminal():
+        return live_view(job)
+    return JobRecord(job)
+
+
+def _summary_bundle(job: Job) -> Dict[str, Any]:
+    return {"text/plain": job.summary(), "text/html": f"<div>{esc(job.summary())}</div>"}
+
+
+def show(job: Job) -> None:
+    """IPython's display of a Job (what ``_ipython_display_`` was): the one-line summary where the cell
+    already showed the view, else the live view with its record (see :mod:`.record`)."""
+    from IPython.display import display
+
+    if take_compact(job, by_ipython=True):
+        display(_summary_bundle(job), raw=True)
+        return
+    record.show(display_source(job))
+
+
+def mimebundle(job: Job, include: Any = None, exclude: Any = None) -> Dict[str, Any]:
+    """What a display of ``job`` shows, without a display id (IPython's display itself uses :func:`show`)."""
+    if take_compact(job):
+        return filter_bundle(_summary_bundle(job), include, exclude)
+    source = display_source(job)
+    source.poll()
+    return filter_bundle(live_bundle(source), include, exclude)
+
+
+def register(shell: Any) -> None:
+    """Makes :func:`show` and :func:`mimebundle` the displays of every Job in ``shell``, and
+    :func:`live_view` its ``job.view()``."""
+    formatter = shell.display_formatter
+    formatter.ipython_display_formatter.for_type(Job, show)
+    formatter.mimebundle_formatter.for_type(Job, mimebundle)
+    if live_view not in VIEW_MAKERS:
+        VIEW_MAKERS.append(live_view)
+
+
+def unregister(shell: Any) -> None:
+    formatter = shell.display_formatter
+    for kind in (formatter.ipython_display_formatter, formatter.mimebundle_formatter):
+        if kind.type_printers.get(Job) is not None:
+            kind.pop(Job)
+    if live_view in VIEW_MAKERS:
+        VIEW_MAKERS.remove(live_view)

@@ -62,10 +62,6 @@ class LiveThread:
     def alive(self) -> bool:
         return self._thread.is_alive()
 
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
-
     def stop(self) -> None:
         """Asks the thread to finish at its next step; returns at once."""
         self._stop.set()
@@ -126,7 +122,7 @@ class Ticker(LiveThread):
             if self._final is not None:
                 try:
                     self._final()
-                except BaseException as e:  # noqa: BLE001
+                except BaseException as e:  # noqa: BLE001 - kept as the error
                     self.error = self.error or e
 
 

@@ -3,7 +3,7 @@
 Why not an ``Output`` widget: appending to one re-sends every earlier output on each append (quadratic
 traffic; 2,000 appends froze JupyterLab for two minutes in the reference measurements). Here followers
 only queue raw items, with the time each was written (``Runner.log_items(timed=True)``), in a
-:class:`~jupyter_sched.notebook.log_model.LogMux`, which merges stdout and stderr in write order; one
+:class:`~jupyter_sched.notebook.log_model.HtmlLogMux`, which merges stdout and stderr in write order; one
 ticker per pane drains them and, at most once per ``refresh_interval``, sets one trait (the HTML) under
 the pane's lock inside ``hold_sync``. What is sent is bounded (the last ``tail_lines`` lines of at most
 ``max_line_chars``), and every character of log text is escaped. Lines that scroll out are counted and the
@@ -15,17 +15,16 @@ from __future__ import annotations
 import functools
 import threading
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from jupyter_sched.logs.interleave import interleave
+from jupyter_sched.frontend.log_model import ALL, LogMux, Source
 from jupyter_sched.logs.reorder import WINDOW_S
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Follower, Ticker
-from jupyter_sched.notebook.log_model import ALL, LogMux, Source
+from jupyter_sched.notebook.log_model import HtmlLogMux
 from jupyter_sched.notebook.record import HTML_LOG_CHARS, HTML_LOG_LINES, TEXT_LOG_LINES
 from jupyter_sched.notebook.theme import MONO, esc, fmt_clock, plural
 from jupyter_sched.schedulers.api import Stream
-from jupyter_sched.specs import AppStatus
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
@@ -43,33 +42,6 @@ _BOX_STYLE = (
 )
 
 
-def app_sources(
-    status: Optional[AppStatus],
-    role: Optional[str] = None,
-    replicas: Optional[Sequence[int]] = None,
-    streams: Optional[str] = None,
-) -> List[Source]:
-    """The sources of an app's replicas: stdout and stderr of each (so stderr can be told apart), or the
-    one ``streams`` asked for. Raises ValueError naming the valid roles/replicas for a bad selection."""
-    if status is None:
-        return []
-    roles = {r.role: [rep.id for rep in r.replicas] for r in status.roles}
-    if role is not None and role not in roles:
-        raise ValueError(f"no role {role!r}; the roles are: {', '.join(roles) or '(none yet)'}")
-    kinds = [streams] if streams else ["stdout", "stderr"]
-    out: List[Source] = []
-    for name, ids in roles.items():
-        if role is not None and name != role:
-            continue
-        if replicas is not None:
-            bad = [k for k in replicas if k not in ids]
-            if bad:
-                raise ValueError(f"role {name!r} has replicas {ids}, not {bad}")
-            ids = [k for k in ids if k in replicas]
-        out.extend(Source(name, k, kind) for k in sorted(ids) for kind in kinds)
-    return out
-
-
 def follow_limit(sources: List[Source]) -> List[Source]:
     """At most MAX_FOLLOWERS sources: with many replicas, one combined stream each (stderr not tinted)."""
     if len(sources) <= MAX_FOLLOWERS:
@@ -78,52 +50,11 @@ def follow_limit(sources: List[Source]) -> List[Source]:
     return combined[:MAX_FOLLOWERS]
 
 
-def read_snapshot(
-    runner: "Runner",
-    handle: str,
-    sources: List[Source],
-    settings: PaneSettings,
-    regex: Optional[str] = None,
-    since: Optional[datetime] = None,
-    until: Optional[datetime] = None,
-) -> LogMux:
-    """What the sources have logged so far, read on the calling thread. A replica's stdout and stderr are
-    fed in the order they were written when its backend keeps a combined log to recover it from
-    (:func:`jupyter_sched.logs.interleave`), else stdout first."""
-    mux = LogMux(sources, settings.keep_lines, settings.max_line_chars)
-
-    def read(role: str, k: int, stream: str) -> List[str]:
-        return list(runner.log_lines(handle, role, k, regex=regex, since=since, until=until, streams=Stream(stream)))
-
-    items: Dict[int, List[str]] = {}
-    for i, s in enumerate(sources):
-        try:
-            items[i] = read(s.role, s.k, s.stream)
-        except Exception as e:  # noqa: BLE001 - one unreadable replica must not hide the others
-            mux.end(i, f"cannot read logs: {e}")
-    by_replica: Dict[Tuple[str, int], List[int]] = {}
-    for i, s in enumerate(sources):
-        by_replica.setdefault((s.role, s.k), []).append(i)
-    for (role, k), indices in by_replica.items():
-        runs = None
-        if [sources[i].stream for i in indices] == ["stdout", "stderr"] and all(i in items for i in indices):
-            try:  # read after the parts: it holds at least what they hold (any newer output is ignored)
-                runs = interleave(read(role, k, "combined"), [items[i] for i in indices])
-            except Exception:  # noqa: BLE001 - no combined log here: keep per-stream order
-                runs = None
-        for part, run in runs if runs is not None else [(j, items[i]) for j, i in enumerate(indices) if i in items]:
-            mux.feed_items(indices[part], run)
-        for i in indices:
-            if i in items:
-                mux.end(i)
-    return mux
-
-
 class LogPane:
     """Widgets over a LogMux: a replica selector, a Follow/Pause toggle and the HTML log view."""
 
     def __init__(
-        self, mux: LogMux, settings: PaneSettings, title: str = "", height_px: int = 360, live: bool = False
+        self, mux: HtmlLogMux, settings: PaneSettings, title: str = "", height_px: int = 360, live: bool = False
     ) -> None:
         """``live``: :meth:`start` follows next (the first render is then the first tick's)."""
         import ipywidgets as w

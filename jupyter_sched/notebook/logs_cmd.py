@@ -15,16 +15,16 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, List, Mapping, Optional, Tuple
 
 from jupyter_sched.frontend.follow import TailOptions
-from jupyter_sched.frontend.printer import tail
+from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
+from jupyter_sched.frontend.tail import tail
 from jupyter_sched.frontend.targets import parse_identifier
 from jupyter_sched.notebook.args import ArgsError, parse_replicas, parse_time
-from jupyter_sched.notebook.log_model import ALL
 
 READ_ENDED_SECONDS = 10.0
 """How long ``%sched_logs`` of an ended app waits for its logs to be read before it shows them."""
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.notebook.job import Job
+    from jupyter_sched.frontend.job import Job
     from jupyter_sched.notebook.session import Session
 
 OnInterrupt = Callable[["Job"], ContextManager[None]]
@@ -60,9 +60,9 @@ def resolve_target(
 def run(session: "Session", args: Any, *, namespace: Mapping[str, Any], on_interrupt: OnInterrupt) -> Any:
     """``%sched_logs`` with parsed ``args``; ``namespace`` holds the user's variables (Job variables name
     targets) and ``on_interrupt`` wraps the blocking part of ``-f``."""
-    from jupyter_sched.notebook.job import View
-    from jupyter_sched.notebook.log_model import LogMux
-    from jupyter_sched.notebook.log_pane import LogPane, app_sources, follow_limit, read_snapshot
+    from jupyter_sched.notebook.log_model import HtmlLogMux
+    from jupyter_sched.notebook.log_pane import LogPane, follow_limit
+    from jupyter_sched.notebook.record import View
 
     if args.snapshot and args.follow:
         raise ArgsError("--snapshot and -f/--follow contradict each other: give one (a snapshot does not update)")
@@ -91,16 +91,20 @@ def run(session: "Session", args: Any, *, namespace: Mapping[str, Any], on_inter
             print_follow(job, sources, on_interrupt, regex=args.regex, since=since, until=until,
                          streams=args.streams, last=args.tail)  # fmt: skip
         else:
-            mux = read_snapshot(job.runner, job.handle, sources, settings, args.regex, since, until)
+            mux = read_snapshot(job.runner, job.handle, sources, settings.keep_lines, settings.max_line_chars,
+                                args.regex, since, until)  # fmt: skip
             print(snapshot_text(mux, settings.tail_lines))
         return None
     if args.snapshot:
-        mux = read_snapshot(job.runner, job.handle, sources, settings, args.regex, since, until)
-        pane = LogPane(mux, settings, title=title)
+        snapshot = read_snapshot(job.runner, job.handle, sources, settings.keep_lines, settings.max_line_chars,
+                                 args.regex, since, until, mux_type=HtmlLogMux)  # fmt: skip
+        assert isinstance(snapshot, HtmlLogMux)
+        pane = LogPane(snapshot, settings, title=title)
+        mux = snapshot
         text = snapshot_text(mux, min(settings.tail_lines, 20))
         return View(pane.widget, text, f"<pre>{_esc(text)}</pre>", pane)
-    mux = LogMux(follow_limit(sources), settings.keep_lines, settings.max_line_chars)
-    pane = LogPane(mux, settings, title=title, live=True).start(job.runner, job.handle, args.regex, since, until)
+    live = HtmlLogMux(follow_limit(sources), settings.keep_lines, settings.max_line_chars)
+    pane = LogPane(live, settings, title=title, live=True).start(job.runner, job.handle, args.regex, since, until)
     hint = f"logs of {job.handle} (live view); a snapshot: %sched_logs {job.handle} --snapshot"
     view = View(pane.widget, hint, f"<div>{_esc(hint)}</div>", pane)
     if status.is_terminal():  # the app has ended: show its whole log as a static record at once

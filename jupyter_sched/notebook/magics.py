@@ -5,7 +5,7 @@ The methods are thin: they parse (bad arguments raise ``UsageError`` with the us
 :mod:`.run_plan`, :mod:`.session` and the panes. Blocking (``--wait``, ``%sched_logs -f``) waits in short
 slices; an interrupt (■) only detaches: a plain message says what happens to the app (local replicas end
 with the kernel unless ``--detach``) and how to get the Job back, unless ``cancel_on_interrupt`` is set.
-``--wait`` raises :class:`~jupyter_sched.notebook.outcome.JobFailed` when the app did not succeed.
+``--wait`` raises :class:`~jupyter_sched.frontend.job.JobFailed` when the app did not succeed.
 Configuration is the traits of :class:`SchedConfig`.
 """
 
@@ -20,11 +20,11 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, needs_local_scope
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from jupyter_sched.frontend.job import Job
 from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
 from jupyter_sched.notebook.callsite import CallSite, magic_call_site
 from jupyter_sched.notebook.config import SchedConfig, checked_config
-from jupyter_sched.notebook.fn_job import attach as attach_function_job
-from jupyter_sched.notebook.job import Job
+from jupyter_sched.notebook.job_display import compact_in_this_cell, shown_in_this_cell
 from jupyter_sched.notebook.session import Session
 
 
@@ -147,26 +147,24 @@ class SchedMagics(Magics, SchedConfig):
             job = %sched_run -s local_docker --cfg copy_env=HF_* utils.python -m mypkg.train
             %sched_run --dryrun myapp
         """
+        from jupyter_sched.notebook.fn_magic import function_target, run_function
         from jupyter_sched.notebook.run_plan import plan_run
 
-        if cell is None:  # a notebook function named on the line (issue 17): see fn_magic
-            from jupyter_sched.notebook.fn_magic import NOT_A_FUNCTION, run_function_line
-
-            try:
-                launched = run_function_line(self, line, local_ns)
-            except ArgsError as e:
-                raise _usage(e) from None
-            if launched is not NOT_A_FUNCTION:
-                return launched
+        namespace = self._namespace(local_ns)
         try:
             allowed = ("quiet", "detach", "no_wait", "python") if cell is not None else ("quiet", "detach", "no_wait")
-            run_line = split_run_line(split_line(line), allowed)
+            run_line = split_run_line(split_line(line), allowed)  # the line, split once; then one parse per kind
+            if cell is None:  # a notebook function named on the line: see fn_magic
+                component, _ = run_line.component()
+                fn = function_target(component, namespace)
+                if fn is not None:
+                    return run_function(self, run_line, component or "", fn)
             plan = plan_run(
                 run_line,
                 self.session.runner,
                 default_scheduler=self.default_scheduler,
                 scheduler_cfg=self.scheduler_cfg,
-                namespace=self._namespace(local_ns),
+                namespace=namespace,
                 cell=cell,
             )
         except ArgsError as e:
@@ -193,26 +191,26 @@ class SchedMagics(Magics, SchedConfig):
         if run_line.flag("quiet"):
             if wait:
                 self._wait(job, site)
-            job.compact_in_this_cell()
+            compact_in_this_cell(job)
             return job
         if not wait:
             if site is not None and site.assigned:
                 from IPython.display import display
 
                 display(job)  # IPython displays only an unassigned result
-                job.shown_in_this_cell()  # `job = %sched_run ...` then `job`: one pane, then one line
+                shown_in_this_cell(job)  # `job = %sched_run ...` then `job`: one pane, then one line
             return job
         if self.interactive:
             from IPython.display import display
 
             self._wait(job, site, lambda: display(job))
-            job.compact_in_this_cell()
+            compact_in_this_cell(job)
             return job
 
         def announce() -> None:
             print(f"{job.name} launched: {handle} (waiting; interrupt to detach)", flush=True)
             if run_args.log:
-                from jupyter_sched.notebook.log_pane import app_sources
+                from jupyter_sched.frontend.log_model import app_sources
                 from jupyter_sched.notebook.logs_cmd import print_follow
 
                 print_follow(job, app_sources(job.fetch_status()), self.detach_on_interrupt)
@@ -277,11 +275,12 @@ class SchedMagics(Magics, SchedConfig):
             raise _no_app(job)
         if not self.interactive:
             return status
-        from jupyter_sched.notebook.job import View
+        from jupyter_sched.notebook.job_view import fallback_html, fallback_text
+        from jupyter_sched.notebook.record import View
         from jupyter_sched.notebook.status_pane import StatusPane
 
         pane = StatusPane(job, self.session.settings(), status).start()
-        return View(pane.widget, job.fallback_text(), job.fallback_html(), pane)
+        return View(pane.widget, fallback_text(job), fallback_html(job), pane)
 
     @magic_arguments()
     @argument("target", nargs="?", default="", help="app handle, id, name or Job variable; default: the last job")
@@ -300,7 +299,7 @@ class SchedMagics(Magics, SchedConfig):
             raise _no_app(job)
         if type(job) is Job:  # not launched by this kernel: a function job's result is on disk
             try:
-                job = attach_function_job(job.handle)
+                job = self.session.launcher.attach(job.handle)
             except LookupError:
                 pass
         if site is not None and site.assigned:

@@ -22,9 +22,9 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-from jupyter_sched.notebook.reprs import REPLICA_HEADERS, replica_rows
+from jupyter_sched.notebook.reprs import REPLICA_HEADERS, app_span, replica_rows
 from jupyter_sched.notebook.theme import NO_MATH, as_of, esc, fmt_duration, text_table
 
 TEXT_LOG_LINES = 40
@@ -103,6 +103,44 @@ class RecordSource:
         return filter_bundle(live_bundle(self), include, exclude)
 
 
+class View(RecordSource):
+    """A widget shown with fallbacks: ``text/plain`` and ``text/html`` that stay true after display time.
+
+    ``pane`` is the object that owns the widget's threads (``view.pane.stop()`` stops updating it).
+    """
+
+    def __init__(self, widget: Any, text: str, html: str, pane: Any = None) -> None:
+        self.widget = widget
+        self.text = text
+        self.html = html
+        self.pane = pane
+
+    def __repr__(self) -> str:
+        return self.text
+
+    # The record protocol of this module, through the pane when it has one (status and log panes do).
+    @property
+    def trackable(self) -> bool:
+        return hasattr(self.pane, "record_bundle")
+
+    @property
+    def final(self) -> bool:
+        return bool(getattr(self.pane, "final", False))
+
+    def poll(self) -> None:
+        if hasattr(self.pane, "poll"):
+            self.pane.poll()
+
+    def when_final(self, callback: Callable[[], None]) -> None:
+        if hasattr(self.pane, "when_final"):
+            self.pane.when_final(callback)
+
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+        if hasattr(self.pane, "record_bundle"):
+            return dict(self.pane.record_bundle(as_of_ts))
+        return {"text/plain": self.text, "text/html": self.html}
+
+
 def _record(source: Any, as_of_ts: Optional[float]) -> Dict[str, str]:
     """The source's record; if it cannot be made (a backend that fails to answer), a line saying so, so
     that the display (and the live widget) still appears."""
@@ -165,7 +203,7 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
     state is labelled with the time it was true."""
     ended = status is None or status.is_terminal()
     when = "" if ended or as_of_ts is None else f" ({as_of(as_of_ts)})"
-    hint = job.reattach_hint()
+    hint = reattach_hint(job)
     html = (
         f'<div class="jsched-record jsched-job {NO_MATH}" style="font-size:13px">'
         f'<div class="jsched-status">{status_html}'
@@ -185,9 +223,15 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
     return {"text/plain": "\n".join(text), "text/html": html}
 
 
-def _span_text(status: Any) -> str:
-    from jupyter_sched.notebook.status_pane import app_span
+def reattach_hint(job: Any) -> str:
+    """How to get a job back in another cell: its status pane, its logs, and how to stop it."""
+    return (
+        f"re-attach: %sched_status {job.handle} | logs: %sched_logs {job.handle}"
+        f" | stop: %sched_cancel {job.handle}"
+    )
 
+
+def _span_text(status: Any) -> str:
     if status is None or not status.is_terminal():
         return ""
     span = app_span(status, time.time())

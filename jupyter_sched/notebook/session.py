@@ -1,6 +1,6 @@
 """The notebook's session: its Runner, the jobs it knows, and how an app is found again by id or name.
 
-Runners are kept for the life of the process (module-level, keyed by session and log dir) and never
+Its runner is the process-wide one of its session and log dir (:mod:`jupyter_sched.runner.shared`), never
 closed by the notebook layer: closing a Runner closes its local scheduler, which stops the apps it owns,
 and unloading the extension must not kill jobs. A small registry file (one JSON line per launch, under
 ``<log_dir>/.notebook/<session>.jsonl``) remembers which scheduler each app was launched on, so after a
@@ -11,40 +11,23 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
+from jupyter_sched.frontend.job import Job
+from jupyter_sched.functions.job import Launcher
 from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.job import Job
-from jupyter_sched.schedulers.local_scheduler import LOG_DIR_ENV
-from jupyter_sched.schedulers.private_files import FILE_MODE, make_private_dirs
+from jupyter_sched.notebook.job_display import track
+from jupyter_sched.runner.shared import shared_runner
+from jupyter_sched.schedulers.common.private_files import FILE_MODE, make_private_dirs
+from jupyter_sched.schedulers.common.state_dir import default_log_dir
 from jupyter_sched.specs import AppState, parse_app_handle
-
-_RUNNERS: Dict[Tuple[str, str], Any] = {}
-_RUNNERS_LOCK = threading.Lock()
-
-
-def shared_runner(session: str, log_dir: str) -> Any:
-    """The process-wide Runner of ``session`` (created on first use, never closed here)."""
-    from jupyter_sched.runner import get_runner
-
-    if log_dir:
-        os.environ[LOG_DIR_ENV] = os.path.abspath(os.path.expanduser(log_dir))
-    key = (session, os.environ.get(LOG_DIR_ENV, ""))
-    with _RUNNERS_LOCK:
-        runner = _RUNNERS.get(key)
-        if runner is None:
-            runner = _RUNNERS[key] = get_runner(session)
-        return runner
 
 
 def state_dir() -> str:
-    from jupyter_sched.schedulers.local_scheduler import default_log_dir
-
     return os.path.join(default_log_dir(), ".notebook")
 
 
@@ -105,9 +88,24 @@ class Session:
         """The Job of ``handle`` (the same object every time in this kernel)."""
         job = self.jobs.get(handle)
         if job is None:
-            job = Job(handle, self.runner, self.settings, self.interactive, name)
-            self.jobs[handle] = job
+            job = Job(handle, self.runner, name)
+            self.adopt(job)
         return job
+
+    def adopt(self, job: Job) -> None:
+        """Knows ``job`` from now on (``%sched_job`` finds it) and shows it with this session's settings."""
+        track(job, self.settings, self.interactive)
+        self.jobs[job.handle] = job
+
+    def launched_job(self, job: Job) -> None:
+        """A job launched outside the magics (``jupyter_sched.submit``, a sweep's run): recorded like theirs."""
+        self.adopt(job)
+        self.launched(job.handle, job.name)
+
+    @property
+    def launcher(self) -> Launcher:
+        """``jupyter_sched.submit``/``sweep`` in this kernel: on this session's runner, each job recorded here."""
+        return Launcher(self.runner, on_launch=self.launched_job, adopt=self.adopt)
 
     def launched(self, handle: str, name: str) -> Job:
         """Records a launch in this kernel and in the registry file."""

@@ -24,31 +24,19 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 from jupyter_sched.notebook.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
-from jupyter_sched.notebook.reprs import messages_html, replica_table_html
+from jupyter_sched.notebook.record import reattach_hint
+from jupyter_sched.notebook.reprs import app_span, messages_html, replica_table_html
 from jupyter_sched.notebook.theme import MONO, as_of, code, esc, exit_text, fmt_duration, pill
 from jupyter_sched.notebook.usage_view import UsageView, totals_html
 from jupyter_sched.specs import NONE, AppState, AppStatus, ReplicaStatus
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.notebook.job import Job
+    from jupyter_sched.frontend.job import Job
 
 CONFIRM_SECONDS = 4.0
 REASON_LINES = 6
 #: ``(role, k) -> last stderr lines`` of a replica (empty when unknown).
 StderrTail = Callable[[str, int], List[str]]
-
-
-def app_span(status: Optional[AppStatus], now: float) -> Optional[float]:
-    """Seconds from the first replica start to the last replica end (or ``now`` while any runs)."""
-    if status is None:
-        return None
-    reps = [r for role in status.roles for r in role.replicas]
-    starts = [r.started for r in reps if r.started is not None]
-    if not starts:
-        return None
-    ends = [r.finished for r in reps]
-    end = max(e for e in ends if e is not None) if status.is_terminal() and all(e is not None for e in ends) else now
-    return end - min(starts)
 
 
 def error_file_message(text: Optional[str]) -> str:
@@ -253,7 +241,7 @@ class StatusPane:
         if status is not None and status.roles:
             text.append(text_table(REPLICA_HEADERS, replica_rows(status, html=False)))
         text += failures_text(status, self.stderr_tail)
-        hint = self.job.reattach_hint()
+        hint = reattach_hint(self.job)
         text.append(hint)
         html += f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div>'
         return {

@@ -6,19 +6,22 @@ over ``train(lr, bs) -> {"loss": ..., "acc": ...}`` reads as a results table; an
 cannot reach the kernel from an HTML widget), cancels every run, and shows a chosen run's own panes
 (its Job's live view) under the table. The record (``text/html`` and ``text/plain``) is the table in
 grid order, "as of" a time while the sweep runs and final when it has ended.
+
+A :class:`~jupyter_sched.functions.sweep.Sweep` is plain Python: :func:`register` makes :func:`show` its
+IPython display when the extension loads.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from jupyter_sched.functions.sweep import VIEW_MAKERS, Run, Sweep
+from jupyter_sched.notebook import record
 from jupyter_sched.notebook.record import widget_mimes
 from jupyter_sched.notebook.theme import NO_MATH, as_of, esc, fmt_duration, pill, table, text_table
-
-if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.notebook.sweep import Run, Sweep
 
 SCALARS = (int, float, str, bool)
 RESULT_CHARS = 60
@@ -26,7 +29,7 @@ RESULT_CHARS = 60
 TICK = 1.0
 
 
-def columns(sweep: "Sweep") -> Tuple[List[str], List[str], bool, bool]:
+def columns(sweep: Sweep) -> Tuple[List[str], List[str], bool, bool]:
     """``(parameter names, result keys, has a plain result column, has an error column)``."""
     params: Dict[str, None] = {}
     keys: Dict[str, None] = {}
@@ -44,7 +47,7 @@ def columns(sweep: "Sweep") -> Tuple[List[str], List[str], bool, bool]:
     return list(params), [k for k in keys], plain, errors
 
 
-def cells(run: "Run", params: List[str], keys: List[str], plain: bool, errors: bool, now: float) -> List[Any]:
+def cells(run: Run, params: List[str], keys: List[str], plain: bool, errors: bool, now: float) -> List[Any]:
     """The row's raw values (sortable): params, state, elapsed seconds, results, error."""
     value = run.outcome.value if run.outcome is not None and run.outcome.ok else None
     start = run.started or run.launched
@@ -66,7 +69,7 @@ def headers(params: List[str], keys: List[str], plain: bool, errors: bool) -> Li
     return ["#", *params, "state", "elapsed", *shown, *(["result"] if plain else []), *(["error"] if errors else [])]
 
 
-def rows(sweep: "Sweep", sort: Optional[str] = None, descending: bool = False) -> Tuple[List[str], List[List[Any]]]:
+def rows(sweep: Sweep, sort: Optional[str] = None, descending: bool = False) -> Tuple[List[str], List[List[Any]]]:
     params, keys, plain, errors = columns(sweep)
     names = headers(params, keys, plain, errors)
     now = time.time()
@@ -102,7 +105,7 @@ def _fmt(name: str, value: Any) -> str:
     return str(value)
 
 
-def table_html(sweep: "Sweep", sort: Optional[str] = None, descending: bool = False) -> str:
+def table_html(sweep: Sweep, sort: Optional[str] = None, descending: bool = False) -> str:
     names, data = rows(sweep, sort, descending)
     body = []
     for row in data:
@@ -110,24 +113,24 @@ def table_html(sweep: "Sweep", sort: Optional[str] = None, descending: bool = Fa
     return table(names, body, raw=True)
 
 
-def table_text(sweep: "Sweep") -> str:
+def table_text(sweep: Sweep) -> str:
     names, data = rows(sweep)
     return text_table(names, [[_fmt(n, v) for n, v in zip(names, row)] for row in data])
 
 
-def heading(sweep: "Sweep") -> str:
+def heading(sweep: Sweep) -> str:
     return (
         f"sweep {sweep.name} of {sweep.fn_name}: {len(sweep.runs)} runs, "
         f"at most {sweep.max_concurrent} at a time; {sweep.counts_text()}"
     )
 
 
-def record_bundle(sweep: "Sweep", as_of_ts: Optional[float] = None) -> Dict[str, str]:
+def record_bundle(sweep: Sweep, as_of_ts: Optional[float] = None) -> Dict[str, str]:
     """The table in grid order, labelled "as of" while the sweep runs."""
     when = "" if sweep.finished or as_of_ts is None else f" ({as_of(as_of_ts)})"
     hint = (
         f"runs are apps named {sweep.name}-NNN (%sched_list); "
-        f"reload after a restart: jupyter_sched.notebook.sweep.load_sweep({sweep.name!r})"
+        f"reload after a restart: jupyter_sched.load_sweep({sweep.name!r})"
     )
     html = (
         f'<div class="jsched-record jsched-sweep {NO_MATH}" style="font-size:13px">'
@@ -149,7 +152,7 @@ class SweepView:
     has ended and no drawing is asked for, and starts again on the next request (a sort after the end).
     """
 
-    def __init__(self, sweep: "Sweep") -> None:
+    def __init__(self, sweep: Sweep) -> None:
         import ipywidgets as w
 
         self.sweep = sweep
@@ -238,3 +241,67 @@ class SweepView:
         bundle = {} if self.sweep.finished else self.widget_bundle()
         bundle.update(record_bundle(self.sweep, None if self.sweep.finished else time.time()))
         return bundle
+
+
+# -- a Sweep's display, registered as an IPython formatter ----------------------------------------------
+
+_VIEWS: "weakref.WeakKeyDictionary[Sweep, SweepView]" = weakref.WeakKeyDictionary()
+_VIEWS_LOCK = threading.Lock()
+
+
+def view_of(sweep: Sweep) -> SweepView:
+    """The sweep's live table (made on first use)."""
+    with _VIEWS_LOCK:
+        view = _VIEWS.get(sweep)
+        if view is None:
+            view = _VIEWS[sweep] = SweepView(sweep)
+        return view
+
+
+class SweepRecord:
+    """A sweep as :mod:`.record` shows it: the live table while it runs, replaced by its final record."""
+
+    def __init__(self, sweep: Sweep) -> None:
+        self.sweep = sweep
+
+    @property
+    def final(self) -> bool:
+        return self.sweep.finished
+
+    def poll(self) -> None:
+        """Nothing to ask: the sweep's feeder thread keeps its runs current."""
+
+    def when_final(self, callback: Callable[[], None]) -> None:
+        self.sweep.when_final(callback)
+
+    def widget_bundle(self) -> Dict[str, Any]:
+        return view_of(self.sweep).widget_bundle()
+
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+        return record_bundle(self.sweep, as_of_ts)
+
+
+def show(sweep: Sweep, interactive: Callable[[], bool]) -> None:
+    """IPython's display of a Sweep: the live table and its record where widgets render (``interactive``),
+    else the record as of now (the final one once it has ended)."""
+    if sweep.finished or not interactive():
+        from IPython.display import display
+
+        display(record_bundle(sweep, None if sweep.finished else time.time()), raw=True)
+        return
+    record.show(SweepRecord(sweep))
+
+
+def register(shell: Any, interactive: Callable[[], bool]) -> None:
+    """Makes :func:`show` the display of every Sweep in ``shell``, and :func:`view_of` its ``sweep.view()``."""
+    shell.display_formatter.ipython_display_formatter.for_type(Sweep, lambda sweep: show(sweep, interactive))
+    if view_of not in VIEW_MAKERS:
+        VIEW_MAKERS.append(view_of)
+
+
+def unregister(shell: Any) -> None:
+    formatter = shell.display_formatter.ipython_display_formatter
+    if formatter.type_printers.get(Sweep) is not None:
+        formatter.pop(Sweep)
+    if view_of in VIEW_MAKERS:
+        VIEW_MAKERS.remove(view_of)

@@ -17,6 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from jupyter_sched.runner.events import log_event
 from jupyter_sched.schedulers import SchedulerFactory, get_scheduler_factories
 from jupyter_sched.schedulers.api import ListAppResponse, Scheduler, Stream
+from jupyter_sched.schedulers.shared_files import shared_root
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import (
@@ -101,6 +102,11 @@ class Runner:
 
     def scheduler_run_opts(self, scheduler: str) -> runopts:
         return self._scheduler(scheduler).run_opts()
+
+    def shared_root(self, scheduler: str, cfg: Optional[Mapping[str, CfgVal]] = None) -> str:
+        """Where files this process writes for an app on ``scheduler`` (run options ``cfg``) can be read by its
+        replicas; see ``schedulers.shared_files``."""
+        return shared_root(self._scheduler(scheduler), cfg or {})
 
     def cfg_from_str(self, scheduler: str, cfg_str: str) -> Dict[str, CfgVal]:
         """Parses ``k=v,k2=v2`` against the scheduler's run options (unknown keys are errors)."""

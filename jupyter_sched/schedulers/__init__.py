@@ -37,7 +37,7 @@ def _deferred(target: str) -> SchedulerFactory:
 #: target returns ``{NAME: factory}`` for what that library has installed; a prefix whose module (or the
 #: library it needs) is missing adds nothing. ``torchx:`` needs ``pip install jupyter_sched[torchx]``.
 SCHEDULER_PREFIXES: Dict[str, str] = {
-    "torchx": "jupyter_sched.schedulers.torchx_bridge:bridged_factories",
+    "torchx": "jupyter_sched.schedulers.torchx_bridge.scheduler:bridged_factories",
 }
 _PREFIX_NEEDS = {"torchx": "torchx"}
 

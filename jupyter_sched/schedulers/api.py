@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Any, Generic, Iterable, Iterator, List, Mapping, Optional, Protocol, Tuple, TypeVar
+from typing import Any, Generic, Iterable, Iterator, List, Mapping, Optional, Protocol, TypeVar
 
 from jupyter_sched.logs.lines import split_lines
 from jupyter_sched.specs import (
@@ -32,7 +32,6 @@ from jupyter_sched.specs import (
     validate_app,
 )
 from jupyter_sched.specs.limits import check_replica_limit, machine_max_replicas, max_replicas_from_env
-from jupyter_sched.specs.masking import mask_argv
 
 T = TypeVar("T")
 
@@ -255,45 +254,6 @@ def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
         yield from lines
     if pending:
         yield pending
-
-
-def role_summary(role: Role) -> dict:
-    """The parts of a Role a backend records beside an app, so ``describe`` can rebuild it later.
-
-    Only ``describe`` reads it (nothing re-runs from it), so its args are kept masked (specs.masking)."""
-    return {
-        "name": role.name,
-        "image": role.image,
-        "entrypoint": role.entrypoint,
-        "args": mask_argv(role.args),
-        "num_replicas": role.num_replicas,
-        "max_retries": role.max_retries,
-    }
-
-
-def role_from_summary(summary: Mapping[str, Any]) -> Role:
-    """The Role recorded by :func:`role_summary`, rebuilt (fields it does not keep get their defaults)."""
-    return Role(
-        name=summary["name"],
-        image=summary.get("image", ""),
-        entrypoint=summary.get("entrypoint", ""),
-        args=list(summary.get("args", [])),
-        num_replicas=summary.get("num_replicas", 1),
-        max_retries=summary.get("max_retries", 0),
-    )
-
-
-def unknown_replica(app_id: str, role_name: str, k: int, replicas: Iterable[Tuple[str, int]]) -> ValueError:
-    """The error for a ``log_iter`` of a role or replica the app does not have, naming what exists.
-
-    ``replicas`` are the app's ``(role, replica index)`` pairs.
-    """
-    pairs = list(replicas)
-    roles = sorted({role for role, _ in pairs})
-    if role_name not in roles:
-        return ValueError(f"app {app_id} has no role {role_name!r}; its roles are: {', '.join(roles)}")
-    count = sum(1 for role, _ in pairs if role == role_name)
-    return ValueError(f"role {role_name!r} of app {app_id} has replicas 0..{count - 1}, not {k}")
 
 
 def stream_arg(streams: Optional[Stream]) -> Stream:

@@ -6,7 +6,7 @@ any process, e.g. after a kernel restart. Replicas share the user-defined bridge
 (run option ``network``) and reach each other by container name; every replica gets the rank-0 container's
 name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names that variable); the request's
 ``environment`` is exactly TorchX's, our ``PYTHONUNBUFFERED`` and ``JUPYTER_SCHED_*`` are added at create
-(see ``docker_job``).
+(see ``docker.job``).
 
 * Resources are enforced: ``cpu`` -> ``nano_cpus``, ``memMB`` -> memory limit and ``/dev/shm`` size,
   ``gpu`` -> a device request. ``max_retries`` becomes a per-container ``on-failure`` restart policy: docker
@@ -14,17 +14,17 @@ name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names tha
   ``num_restarts`` is docker's restart count.
 * ``schedule`` is all or nothing: it checks host paths and images first, creates every container, then
   starts them; if any step fails for any replica, the containers already created are removed and the
-  error names the replica (``docker_launch``). Images are pulled only under the ``pull`` policy (default:
+  error names the replica (``docker.launch``). Images are pulled only under the ``pull`` policy (default:
   only if missing).
 * ``cancel`` records the cancel in a *cancel record* container that any process sees, then asks the engine
   to stop every replica, one thread each (the image's stop signal, SIGKILL after ``cancel_grace``), and
-  returns at once; the app ends CANCELLED (``docker_cancel``). The threads only wait until their request
+  returns at once; the app ends CANCELLED (``docker.cancel``). The threads only wait until their request
   is sent (at most 0.5 s): a process that exits right after ``cancel`` (the CLI) still cancels every replica.
 * Exited containers are kept, with their logs, until :meth:`DockerScheduler.cleanup` (or ``prune``).
 
 The class keeps the public methods and the per-instance state (the engine client, cached network ids,
 stop threads, stats watchers); the machinery is in the ``docker_*`` modules named above and in
-``docker_describe`` (describe/list from container rows), ``docker_cleanup`` and ``docker_options``.
+``docker.describe`` (describe/list from container rows), ``docker.cleanup`` and ``docker.options``.
 """
 
 from __future__ import annotations
@@ -44,15 +44,16 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
-from jupyter_sched.schedulers.docker_cancel import CANCEL_RECORD_SUFFIX, cancel_app
-from jupyter_sched.schedulers.docker_cleanup import (
+from jupyter_sched.schedulers.common.state_dir import default_log_dir
+from jupyter_sched.schedulers.docker.cancel import CANCEL_RECORD_SUFFIX, cancel_app
+from jupyter_sched.schedulers.docker.cleanup import (
     check_removable,
     remove_containers,
     remove_network,
     remove_workspace_image,
 )
-from jupyter_sched.schedulers.docker_describe import describe_response, list_responses, replica_row
-from jupyter_sched.schedulers.docker_engine import (
+from jupyter_sched.schedulers.docker.describe import describe_response, list_responses, replica_row
+from jupyter_sched.schedulers.docker.engine import (
     DockerNotAvailableError,
     connect,
     ensure_network,
@@ -61,7 +62,7 @@ from jupyter_sched.schedulers.docker_engine import (
     lost_engine,
     parallel,
 )
-from jupyter_sched.schedulers.docker_job import (
+from jupyter_sched.schedulers.docker.job import (
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_OWNER,
@@ -70,47 +71,21 @@ from jupyter_sched.schedulers.docker_job import (
     DockerJob,
     owner_name,
 )
-from jupyter_sched.schedulers.docker_launch import create_and_start, ensure_images
-from jupyter_sched.schedulers.docker_logs import DockerLogIterator
-from jupyter_sched.schedulers.docker_options import DockerOpts, run_opts
-from jupyter_sched.schedulers.docker_request import RANK0_ENV, DockerSubmitError, build_job, check_host_paths
-from jupyter_sched.schedulers.docker_state import cancelled_at, is_cancel_record
-from jupyter_sched.schedulers.docker_usage import TOTALS_DIR, DockerUsage
-from jupyter_sched.schedulers.docker_workspace import DockerWorkspaceMixin
-from jupyter_sched.schedulers.local_scheduler import default_log_dir
+from jupyter_sched.schedulers.docker.launch import create_and_start, ensure_images
+from jupyter_sched.schedulers.docker.logs import DockerLogIterator
+from jupyter_sched.schedulers.docker.options import DockerOpts, run_opts
+from jupyter_sched.schedulers.docker.request import RANK0_ENV, DockerSubmitError, build_job, check_host_paths
+from jupyter_sched.schedulers.docker.state import cancelled_at, is_cancel_record
+from jupyter_sched.schedulers.docker.usage import TOTALS_DIR, DockerUsage
+from jupyter_sched.schedulers.docker.workspace import DockerWorkspaceMixin
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
+from jupyter_sched.specs import Role as Role  # TorchX's docker_scheduler has it too; its users reach it here
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.usage import UsageSample
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
-
-# Names this module imported before its machinery moved to the docker_* modules: still importable from here.
-from jupyter_sched.schedulers.api import unknown_replica  # noqa: F401
-from jupyter_sched.schedulers.docker_engine import ensure_image, explain, is_conflict, send_stop, start_threads  # noqa: F401
-from jupyter_sched.schedulers.docker_job import (  # noqa: F401
-    LABEL_APP_NAME,
-    LABEL_CANCEL_GRACE,
-    LABEL_CANCELLED_AT,
-    LABEL_REPLICA_ID,
-    LABEL_ROLE_NAME,
-    LABEL_VERSION,
-    LABEL_WORKSPACE,
-    package_version,
-)
-from jupyter_sched.schedulers.docker_request import images_of  # noqa: F401
-from jupyter_sched.schedulers.docker_state import (  # noqa: F401
-    ReplicaView,
-    app_id_of,
-    app_state,
-    expected_replicas,
-    gone_message,
-    replica_state,
-    row_state,
-)
-from jupyter_sched.specs import NONE, AppState, ReplicaStatus, Role, RoleStatus  # noqa: F401
-from jupyter_sched.specs.usage import oom_message  # noqa: F401
 
 __all__ = [
     "CANCEL_RECORD_SUFFIX", "DockerContainer", "DockerJob", "DockerNotAvailableError", "DockerOpts",
@@ -207,7 +182,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
             try:
                 self._docker().api.inspect_network(net_id)
                 return net_id
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by is_not_found; others re-raised
                 if not is_not_found(e):
                     raise
         net_id = ensure_network(self._docker(), name)
@@ -343,7 +318,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         if client is not None and self._owns_client:
             try:
                 client.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - close must never raise
                 pass
 
     # -- logs ------------------------------------------------------------------------------------------------
@@ -359,7 +334,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         should_tail: bool = False,
         streams: Optional[Stream] = None,
     ) -> Iterable[str]:
-        """Lines of replica ``k`` of ``role_name`` (see ``docker_logs`` for follow and ``\\r`` details).
+        """Lines of replica ``k`` of ``role_name`` (see ``docker.logs`` for follow and ``\\r`` details).
         A naive ``since``/``until`` is local time."""
         stream = stream_arg(streams)
         row = replica_row(app_id, self._rows(app_id), role_name, k)

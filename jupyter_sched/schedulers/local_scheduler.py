@@ -10,10 +10,10 @@ SIGINT is left alone, so interrupting a cell never kills jobs. Apps are recorded
 ``describe`` and ``log_iter`` work from any process that points at the same ``log_dir``.
 
 This module holds the scheduler (TorchX's public surface: its methods, factories and the names TorchX code
-imports from here); the machinery it delegates to is in its neighbours: ``local_opts`` (run options),
-``local_build`` (the request), ``local_owned`` (starting an app and hearing its replicas end),
-``local_cancel``, ``local_describe`` (finding, describing and listing apps from their records) and
-``local_logs`` (reading a replica's logs).
+imports from here); the machinery it delegates to is in its neighbours: ``local.opts`` (run options),
+``local.build`` (the request), ``local.owned`` (starting an app and hearing its replicas end),
+``local.cancel``, ``local.describe`` (finding, describing and listing apps from their records) and
+``local.logs`` (reading a replica's logs).
 """
 
 from __future__ import annotations
@@ -37,22 +37,24 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
-from jupyter_sched.schedulers.local_build import build_request
-from jupyter_sched.schedulers.local_cancel import CANCEL_MARKER as CANCEL_MARKER  # kept importable from here
-from jupyter_sched.schedulers.local_cancel import cancel_recorded
-from jupyter_sched.schedulers.local_describe import describe_record, find_record, link_into_default_base, list_apps
-from jupyter_sched.schedulers.local_images import CWDImageProvider, ImageProvider, LocalDirectoryImageProvider
-from jupyter_sched.schedulers.local_logs import ChangeFeed, LogIterator, replica_log
-from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request
-from jupyter_sched.schedulers.local_opts import LOG_DIR_ENV as LOG_DIR_ENV  # the front ends import it from here
-from jupyter_sched.schedulers.local_opts import LocalOpts, default_log_dir, local_run_opts
-from jupyter_sched.schedulers.local_owned import OwnedApp, new_record
-from jupyter_sched.schedulers.local_procs import ProcessLoop
-from jupyter_sched.schedulers.local_reaper import ReaperClient
-from jupyter_sched.schedulers.local_request import ENV_CUDA_VISIBLE_DEVICES, PopenRequest, ReplicaParam, format_request
-from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
-from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs
-from jupyter_sched.schedulers.local_state import AppRecord
+from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV as LOG_DIR_ENV  # kept importable from here
+from jupyter_sched.schedulers.common.state_dir import default_log_dir
+from jupyter_sched.schedulers.local.build import build_request
+from jupyter_sched.schedulers.local.cancel import CANCEL_MARKER as CANCEL_MARKER  # kept importable from here
+from jupyter_sched.schedulers.local.cancel import cancel_recorded
+from jupyter_sched.schedulers.local.describe import describe_record, find_record, link_into_default_base, list_apps
+from jupyter_sched.schedulers.local.images import CWDImageProvider, ImageProvider, LocalDirectoryImageProvider
+from jupyter_sched.schedulers.local.logs import ChangeFeed, LogIterator, replica_log
+from jupyter_sched.schedulers.local.meter import LocalMeter, limit_request
+from jupyter_sched.schedulers.local.opts import LocalOpts, local_run_opts
+from jupyter_sched.schedulers.local.owned import OwnedApp, new_record
+from jupyter_sched.schedulers.local.procs import ProcessLoop
+from jupyter_sched.schedulers.local.reaper import ReaperClient
+from jupyter_sched.schedulers.local.request import ENV_CUDA_VISIBLE_DEVICES, PopenRequest, ReplicaParam, format_request
+from jupyter_sched.schedulers.local.signals import SignalCleanup, SignalException
+from jupyter_sched.schedulers.local.spawn import check_entrypoints, make_dirs
+from jupyter_sched.schedulers.local.state import AppRecord
+from jupyter_sched.schedulers.shared_files import SharedFiles
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
@@ -70,7 +72,7 @@ __all__ = [
 # -- the scheduler -------------------------------------------------------------------------------------------
 
 
-class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
+class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles):
     """Schedules on this machine; see the module docstring for what is and is not enforced."""
 
     def __init__(
@@ -229,7 +231,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
     def __del__(self) -> None:
         try:
             self.close()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a finaliser must not raise (close already swallows its own errors)
             pass
 
     # -- logs ----------------------------------------------------------------------------------------------------
@@ -284,6 +286,10 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
             app_id, record, role_name, k, stream, regex, since, until, should_tail, scheduler=self,
             finished=partial(self.replica_finished, app_id, role_name, k), changes=self.log_changes(app_id),
         )  # fmt: skip
+
+    def shared_root(self, cfg: Mapping[str, CfgVal]) -> str:
+        """``log_dir``, else the per-user state directory: a function job's files sit beside its logs."""
+        return str(cfg.get("log_dir") or default_log_dir())
 
     def usage(self, app_id: str) -> List[UsageSample]:
         """Per replica: a live psutil sample of its process tree while it runs, its kept totals after."""

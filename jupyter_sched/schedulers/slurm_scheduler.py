@@ -1,6 +1,6 @@
 """The slurm backend: an AppDef runs as one Slurm batch job, each replica a het-job component on its own node.
 
-``submit_dryrun`` renders the batch script (see :mod:`slurm_batch` for the mapping) and checks with ``sinfo``
+``submit_dryrun`` renders the batch script (see :mod:`slurm.batch` for the mapping) and checks with ``sinfo``
 that the partition can hold the app; ``schedule`` writes the script, a manifest and the replicas' log files
 into the app's directory under ``job_dir`` and runs ``sbatch --parsable``. The Slurm job id is the app id.
 
@@ -10,14 +10,14 @@ and for jobs the controller has forgotten. ``list`` shows the jobs this session 
 ``<job root>/<session>/jobs/``, so any process sees them), with their states read from Slurm in one query.
 
 Logs are the files the replica wrapper writes on the node (``<app_dir>/<role>/<k>/{stdout,stderr,combined}.log``
-with time indexes), read with the same line and ``\\r`` semantics as the local backend (:mod:`slurm_logs`).
+with time indexes), read with the same line and ``\\r`` semantics as the local backend (:mod:`slurm.logs`).
 The app directory must be on a filesystem every node shares with the submitting machine (the default, under
 the user's home, usually is).
 
-The class keeps the Scheduler methods and delegates: the request to :mod:`slurm_batch`, the capacity check
-and ``sbatch`` to :mod:`slurm_submit`, the app directory and the session's index to :mod:`slurm_files`,
-reading a job from Slurm to :mod:`slurm_job`, the answers of ``describe`` and ``list`` to
-:mod:`slurm_status`, log files to :mod:`slurm_logs`, usage to :mod:`slurm_usage`.
+The class keeps the Scheduler methods and delegates: the request to :mod:`slurm.batch`, the capacity check
+and ``sbatch`` to :mod:`slurm.submit`, the app directory and the session's index to :mod:`slurm.files`,
+reading a job from Slurm to :mod:`slurm.job`, the answers of ``describe`` and ``list`` to
+:mod:`slurm.status`, log files to :mod:`slurm.logs`, usage to :mod:`slurm.usage`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import time
 from datetime import datetime
 from typing import Any, Iterable, List, Mapping, Optional, Tuple
 
-from jupyter_sched.schedulers import slurm_cli, slurm_opts
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -36,15 +35,19 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
-from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest, build_request
-from jupyter_sched.schedulers.slurm_cli import SlurmError
-from jupyter_sched.schedulers.slurm_files import recorded_jobs
-from jupyter_sched.schedulers.slurm_job import SlurmJob, SlurmJobReader
-from jupyter_sched.schedulers.slurm_logs import ReplicaEnds, SlurmLogIterator, replica_log_path
-from jupyter_sched.schedulers.slurm_opts import SlurmOpts
-from jupyter_sched.schedulers.slurm_status import describe_job, list_jobs
-from jupyter_sched.schedulers.slurm_submit import ClusterCapacity, submit
-from jupyter_sched.schedulers.slurm_usage import SlurmUsage
+from jupyter_sched.schedulers.common.state_dir import default_job_root
+from jupyter_sched.schedulers.shared_files import SharedFiles
+from jupyter_sched.schedulers.slurm import cli as slurm_cli
+from jupyter_sched.schedulers.slurm import opts as slurm_opts
+from jupyter_sched.schedulers.slurm.batch import SlurmBatchRequest, build_request
+from jupyter_sched.schedulers.slurm.cli import SlurmError
+from jupyter_sched.schedulers.slurm.files import recorded_jobs
+from jupyter_sched.schedulers.slurm.job import SlurmJob, SlurmJobReader
+from jupyter_sched.schedulers.slurm.logs import ReplicaEnds, SlurmLogIterator, replica_log_path
+from jupyter_sched.schedulers.slurm.opts import SlurmOpts
+from jupyter_sched.schedulers.slurm.status import describe_job, list_jobs
+from jupyter_sched.schedulers.slurm.submit import ClusterCapacity, submit
+from jupyter_sched.schedulers.slurm.usage import SlurmUsage
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import (
@@ -62,21 +65,10 @@ from jupyter_sched.specs.usage import UsageSample
 __all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "create_scheduler", "default_job_root"]
 
 
-def default_job_root() -> str:
-    """Where app directories and the session's job records go without ``job_dir``:
-    ``$JUPYTER_SCHED_SLURM_DIR``, else ``$XDG_STATE_HOME/jupyter_sched/slurm`` (``~/.local/state/...``).
-    A home directory is usually shared by every node of a cluster; ``/tmp`` is not."""
-    env = os.environ.get("JUPYTER_SCHED_SLURM_DIR")
-    if env:
-        return env
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(state, "jupyter_sched", "slurm")
-
-
 # -- the scheduler -------------------------------------------------------------------------------------------------
 
 
-class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
+class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs, SharedFiles):
     """Runs apps as Slurm batch jobs; see the module docstring and docs/slurm.md."""
 
     def __init__(self, session_name: str, job_root: Optional[str] = None) -> None:
@@ -98,7 +90,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
         """The cluster's size: one replica per node, so an app can never have more replicas than the cluster
         has nodes (``JUPYTER_SCHED_MAX_REPLICAS`` overrides it). Checked before any request is built; the
         capacity check then refines it per partition, resources and constraint. Without ``sinfo``,
-        ``slurm_submit.UNKNOWN_CLUSTER_MAX``."""
+        ``slurm.submit.UNKNOWN_CLUSTER_MAX``."""
         return self._cluster.max_replicas()
 
     def _submit_dryrun(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> AppDryRunInfo[SlurmBatchRequest]:
@@ -149,9 +141,13 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs):
             slurm_cli.check_result(proc, f"scancel {app_id}")
 
     # -- usage -----------------------------------------------------------------------------------------------------
+    def shared_root(self, cfg: Mapping[str, CfgVal]) -> str:
+        """``job_dir``, else this scheduler's root: a directory every node shares (see ``default_job_root``)."""
+        return str(cfg.get("job_dir") or self._root)
+
     def usage(self, app_id: str) -> List[UsageSample]:
         """Per replica: ``sstat`` of its running step, ``sacct`` MaxRSS/TotalCPU once it ended (see
-        ``slurm_usage``; a cluster that gathers nothing is refused with the setting to change)."""
+        ``slurm.usage``; a cluster that gathers nothing is refused with the setting to change)."""
         job = self._job(app_id)
         if job is None:
             raise UnknownAppException(app_id)

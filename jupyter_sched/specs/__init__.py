@@ -10,15 +10,15 @@ from jupyter_sched.specs.app import (
     MISSING,
     NONE,
     AppDef,
+    AppDryRunInfo,
     RetryPolicy,
     Role,
     macros,
     validate_app,
 )
 from jupyter_sched.specs.builders import materialize_appdef  # noqa: E402 (needs the names above)
-from jupyter_sched.specs.dryrun import AppDryRunInfo, DryRunView, ReplicaPlan
+from jupyter_sched.specs.dryrun import DryRunView, ReplicaPlan
 from jupyter_sched.specs.errors import (
-    AppStatusError,
     InvalidAppError,
     InvalidRunConfigException,
     MalformedAppHandleException,
@@ -34,18 +34,13 @@ from jupyter_sched.specs.handles import (
     random_id,
 )
 from jupyter_sched.specs.mounts import BindMount, DeviceMount, Mount, MountType, VolumeMount, parse_mounts
-from jupyter_sched.specs.resources import (
-    NULL_RESOURCE,
-    NamedResources,
-    Resource,
-    get_named_resources,
-    named_resources,
-    resource,
-)
+from jupyter_sched.specs.resource_table import NamedResources, get_named_resources, named_resources, resource
+from jupyter_sched.specs.resources import NULL_RESOURCE, Resource
 from jupyter_sched.specs.runopts import CfgVal, get_type_name, runopt, runopts
 from jupyter_sched.specs.state import (
     AppState,
     AppStatus,
+    AppStatusError,
     ReplicaState,
     ReplicaStatus,
     RoleStatus,

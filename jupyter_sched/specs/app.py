@@ -6,16 +6,17 @@ import copy
 from dataclasses import dataclass, field
 from enum import Enum
 from string import Template
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, TypeVar
 
+from jupyter_sched.specs.dryrun import DryRunView
 from jupyter_sched.specs.errors import InvalidAppError
 from jupyter_sched.specs.masking import masked_fields
 from jupyter_sched.specs.mounts import Mount
 from jupyter_sched.specs.names import safe_name
 from jupyter_sched.specs.resources import NULL_RESOURCE, Resource
+from jupyter_sched.specs.runopts import CfgVal
 
-if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.specs.dryrun import AppDryRunInfo
+T = TypeVar("T")
 
 MISSING: str = "<MISSING>"
 """Default entrypoint: a Role without one cannot run."""
@@ -189,3 +190,42 @@ def validate_app(app: AppDef) -> None:
         if bad_env:
             k, v = next(iter(bad_env.items()))
             raise InvalidAppError(f"{where}.env[{k!r}]", f"env values must be strings, got {v!r}", "Quote it, e.g. '1'")
+
+
+class AppDryRunInfo(Generic[T]):
+    """Holds the scheduler-native request (``.request``) and how to print it (``repr(info)``).
+
+    The scheduler sets the app and resolved cfg it was made from, and the runner sets the scheduler name;
+    read them with :attr:`app`, :attr:`cfg` and :attr:`scheduler` (the ``_app``/``_cfg``/``_scheduler``
+    attributes of TorchX's interface are kept for code written against it).
+    """
+
+    def __init__(self, request: T, fmt: Callable[[T], str]) -> None:
+        self.request = request
+        self._fmt = fmt
+        self._app: Optional[AppDef] = None
+        self._cfg: Mapping[str, CfgVal] = {}
+        self._scheduler: Optional[str] = None
+
+    @property
+    def app(self) -> Optional[AppDef]:
+        """The AppDef this request was made for (a copy: the caller's object is never modified)."""
+        return self._app
+
+    @property
+    def cfg(self) -> Mapping[str, CfgVal]:
+        """The resolved run options, defaults included."""
+        return self._cfg
+
+    @property
+    def scheduler(self) -> Optional[str]:
+        """The registry name of the scheduler (set by the runner)."""
+        return self._scheduler
+
+    def view(self) -> Optional[DryRunView]:
+        """The request's neutral view (its ``dryrun_view()``), or None for a request that offers none."""
+        describe = getattr(self.request, "dryrun_view", None)
+        return describe() if callable(describe) else None
+
+    def __repr__(self) -> str:
+        return self._fmt(self.request)

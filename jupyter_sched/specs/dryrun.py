@@ -1,5 +1,6 @@
-"""AppDryRunInfo: the exact request a scheduler would receive, without running anything; and the neutral
-view of a request (:class:`DryRunView`) through which front ends and components read any backend's request.
+"""The neutral view of a request (:class:`DryRunView`) through which front ends and components read any
+backend's request (``AppDryRunInfo``, the exact request a scheduler would receive, is in ``app``, as in
+TorchX's ``specs.api``).
 
 A request is backend-specific (``Popen`` arguments, docker SDK kwargs, an sbatch script). A backend that
 gives its request a ``dryrun_view()`` method returning a :class:`DryRunView` describes it in neutral
@@ -13,13 +14,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, Generic, List, Mapping, Optional, Tuple, TypeVar
-
-if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.specs.app import AppDef
-    from jupyter_sched.specs.runopts import CfgVal
-
-T = TypeVar("T")
+from typing import Dict, List, Optional, Tuple
 
 LAUNCH_ENV_HEADING = "launch env (added when it starts, wins over env)"
 """How every rendering titles :attr:`ReplicaPlan.launch_env`."""
@@ -81,42 +76,3 @@ class DryRunView:
     """Free-form blocks of text: ``(title, text)``, e.g. ``("batch script", "#!/bin/bash ...")``."""
     warnings: List[str] = field(default_factory=list)
     """What would probably go wrong, said before anything runs."""
-
-
-class AppDryRunInfo(Generic[T]):
-    """Holds the scheduler-native request (``.request``) and how to print it (``repr(info)``).
-
-    The scheduler sets the app and resolved cfg it was made from, and the runner sets the scheduler name;
-    read them with :attr:`app`, :attr:`cfg` and :attr:`scheduler` (the ``_app``/``_cfg``/``_scheduler``
-    attributes of TorchX's interface are kept for code written against it).
-    """
-
-    def __init__(self, request: T, fmt: Callable[[T], str]) -> None:
-        self.request = request
-        self._fmt = fmt
-        self._app: Optional["AppDef"] = None
-        self._cfg: Mapping[str, "CfgVal"] = {}
-        self._scheduler: Optional[str] = None
-
-    @property
-    def app(self) -> Optional["AppDef"]:
-        """The AppDef this request was made for (a copy: the caller's object is never modified)."""
-        return self._app
-
-    @property
-    def cfg(self) -> Mapping[str, "CfgVal"]:
-        """The resolved run options, defaults included."""
-        return self._cfg
-
-    @property
-    def scheduler(self) -> Optional[str]:
-        """The registry name of the scheduler (set by the runner)."""
-        return self._scheduler
-
-    def view(self) -> Optional[DryRunView]:
-        """The request's neutral view (its ``dryrun_view()``), or None for a request that offers none."""
-        describe = getattr(self.request, "dryrun_view", None)
-        return describe() if callable(describe) else None
-
-    def __repr__(self) -> str:
-        return self._fmt(self.request)

@@ -1,4 +1,4 @@
-"""Typed exceptions of the data model.
+"""Typed exceptions of the data model (``AppStatusError`` is beside the status it carries, in ``state``).
 
 Every message names the bad value and says how to fix it, because these errors are read by a person in a
 notebook cell, usually right after they typed the value.
@@ -6,12 +6,9 @@ notebook cell, usually right after they typed the value.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from jupyter_sched.specs.masking import mask_text, mask_tree
-
-if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.specs.state import AppStatus
 
 
 class InvalidAppError(ValueError):
@@ -72,11 +69,3 @@ class UnknownSchedulerException(Exception):
         hint = f" Use one of: {', '.join(known)}" if known else ""
         super().__init__(f"Unknown scheduler backend: {scheduler!r}.{hint}")
         self.scheduler = scheduler
-
-
-class AppStatusError(Exception):
-    """Raised by :meth:`AppStatus.raise_for_status` when an app did not succeed."""
-
-    def __init__(self, status: "AppStatus", *args: object) -> None:
-        super().__init__(*args)
-        self.status = status

@@ -11,8 +11,15 @@ from enum import Enum
 from typing import Any, List, Optional
 
 from jupyter_sched.specs.app import NONE
-from jupyter_sched.specs.errors import AppStatusError
 from jupyter_sched.specs.usage import UsageTotals
+
+
+class AppStatusError(Exception):
+    """Raised by :meth:`AppStatus.raise_for_status` when an app did not succeed."""
+
+    def __init__(self, status: AppStatus, *args: object) -> None:
+        super().__init__(*args)
+        self.status = status
 
 
 class AppState(int, Enum):

@@ -153,5 +153,3 @@ def oom_message(limit_bytes: Optional[int], peak_bytes: Optional[int], peak_unkn
     detail = f" ({', '.join(parts)})" if parts else ""
     return f"killed: out of memory{detail}"
 
-
-OOM_PREFIX = "killed: out of memory"

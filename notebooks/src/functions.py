@@ -146,7 +146,7 @@ results = sweep.results()
 
 # %% [markdown]
 # Each run is an ordinary app of the session named `<sweep>-NNN`, so `%sched_list` shows them together,
-# and `jupyter_sched.notebook.sweep.load_sweep(sweep.name)` finds the finished runs and their results
+# and `jupyter_sched.load_sweep(sweep.name)` finds the finished runs and their results
 # again after a kernel restart.
 
 # %%

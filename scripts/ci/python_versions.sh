@@ -19,7 +19,7 @@ cd "$root"
 TESTS=(  # what differs between Pythons: parsing (config, times, typing syntax), processes, the kernel
     tests/specs tests/logs tests/components tests/frontend tests/cli/test_config.py tests/cli/test_render.py
     tests/cli/test_python_compat.py
-    tests/test_runner.py tests/schedulers/test_local_scheduler.py tests/schedulers/test_api_registry.py
+    tests/runner/test_runner.py tests/schedulers/local/test_scheduler.py tests/schedulers/test_api_registry.py
     tests/notebook/test_kernel.py tests/notebook/test_extension.py tests/notebook/test_log_model.py
     tests/functions/test_submit_local.py tests/functions/test_remote_sources.py
 )

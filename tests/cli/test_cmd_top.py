@@ -13,9 +13,7 @@ from cli_helpers import Cli  # type: ignore[import-not-found]
 
 from jupyter_sched.runner import get_runner
 from jupyter_sched.specs import AppDef, Role
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "schedulers"))
-from usage_programs import MB, hog_code  # type: ignore[import-not-found]  # noqa: E402
+from tests.schedulers.usage_programs import MB, hog_code
 
 FIELDS = {"role", "replica", "cpu_percent", "cpu_seconds", "rss_bytes", "peak_rss_bytes", "mem_limit_bytes"}
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from tests.cli.cli_helpers import Cli
-from tests.schedulers.docker_fixtures import BUSYBOX
+from tests.schedulers.docker.fixtures import BUSYBOX
 
 
 def test_workspace_build_progress_on_stderr_unless_quiet(cli: Cli, docker_engine: None) -> None:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.cli.cli_helpers import Cli
-from tests.schedulers.docker_fixtures import BUSYBOX
+from tests.schedulers.docker.fixtures import BUSYBOX
 
 SECRETS = ("ghp_S3CRET", "hunter2", "t0kenVal", "pW9")  # none can occur in an app id (no capitals or vowels there)
 ARGS = ("--env", "GITHUB_PAT=ghp_S3CRET,REPO=https://me:pW9@example.com/r.git", "--",

@@ -12,7 +12,7 @@ import pyte
 import pytest
 
 from tests.cli.cli_helpers import Cli
-from tests.schedulers.docker_fixtures import BUSYBOX
+from tests.schedulers.docker.fixtures import BUSYBOX
 
 TITLE = "\x1b]0;PWNED-TITLE\x07"
 CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"

@@ -8,8 +8,8 @@ import threading
 import pytest
 
 import jupyter_sched
+from jupyter_sched.frontend.job import Job
 from jupyter_sched.functions import FunctionError, UnpicklableError
-from jupyter_sched.notebook.job import Job
 from jupyter_sched.specs import AppState
 
 
@@ -112,14 +112,14 @@ def test_a_value_that_cannot_be_pickled_back_is_an_error_naming_it() -> None:
 
 
 def _function_dirs() -> set:
-    from jupyter_sched.schedulers.local_scheduler import default_log_dir
+    from jupyter_sched.schedulers.common.state_dir import default_log_dir
 
     root = os.path.join(default_log_dir(), "default", "functions")
     return set(os.listdir(root)) if os.path.isdir(root) else set()
 
 
 def test_a_replica_that_dies_without_a_result_is_a_job_failure_naming_it() -> None:
-    from jupyter_sched.notebook.outcome import JobFailed
+    from jupyter_sched.frontend.job import JobFailed
 
     job = jupyter_sched.submit(lambda: os._exit(3))
     with pytest.raises(JobFailed, match="exit code 3"):
@@ -133,7 +133,7 @@ def test_another_process_attaches_to_a_function_job_and_reads_its_result() -> No
 
     job = jupyter_sched.submit(lambda: {"answer": 42})
     job.wait(timeout=60)
-    code = f"from jupyter_sched.notebook.fn_job import attach\nprint(attach({job.handle!r}).result())"
+    code = f"from jupyter_sched import attach\nprint(attach({job.handle!r}).result())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "{'answer': 42}"
@@ -175,7 +175,7 @@ def test_the_job_directory_follows_the_log_dir_run_option(tmp_path) -> None:  # 
     assert job.job_dir.startswith(str(log_dir / "default" / "functions") + os.sep), job.job_dir
     assert os.path.isfile(os.path.join(job.job_dir, "result-0.pkl"))
     assert _function_dirs() == before, "nothing was written under the default log dir"
-    code = f"from jupyter_sched.notebook.fn_job import attach\nprint(attach({job.handle!r}).result())"
+    code = f"from jupyter_sched import attach\nprint(attach({job.handle!r}).result())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "{'answer': 7}"
@@ -318,4 +318,6 @@ def test_a_value_of_a_class_that_exists_only_in_the_replica_is_an_error_naming_t
         sweep.results(timeout=120)
     got = sweep.results(errors="return")
     assert got[0] == 1 and got[2] == 3 and isinstance(got[1], ResultError)
-    assert f"module '{name}'" in sweep.record_bundle()["text/plain"]
+    from jupyter_sched.notebook.sweep_view import record_bundle  # the table a notebook saves
+
+    assert f"module '{name}'" in record_bundle(sweep)["text/plain"]

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from nbhelpers import py, wait_for
 
-from jupyter_sched.notebook.job import Job
-from jupyter_sched.notebook.outcome import JobFailed
+from jupyter_sched.frontend.job import Job, JobFailed
 from jupyter_sched.specs import AppState
 
 FAIL_ONE = "if [ \"$JUPYTER_SCHED_REPLICA_ID\" = 1 ]; then echo \"KeyError: 'y'\" >&2; exit 3; fi; sleep 60"

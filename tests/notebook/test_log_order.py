@@ -13,9 +13,10 @@ from typing import Any, List
 
 from nbhelpers import wait_for
 
+from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
 from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.log_model import ALL, LogMux
-from jupyter_sched.notebook.log_pane import LogPane, app_sources, read_snapshot
+from jupyter_sched.notebook.log_model import HtmlLogMux
+from jupyter_sched.notebook.log_pane import LogPane
 from jupyter_sched.runner import get_runner
 from jupyter_sched.specs import AppDef, Role, resource
 
@@ -51,7 +52,7 @@ def _watch(scheduler: str, cfg: Any, gap: float, recorder: Any) -> List[List[str
         wait_for(lambda: runner.status(handle) and runner.status(handle).roles, 120, "the replica to be listed")
         sources = app_sources(runner.status(handle))
         assert [s.stream for s in sources] == ["stdout", "stderr"]
-        pane = LogPane(LogMux(sources, settings.keep_lines, settings.max_line_chars), settings, live=True)
+        pane = LogPane(HtmlLogMux(sources, settings.keep_lines, settings.max_line_chars), settings, live=True)
         pane.start(runner, handle)
         try:
             while not pane.done.is_set():
@@ -60,7 +61,7 @@ def _watch(scheduler: str, cfg: Any, gap: float, recorder: Any) -> List[List[str
             seen.append(_shown(pane))
         finally:
             pane.stop()
-        snapshot = read_snapshot(runner, handle, sources, settings)
+        snapshot = read_snapshot(runner, handle, sources, settings.keep_lines, settings.max_line_chars)
         seen.append([line.text for _, line in snapshot.rows(ALL, 400)[0] if line.text])
     return seen
 

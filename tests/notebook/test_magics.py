@@ -11,7 +11,8 @@ from nbhelpers import py, wait_for
 
 from jupyter_sched.cli.cmd_run import parse_run_args
 from jupyter_sched.components.finder import materialize
-from jupyter_sched.notebook.job import Job
+from jupyter_sched.frontend.job import Job
+from jupyter_sched.notebook.job_view import mimebundle
 from jupyter_sched.notebook.magics import Detached
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import AppDef, AppDryRunInfo, AppState, AppStatus, Role
@@ -119,7 +120,7 @@ def test_run_wait_in_text_mode_returns_the_ended_job(ip: Any, magics: Any, capsy
     job = run(ip, "--wait utils.sh 'echo hi; echo oops >&2'")
     assert isinstance(job, Job) and job.last_status.state == AppState.SUCCEEDED
     assert "launched" in capsys.readouterr().out
-    bundle = job._repr_mimebundle_()
+    bundle = mimebundle(job)
     assert set(bundle) == {"text/plain", "text/html"}
     assert "SUCCEEDED" in bundle["text/plain"] and f"%sched_status {job.handle}" in bundle["text/plain"]
     assert job.logs() == ["sh/0 | hi", "sh/0 ! oops"]
@@ -137,7 +138,7 @@ def test_run_log_in_text_mode_streams_the_lines(ip: Any, magics: Any, capsys: An
 def test_run_returns_at_once_and_the_job_can_be_cancelled(ip: Any, magics: Any) -> None:
     job = run(ip, "utils.sh 'sleep 30'")
     assert job.state == AppState.RUNNING
-    text = job._repr_mimebundle_()["text/plain"]
+    text = mimebundle(job)["text/plain"]
     head = text.splitlines()[0]
     assert job.handle in head and "RUNNING" in head and "(as of " in head  # a state says when it was true
     assert "RUNNING" not in repr(job) and "RUNNING" not in repr([job])  # e.g. a list of jobs as a cell result
@@ -159,11 +160,11 @@ def test_compact_display_is_only_for_the_launching_cell(ip: Any, magics: Any, ca
 
 def test_quiet_shows_one_line_once(ip: Any, magics: Any) -> None:
     job = run(ip, "--quiet --wait utils.echo")
-    assert job._repr_mimebundle_() == {
+    assert mimebundle(job) == {
         "text/plain": job.summary(),
         "text/html": f"<div>{job.summary()}</div>",
     }
-    assert "re-attach" in job._repr_mimebundle_()["text/plain"]
+    assert "re-attach" in mimebundle(job)["text/plain"]
 
 
 def test_wait_trait_blocks_unless_no_wait(ip: Any, magics: Any) -> None:

@@ -9,7 +9,7 @@ from test_kernel import execute, kernel, run_ok  # noqa: F401 - the kernel fixtu
 
 CODE = """
 import logging
-log = logging.getLogger("jupyter_sched.schedulers.docker_engine")
+log = logging.getLogger("jupyter_sched.schedulers.docker.engine")
 for i in range(30):
     log.info("docker pull img:1: step %d", i)
 log.warning("<b>odd</b> thing\\nsecond line")

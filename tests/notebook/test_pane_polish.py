@@ -11,7 +11,7 @@ from typing import Any
 
 from nbhelpers import py, wait_for
 
-from jupyter_sched.notebook.job import Job
+from jupyter_sched.frontend.job import Job
 from jupyter_sched.specs import AppState
 
 FAIL_ONE = (

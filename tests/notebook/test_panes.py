@@ -13,12 +13,16 @@ import pytest
 from IPython.utils.capture import capture_output
 from nbhelpers import py, wait_for
 
+from jupyter_sched.frontend.job import Job
+from jupyter_sched.frontend.log_model import Source
 from jupyter_sched.notebook import live
 from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.job import Job, View
+from jupyter_sched.notebook.job_display import display_of
+from jupyter_sched.notebook.job_view import mimebundle
 from jupyter_sched.notebook.list_pane import ListPane
-from jupyter_sched.notebook.log_model import LogMux, Source
+from jupyter_sched.notebook.log_model import HtmlLogMux
 from jupyter_sched.notebook.log_pane import LogPane
+from jupyter_sched.notebook.record import View
 from jupyter_sched.specs import AppState
 
 FLOOD = 100_000
@@ -34,7 +38,7 @@ def launch(ip: Any, line: str) -> Job:
 def shown(job: Job) -> Any:
     """Displays the job (as a cell would) and returns its view once its log pane has finished (a job that
     has already ended displays its record only; its view is made all the same, to test the panes)."""
-    bundle = job._repr_mimebundle_()
+    bundle = mimebundle(job)
     assert WIDGET_VIEW in bundle or job.last_status.is_terminal()
     view = job.view()
     wait_for(view.log_pane.done.is_set, 120, "the log pane to finish")
@@ -45,7 +49,7 @@ def shown(job: Job) -> Any:
 # -- traffic -------------------------------------------------------------------------------------------------
 def test_flood_fed_by_hand_is_one_update_per_tick(recorder: Any) -> None:
     settings = PaneSettings(tail_lines=400, keep_lines=5000, max_line_chars=4000)
-    pane = LogPane(LogMux([Source("w", 0, "stdout")], settings.keep_lines, settings.max_line_chars), settings)
+    pane = LogPane(HtmlLogMux([Source("w", 0, "stdout")], settings.keep_lines, settings.max_line_chars), settings)
     comm_id = pane.html.comm.comm_id
     before = len(recorder.updates(comm_id))
     for i in range(FLOOD):
@@ -67,7 +71,7 @@ def test_long_coloured_lines_are_bounded_in_bytes_not_just_lines(recorder: Any) 
     """Lines of 4,000 characters, each character in its own colour, are ~150 KB of HTML each (400 of them
     ~57 MB per update): the pane renders newest-first up to a byte budget and counts the rest as not shown."""
     settings = PaneSettings(tail_lines=400, keep_lines=5000, max_line_chars=4000)
-    pane = LogPane(LogMux([Source("w", 0, "stdout")], settings.keep_lines, settings.max_line_chars), settings)
+    pane = LogPane(HtmlLogMux([Source("w", 0, "stdout")], settings.keep_lines, settings.max_line_chars), settings)
     rainbow = "".join(f"\x1b[3{i % 8}m#" for i in range(4000)) + "\x1b[0m"
     for i in range(40):
         pane._on_item(0, f"{i:03d}{rainbow}\n")
@@ -125,7 +129,7 @@ def colourful(ip: Any) -> Job:
 
 
 def test_log_pane_escapes_colours_and_resolves_progress_bars(widgets: Any, recorder: Any, colourful: Job) -> None:
-    colourful._view = None  # a fresh view in widget mode
+    display_of(colourful).view = None  # a fresh view in widget mode
     view = shown(colourful)
     value = view.log_pane.html.value
     assert "<script>" not in value and "&lt;script&gt;alert(0)&lt;/script&gt; &amp; done" in value
@@ -138,7 +142,7 @@ def test_log_pane_escapes_colours_and_resolves_progress_bars(widgets: Any, recor
 
 
 def test_log_pane_replica_selector_and_pause(widgets: Any, recorder: Any, colourful: Job) -> None:
-    colourful._view = None
+    display_of(colourful).view = None
     pane = shown(colourful).log_pane
     assert pane.selector.options == ("all", "python/0", "python/1")
     pane.selector.value = "python/1"
@@ -154,21 +158,21 @@ def test_log_pane_replica_selector_and_pause(widgets: Any, recorder: Any, colour
 
 def test_job_bundle_has_widget_and_fallbacks(widgets: Any, recorder: Any, ip: Any) -> None:
     job = launch(ip, "utils.sh 'sleep 30'")
-    bundle = job._repr_mimebundle_()
+    bundle = mimebundle(job)
     assert set(bundle) == {WIDGET_VIEW, "text/plain", "text/html"}
     head = bundle["text/plain"].splitlines()[0]
     assert "RUNNING" in head and "(as of " in head  # a state in a record says when it was true
     assert "<i>as of " in bundle["text/html"]
     assert f"%sched_status {job.handle}" in bundle["text/plain"]
-    assert set(job._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
-    assert WIDGET_VIEW not in job._repr_mimebundle_(exclude=[WIDGET_VIEW])
+    assert set(mimebundle(job, include=["text/plain"])) == {"text/plain"}
+    assert WIDGET_VIEW not in mimebundle(job, exclude=[WIDGET_VIEW])
     job.cancel()
     job.wait(timeout=30)
 
 
 def test_status_pane_cancel_asks_to_confirm(widgets: Any, recorder: Any, ip: Any) -> None:
     job = launch(ip, "utils.sh 'echo started; sleep 30'")
-    job._repr_mimebundle_()
+    mimebundle(job)
     status = job.view().status_pane
     assert "RUNNING" in status.html.value and not status.cancel_button.disabled
     status.cancel_button.click()
@@ -187,8 +191,8 @@ def test_wait_in_widget_mode_displays_the_live_view_then_a_summary(widgets: Any,
     with capture_output() as cap:
         job = launch(ip, "--wait utils.sh 'sleep 1; echo shown'")
     assert WIDGET_VIEW in cap.outputs[0].data and job.last_status.state == AppState.SUCCEEDED
-    assert job._repr_mimebundle_()["text/plain"] == job.summary()  # once: the view is already on screen
-    record = job._repr_mimebundle_()  # the job has ended: the record, no widget needed
+    assert mimebundle(job)["text/plain"] == job.summary()  # once: the view is already on screen
+    record = mimebundle(job)  # the job has ended: the record, no widget needed
     assert WIDGET_VIEW not in record and record["text/plain"].startswith(job.summary())
     assert "shown" in record["text/plain"] and "SUCCEEDED" in record["text/html"]
 
@@ -230,7 +234,7 @@ def test_unload_stops_the_panes_but_not_the_job(ip: Any, widgets: Any, recorder:
     from jupyter_sched.notebook.extension import load, unload
 
     job = launch(ip, py("import time\nfor i in range(600):\n    print(i, flush=True); time.sleep(0.05)\n"))
-    job._repr_mimebundle_()
+    mimebundle(job)
     ip.run_line_magic("sched_list", "")
     pane = job.view().log_pane
     assert any(isinstance(t, live.Ticker) for t in live.live_threads())

@@ -13,6 +13,7 @@ from nbhelpers import wait_for
 import jupyter_sched
 from jupyter_sched.functions import FunctionError, UnpicklableError
 from jupyter_sched.functions.grid import expand
+from jupyter_sched.notebook.sweep_view import record_bundle
 
 
 def _intervals(sweep) -> list:  # type: ignore[no-untyped-def]
@@ -53,7 +54,7 @@ def test_a_list_grid_a_failing_run_and_errors_returned_in_place() -> None:
         sweep.results(timeout=120)
     got = sweep.results(errors="return")
     assert got[0] == 10 and got[2] == 30 and isinstance(got[1], FunctionError)
-    text = sweep.record_bundle()["text/plain"]
+    text = record_bundle(sweep)["text/plain"]
     assert "ValueError: x=2 is bad" in text and "FAILED" in text
 
 
@@ -87,7 +88,7 @@ def test_a_new_process_reloads_the_finished_runs_with_their_results() -> None:
     sweep = jupyter_sched.sweep(lambda k: k * k, {"k": [1, 2, 3]}, max_concurrent=3)
     assert sweep.results(timeout=120) == [1, 4, 9]
     code = (
-        "from jupyter_sched.notebook.sweep import load_sweep\n"
+        "from jupyter_sched import load_sweep\n"
         f"s = load_sweep({sweep.name!r})\n"
         "print(s.results(timeout=60))\n"
     )

@@ -8,7 +8,8 @@ from typing import Any
 
 from nbhelpers import py, wait_for
 
-from jupyter_sched.notebook.job import Job
+from jupyter_sched.frontend.job import Job
+from jupyter_sched.notebook.job_view import mimebundle
 
 REPLICAS = 24
 
@@ -21,7 +22,7 @@ def test_usage_in_the_status_pane_with_bounded_traffic(ip: Any, widgets: Any, re
     )
     job = ip.run_line_magic("sched_run", py(code, f"--num_replicas {REPLICAS}"))
     assert isinstance(job, Job)
-    job._repr_mimebundle_()
+    mimebundle(job)
     pane = job.view().status_pane
     comm_id = pane.html.comm.comm_id
     wait_for(lambda: "jsched-usage-chart" in pane.html.value and pane.html.value.count("MiB") > REPLICAS, 120,

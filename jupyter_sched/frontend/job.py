@@ -1,0 +1,258 @@
+"""The object ``%sched_run`` and ``jupyter_sched.submit`` return: a handle on a launched app that the user keeps.
+
+``job.status``, ``job.wait()``, ``job.result()``, ``job.logs()``, ``job.cancel()`` and ``job.handle`` only
+call the Runner: they work in a plain Python process, without IPython. How a job is shown is the front end's:
+the notebook registers its live view (status pane over log pane) and its displays as IPython formatters when
+the extension loads (``jupyter_sched.notebook.job_view``); :meth:`Job.view` returns the view of whichever
+front end registered one.
+
+:class:`JobFailed` is what ``job.result()`` (and ``%sched_run --wait``) raises when the app did not succeed,
+so that Run All, papermill and nbval stop at the failed job, as submitit's ``job.result()`` and ipyparallel's
+``%px`` do; ``job.wait()`` keeps returning the status (it is the "tell me how it ended" call). IPython shows
+the exception as its one line (``_render_traceback_``), not a traceback through our code.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
+
+from jupyter_sched.frontend.log_model import ALL, MAX_LINE_CHARS, app_sources, read_snapshot
+from jupyter_sched.runner import failed_replica
+from jupyter_sched.schedulers.api import Stream
+from jupyter_sched.specs import NONE, AppState, AppStatus, parse_app_handle
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.runner import Runner
+    from jupyter_sched.specs.usage import UsageSample
+
+#: How a front end that shows jobs live makes a job's view (the notebook registers its panes on load).
+VIEW_MAKERS: List[Callable[["Job"], Any]] = []
+
+
+class LogLines(List[str]):
+    """The lines of :meth:`Job.logs`; ``omitted`` counts earlier lines left out (by ``tail``)."""
+
+    omitted: int = 0
+    tail: Optional[int] = None
+
+    def __repr__(self) -> str:
+        more = f"  # {self.omitted} earlier lines omitted (tail={self.tail})" if self.omitted else ""
+        return super().__repr__() + more
+
+
+class Job:
+    """A launched (or re-attached) app. Cheap to create: nothing runs until it is asked something.
+
+    ``line_chars`` says how long a log line of :meth:`logs` may be before it is cut (asked at each call: the
+    notebook's ``SchedMagics.max_line_chars``)."""
+
+    def __init__(
+        self,
+        handle: str,
+        runner: "Runner",
+        name: Optional[str] = None,
+        line_chars: Callable[[], int] = lambda: MAX_LINE_CHARS,
+    ) -> None:
+        self.handle = handle
+        self.scheduler, self.session_name, self.app_id = parse_app_handle(handle)
+        self.name = name or self.app_id.rsplit("-", 1)[0]
+        self.runner = runner
+        self.line_chars = line_chars
+        self.last_status: Optional[AppStatus] = None
+        #: Set by :meth:`cancel`: a CANCELLED end is then the user's doing, not a failure.
+        self.cancel_requested = False
+        #: ``--fail-fast``: waits cancel the other replicas as soon as one has failed.
+        self.fail_fast = False
+        #: The replicas end with this process (local schedulers without ``--detach``), as far as known.
+        self.bound_to_kernel = False
+
+    def __repr__(self) -> str:
+        """The handle, and the state only once it is final (a running state here would go stale in a
+        saved notebook; ``job.state`` asks the scheduler)."""
+        status = self.last_status
+        if status is not None and status.is_terminal():
+            return f"<Job {self.handle} {status.state}>"
+        return f"<Job {self.handle}>"
+
+    # -- the API --------------------------------------------------------------------------------------
+    def fetch_status(self) -> Optional[AppStatus]:
+        """Asks the scheduler (None if it does not know the app) and remembers the answer."""
+        status = self.runner.status(self.handle)
+        self.last_status = status
+        return status
+
+    @property
+    def status(self) -> Optional[AppStatus]:
+        """The app's current status (asks the scheduler)."""
+        return self.fetch_status()
+
+    @property
+    def state(self) -> AppState:
+        status = self.fetch_status()
+        return status.state if status is not None else AppState.UNKNOWN
+
+    def usage(self) -> List["UsageSample"]:
+        """What each replica uses now (ended replicas: their kept totals); see ``Runner.usage``."""
+        return self.runner.usage(self.handle)
+
+    def wait(self, timeout: Optional[float] = None, fail_fast: Optional[bool] = None) -> Optional[AppStatus]:
+        """Blocks until the app ends (or ``timeout`` seconds) and returns its status, whatever the
+        outcome (:meth:`result` raises instead when the app did not succeed). Waits in short slices, so
+        an interrupt (■) arrives at once; interrupting only stops waiting. Clicks in the job's panes are
+        handled meanwhile (ipykernel 7). ``fail_fast`` (default: as launched, ``--fail-fast``) cancels
+        the other replicas as soon as one has failed."""
+        fail_fast = self.fail_fast if fail_fast is None else fail_fast
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            step = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
+            status = self.runner.wait(self.handle, wait_interval=0.5, timeout=step, fail_fast=fail_fast)
+            self.last_status = status
+            if status is None or status.is_terminal():
+                return status
+            if deadline is not None and time.monotonic() >= deadline:
+                return status
+
+    def watch_fail_fast(self) -> None:
+        """Applies ``--fail-fast`` while nobody waits: a daemon thread runs the Runner's fail-fast wait."""
+        self.fail_fast = True
+        threading.Thread(
+            target=self.runner.wait, args=(self.handle, 1.0), kwargs={"fail_fast": True},
+            name=f"jupyter_sched-fail-fast-{self.app_id}", daemon=True,
+        ).start()  # fmt: skip
+
+    def result(self, timeout: Optional[float] = None) -> AppStatus:
+        """Waits like :meth:`wait`, then returns the final status if the app SUCCEEDED and raises
+        :class:`JobFailed` otherwise: FAILED, CANCELLED (unless it was cancelled through this Job), or no
+        longer known. ``TimeoutError`` if it is still running after ``timeout`` seconds."""
+        status = self.wait(timeout)
+        if status is not None and not status.is_terminal():
+            raise TimeoutError(f"{self.handle} is still {status.state} after {timeout} s")
+        failure = self.failure(status)
+        if failure is not None:
+            raise failure
+        assert status is not None
+        return status
+
+    def failure(self, status: Optional[AppStatus]) -> Optional[Exception]:
+        """The exception that ``status`` (an ended app) calls for, or None: SUCCEEDED, or CANCELLED after
+        :meth:`cancel` was called on this Job (the user stopped it here, e.g. the pane's Cancel)."""
+        if status is not None and status.state == AppState.SUCCEEDED:
+            return None
+        if status is not None and status.state == AppState.CANCELLED and self.cancel_requested:
+            return None
+        return JobFailed(self, status, failure_message(self, status, self.fail_fast))
+
+    def cancel(self) -> None:
+        """Asks the app to stop (returns at once; ``wait()`` to see it end)."""
+        self.cancel_requested = True
+        self.runner.cancel(self.handle)
+
+    def logs(
+        self,
+        role: Optional[str] = None,
+        k: Optional[int] = None,
+        streams: Optional[str] = None,
+        regex: Optional[str] = None,
+        tail: Optional[int] = None,
+        since: Optional[datetime] = None,
+        until: Optional[datetime] = None,
+    ) -> LogLines:
+        """Every log line written so far (``tail=N``: only the last N), ``\r`` and colours resolved, as
+        plain text. Several replicas are interleaved and prefixed ``role/k |`` (``!`` for stderr). The
+        result is a list that also says what it left out: ``.omitted`` earlier lines (0 unless ``tail``
+        cut some), never silently."""
+        sources = app_sources(self.fetch_status(), role, None if k is None else [k], streams)
+        keep = max(tail, 1) if tail is not None else sys.maxsize
+        mux = read_snapshot(self.runner, self.handle, sources, keep, self.line_chars(), regex, since, until)
+        n = keep if tail is not None else mux.total(ALL) + len(sources)
+        lines = LogLines(mux.plain(ALL, n))
+        lines.omitted, lines.tail = mux.rows(ALL, n)[1], tail
+        return lines
+
+    def view(self) -> Any:
+        """The live view of the front end that shows jobs in this process (in a notebook: the status pane
+        over the log pane, made on first use). RuntimeError where none is registered (plain Python)."""
+        if not VIEW_MAKERS:
+            raise RuntimeError(
+                "no front end shows jobs live in this process: in IPython, %load_ext jupyter_sched first"
+            )
+        return VIEW_MAKERS[-1](self)
+
+    def summary(self, final_only: bool = True) -> str:
+        """One line: the final state if the app had ended when last asked, else that it was launched
+        (``final_only=False``: the state last seen, for a record that says when it was true)."""
+        status = self.last_status
+        if status is None or not status.is_terminal():
+            if final_only or status is None:
+                return f"{self.name} launched: {self.handle}"
+            return f"{self.name} {status.state}: {self.handle}"
+        line = f"{self.name} {status.state}: {self.handle}"
+        codes = sorted({r.exit_code for role in status.roles for r in role.replicas if r.exit_code is not None})
+        if codes:
+            line += f" (exit code{'s' if len(codes) > 1 else ''} {', '.join(map(str, codes))})"
+        return line
+
+
+# -- how a waited-for app ended ----------------------------------------------------------------------------
+
+
+class JobFailed(RuntimeError):
+    """The app did not succeed. ``.job`` is the Job (its handle, logs, ...), ``.status`` its final
+    AppStatus (None if the scheduler lost it), ``.state`` the final AppState."""
+
+    def __init__(self, job: Job, status: Optional[AppStatus], message: str) -> None:
+        super().__init__(message)
+        self.job = job
+        self.handle = job.handle
+        self.status = status
+        self.state = status.state if status is not None else AppState.UNKNOWN
+
+    def _render_traceback_(self) -> List[str]:
+        return [f"\x1b[31mJobFailed\x1b[0m: {self}"]
+
+
+def replica_error(job: Job, role: str, replica: Any) -> str:
+    """What went wrong in one replica: its structured error if the backend recorded one, else the last
+    line it wrote to stderr (a Python traceback ends with the exception), else its exit code."""
+    structured = getattr(replica, "structured_error_msg", NONE)
+    if structured and structured != NONE:
+        try:
+            data = json.loads(structured)
+            message = data.get("message", data) if isinstance(data, dict) else data
+            if isinstance(message, dict):
+                message = message.get("message", message)
+            return " ".join(str(message).split())[:300]
+        except ValueError:
+            return " ".join(structured.split())[:300]
+    try:
+        lines = list(job.runner.log_lines(job.handle, role, replica.id, streams=Stream.STDERR))
+    except Exception:  # noqa: BLE001 - whatever reading stderr raised, the one line says what we know
+        lines = []
+    last = next((line.strip() for line in reversed("".join(lines).splitlines()) if line.strip()), "")
+    if last:
+        return last[:300]
+    return f"exit code {replica.exit_code}" if replica.exit_code is not None else "no error recorded"
+
+
+def failure_message(job: Job, status: Optional[AppStatus], fail_fast: bool = False) -> str:
+    """One line: the app, its final state, the first failed replica and its error, the handle."""
+    if status is None:
+        return f"{job.name}: the scheduler no longer knows {job.handle} (its records were removed)"
+    first = failed_replica(status)
+    line = f"{job.name} {status.state}"
+    if first is not None:
+        role, replica = first
+        code = f" (exit code {replica.exit_code})" if replica.exit_code is not None else ""
+        line += f": {role}/{replica.id} FAILED{code}: {replica_error(job, role, replica)}"
+        if fail_fast and "fail_fast" in (status.msg or ""):
+            line += "; the other replicas were stopped (--fail-fast)"
+    elif status.state == AppState.CANCELLED:
+        line += ": cancelled outside this wait (a %sched_cancel, another kernel or the CLI)"
+    elif status.msg and status.msg != NONE:
+        line += f": {' '.join(status.msg.split())[:300]}"
+    return f"{line} [{job.handle}]"

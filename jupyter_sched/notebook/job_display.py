@@ -1,0 +1,87 @@
+"""What the notebook remembers about each Job it shows: its panes' settings, whether displays may be live
+widgets, its live view once made, and the cells whose display of it is a one-line summary.
+
+A :class:`~jupyter_sched.frontend.job.Job` is plain Python; the notebook keeps this beside it (weakly: a job
+nobody holds is forgotten). The session tracks every job it makes or is handed (``%sched_run``,
+``jupyter_sched.submit`` in a kernel, ``%sched_job``); a job it never saw gets the defaults.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from jupyter_sched.frontend.job import Job
+from jupyter_sched.notebook.config import PaneSettings
+
+
+@dataclass
+class JobDisplay:
+    """The notebook's side of one job (see the module docstring)."""
+
+    settings: Callable[[], PaneSettings] = PaneSettings
+    interactive: Callable[[], bool] = lambda: True
+    view: Any = None
+    #: The cell (execution count) whose display of this job is a one-line summary: set by
+    #: :func:`compact_in_this_cell` after a blocking wait already showed the live view, and by ``--quiet``.
+    #: One-shot, and only for that cell: ``job = %sched_run --quiet ...`` then ``job`` in a later cell shows
+    #: the full display.
+    compact_cell: Optional[int] = None
+    shown_cell: Optional[int] = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_DISPLAYS: "weakref.WeakKeyDictionary[Job, JobDisplay]" = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def track(job: Job, settings: Callable[[], PaneSettings], interactive: Callable[[], bool]) -> JobDisplay:
+    """Shows ``job`` with these settings from now on; its log lines are cut as the panes cut them."""
+    with _LOCK:
+        display = _DISPLAYS.get(job)
+        if display is None:
+            display = _DISPLAYS[job] = JobDisplay(settings, interactive)
+        else:
+            display.settings, display.interactive = settings, interactive
+    job.line_chars = lambda: settings().max_line_chars
+    return display
+
+
+def display_of(job: Job) -> JobDisplay:
+    """The notebook's side of ``job`` (the defaults for a job the session never saw)."""
+    with _LOCK:
+        display = _DISPLAYS.get(job)
+        if display is None:
+            display = _DISPLAYS[job] = JobDisplay()
+        return display
+
+
+def cell_number() -> Optional[int]:
+    """The execution count of the running cell (the same while its magics run and its result displays);
+    -1 outside IPython."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return -1 if shell is None else int(getattr(shell, "execution_count", -1))
+
+
+def compact_in_this_cell(job: Job) -> None:
+    """The display of ``job`` at the end of the running cell is the one-line summary."""
+    display_of(job).compact_cell = cell_number()
+
+
+def shown_in_this_cell(job: Job) -> None:
+    """The magic displayed the view itself (an assigned ``job = %sched_run ...``): IPython's display of
+    ``job`` later in the same cell is then the one-line summary, not a second view."""
+    display_of(job).shown_cell = cell_number()
+
+
+def take_compact(job: Job, by_ipython: bool = False) -> bool:
+    """Whether this display of ``job`` is the one-line summary (and the mark is used up)."""
+    display = display_of(job)
+    cell, display.compact_cell = display.compact_cell, None
+    if by_ipython and cell is None:
+        cell, display.shown_cell = display.shown_cell, None
+    return cell is not None and cell == cell_number()

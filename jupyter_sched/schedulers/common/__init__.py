@@ -1,0 +1,8 @@
+"""What several backends share: the machinery below the wings, above the contract (``schedulers/api.py``).
+
+- ``log_files``: reading a replica's ``<stream>.log`` with its ``.idx`` time index, as the local backend's IO
+  loop and the Slurm replica wrapper write them (and the line and ``\\r`` rules every backend's ``log_iter`` keeps).
+- ``workspace_source``: where a workspace's files come from (a local directory or an fsspec URL).
+- ``state_dir``: the per-user state directory (local logs and records, docker usage totals, Slurm job roots).
+- ``roles``: the role summaries a backend records beside an app, and the "no such replica" error.
+"""

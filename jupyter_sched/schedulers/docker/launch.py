@@ -1,0 +1,66 @@
+"""``schedule`` on the docker backend, all or nothing: images first, then create every container, then start
+them; if any step fails for any replica, what was created is removed and the error names the replica.
+
+Before anything is created, every image the app needs is made present under its ``pull`` policy (an image
+that cannot be had names the roles that need it). Containers are created in parallel, each on its network
+with the merged environment (``DockerContainer.create_kwargs``); only when all exist are they started, in
+parallel. The removal itself is the caller's (``remove_app``: it finds the app's containers by label, so
+it also catches a container whose create answer was lost).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Dict
+
+from jupyter_sched.schedulers.docker.engine import ensure_image, explain, parallel
+from jupyter_sched.schedulers.docker.job import DockerContainer, DockerJob
+from jupyter_sched.schedulers.docker.request import DockerSubmitError, images_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    import docker
+
+
+def ensure_images(client: "docker.DockerClient", job: DockerJob, quiet: bool) -> None:
+    """Makes every image of the job present under its pull policy, or raises DockerSubmitError naming who
+    needs the missing one."""
+    for image, users in images_of(job).items():
+        try:
+            ensure_image(client, image, job.pull, quiet=quiet)
+        except LookupError as e:
+            raise DockerSubmitError(f"app {job.app_id}: {users} cannot run: {e}") from None
+
+
+def create_and_start(
+    client: "docker.DockerClient", job: DockerJob, network_ids: Dict[str, str], remove_app: Callable[[], object]
+) -> None:
+    """Creates every container of ``job`` (``network_ids``: network name -> id), then starts them all. On the
+    first failure, ``remove_app()`` removes what exists and DockerSubmitError says which replica failed."""
+    results = parallel(lambda c: create_container(client, c, network_ids[c.network or job.network]), job.containers)
+    created = [(c, cid) for c, (cid, err) in zip(job.containers, results, strict=True) if cid]
+    failed = [(c, err) for c, (cid, err) in zip(job.containers, results, strict=True) if err]
+    if failed:
+        remove_app()
+        raise rollback_error(job, len(created), "create", *failed[0])
+    results = parallel(lambda item: client.api.start(item[1]), created)
+    failed = [(c, err) for (c, _), (_, err) in zip(created, results, strict=True) if err]
+    if failed:
+        remove_app()
+        raise rollback_error(job, len(created), "start", *failed[0])
+
+
+def create_container(client: "docker.DockerClient", container: DockerContainer, network_id: str) -> str:
+    """Creates one replica's container (not started); returns its id."""
+    kwargs = container.create_kwargs()  # the environment gets the container's default and scheduler env
+    kwargs["network"] = network_id
+    return client.containers.create(container.image, container.command, **kwargs).id
+
+
+def rollback_error(
+    job: DockerJob, created: int, step: str, bad: DockerContainer, err: BaseException
+) -> DockerSubmitError:
+    """The error of a schedule that failed at ``step`` for replica ``bad``, after its containers were removed."""
+    return DockerSubmitError(
+        f"could not {step} replica {bad.role}[{bad.replica_id}] (container {bad.name}) of app {job.app_id}:"
+        f" {explain(err)}. Nothing of the app was left running: the {created} container(s) already"
+        " created were removed."
+    )

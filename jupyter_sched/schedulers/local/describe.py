@@ -1,0 +1,135 @@
+"""Finding, describing and listing local apps from their records, whichever process started them.
+
+An app's record is in its owner's memory and in ``<log_dir>/<session>/<app_id>/state.json``, so another
+process (the CLI, a restarted kernel) finds it under any log dir it knows: its default one, and those of
+apps it started elsewhere. An app recorded under a custom ``log_dir`` is linked into the default one for
+that reason. Reading a record back also settles what its owner can no longer say: a cancel by another
+process (its marker, ``cancel``), and replicas left running by an owner that died with its reaper
+(a new reaper stops them, ``reaper``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Dict, Iterable, List, Mapping, Optional
+
+from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse
+from jupyter_sched.schedulers.common.log_files import read_error_file
+from jupyter_sched.schedulers.common.private_files import make_private_dirs
+from jupyter_sched.schedulers.common.roles import role_from_summary
+from jupyter_sched.schedulers.local.cancel import cancel_requested
+from jupyter_sched.schedulers.local.meter import totals_of
+from jupyter_sched.schedulers.local.reaper import adopt_orphans
+from jupyter_sched.schedulers.local.reaper import claimed as reaper_claimed
+from jupyter_sched.schedulers.local.state import STATE_FILE, AppRecord, is_within, load_record, owner_alive
+from jupyter_sched.specs import NONE, ReplicaStatus, RoleStatus
+from jupyter_sched.specs.handles import check_name
+
+__all__ = ["describe_record", "find_record", "link_into_default_base", "list_apps"]
+
+
+def find_record(bases: Iterable[str], session: str, app_id: str) -> Optional[AppRecord]:
+    """The app's record read from ``<base>/<session>/<app_id>`` under the first base that has it (an
+    unsafe ``app_id`` is refused before any path is built)."""
+    check_name(app_id, "app id")
+    for base in bases:
+        app_dir = os.path.join(base, session, app_id)
+        if not is_within(os.path.dirname(app_dir), base):
+            continue  # the session dir is a symlink out of the log dir: not ours to read
+        record = load_record(app_dir)
+        if record is not None:
+            if not record.cancelled and cancel_requested(record.app_dir):
+                record.cancelled = True
+            _adopt_orphans(record)
+            return record
+    return None
+
+
+def _adopt_orphans(record: AppRecord) -> None:
+    """Replicas that outlived their owner against its wishes (its reaper died with it) are stopped now,
+    by a reaper started for them, which records how they ended."""
+    if record.done or record.outlive_owner or owner_alive(record) or reaper_claimed(record.app_dir):
+        return
+    if any(not r.done and r.pid and r.pid_started is not None and r.group.alive() for r in record.replicas):
+        record.msg = f"owner process {record.owner_pid} exited; its replicas are being stopped"
+        adopt_orphans(record.app_dir, record.cancel_grace)
+
+
+def link_into_default_base(default_base: str, session: str, app_dir: str) -> None:
+    """An app recorded under a custom ``log_dir`` gets a symlink in the scheduler's default log dir, so
+    that other processes (CLI, a restarted kernel) that only know the default still find it."""
+    default_session_dir = os.path.join(default_base, session)
+    if os.path.dirname(app_dir) == default_session_dir:
+        return
+    try:
+        make_private_dirs(default_session_dir)
+        os.symlink(app_dir, os.path.join(default_session_dir, os.path.basename(app_dir)))
+    except OSError:
+        pass  # discoverability is a convenience; the app itself is fine
+
+
+def describe_record(app_id: str, record: AppRecord) -> DescribeAppResponse:
+    """``describe`` of the app whose record is ``record`` (a copy the IO thread does not change)."""
+    roles_statuses: Dict[str, RoleStatus] = {}
+    notes = [f"{r.role}[{r.replica_id}]: {r.msg}" for r in record.replicas if r.msg]
+    notes += [record.save_error] if record.save_error else []
+    msg = "; ".join(([record.msg] if record.msg else []) + notes)
+    for rep in record.replicas:
+        status = roles_statuses.setdefault(rep.role, RoleStatus(rep.role, []))
+        status.replicas.append(
+            ReplicaStatus(
+                id=rep.replica_id,
+                state=rep.state(record.cancelled),
+                role=rep.role,
+                hostname="localhost",
+                structured_error_msg=read_error_file(rep.error_file),
+                exit_code=rep.exit_code,
+                pid=rep.pid,
+                started=rep.started,
+                finished=rep.finished,
+                usage=totals_of(rep),
+                msg=rep.msg,
+            )
+        )
+    errors = [r.structured_error_msg for rs in roles_statuses.values() for r in rs.replicas]
+    errors = [e for e in errors if e != NONE]
+    return DescribeAppResponse(
+        app_id=app_id,
+        state=record.state(),
+        num_restarts=0,
+        msg=msg or NONE,
+        structured_error_msg=errors[0] if errors else NONE,
+        ui_url=f"file://{record.app_dir}",
+        roles_statuses=list(roles_statuses.values()),
+        roles=[role_from_summary(r) for r in record.roles],
+    )
+
+
+def list_apps(
+    owned: Mapping[str, AppRecord],
+    bases: Iterable[str],
+    session: str,
+    image_provider: str,
+    lookup: Callable[[str], Optional[AppRecord]],
+) -> List[ListAppResponse]:
+    """``list``: the apps this process owns (``owned``) and those recorded on disk under ``bases`` by other
+    processes with the same image provider, read with ``lookup``; by app id."""
+    seen: Dict[str, ListAppResponse] = {}
+    for app_id, owned_record in owned.items():
+        seen[app_id] = ListAppResponse(app_id=app_id, state=owned_record.state(), name=owned_record.name)
+    for base in bases:
+        session_dir = os.path.join(base, session)
+        try:
+            entries = os.listdir(session_dir)
+        except OSError:
+            continue
+        for app_id in entries:
+            if app_id in seen or not os.path.exists(os.path.join(session_dir, app_id, STATE_FILE)):
+                continue
+            try:
+                record = lookup(app_id)
+            except ValueError:  # a directory whose name is no app id (see check_name)
+                continue
+            if record is not None and record.image_provider in ("", image_provider):
+                seen[app_id] = ListAppResponse(app_id=app_id, state=record.state(), name=record.name)
+    return sorted(seen.values(), key=lambda r: r.app_id)

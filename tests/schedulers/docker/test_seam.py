@@ -1,0 +1,70 @@
+"""``docker.seam.Seam``: joining log-driver history records with live text, without losing or repeating
+text (pure; the real-engine behaviour is in ``test_logs``)."""
+
+from __future__ import annotations
+
+from jupyter_sched.schedulers.docker.seam import Seam
+
+
+def test_a_follow_attached_before_the_output_joins_exactly() -> None:
+    seam = Seam()
+    out = [seam.on_history(["old 1\n", "old 2\n"]), seam.history_done()]
+    out.append(seam.on_live("new 1\nbar 10%\r"))  # live leads: nothing until the history shows the seam
+    out.append(seam.on_history(["new 1\n"]))  # the seam: live text after it comes out at once
+    assert seam.synced
+    out.append(seam.on_live("bar 20%\r"))
+    out.append(seam.on_history(["bar 10%\rbar 20%\rbar 30%\n"]))  # history ahead of live: its rest comes out
+    out.append(seam.on_live("bar 30%\nend\n"))
+    out.append(seam.on_history(["end\n"]) + seam.finish())
+    assert "".join(out) == "old 1\nold 2\nnew 1\nbar 10%\rbar 20%\rbar 30%\nend\n"
+
+
+def test_repeated_identical_lines_do_not_repeat_text() -> None:
+    seam = Seam()
+    out = [seam.on_history(["x\n", "x\n"]), seam.history_done()]
+    out.append(seam.on_live("x\nx\ntail"))  # which "x" the live stream starts at is ambiguous
+    out.append(seam.on_history(["x\n"]))
+    out.append(seam.on_history(["tail"]) + seam.finish())
+    assert "".join(out) == "x\nx\nx\ntail"
+
+
+def test_frames_of_an_open_seam_line_are_shown_and_not_repeated() -> None:
+    seam = Seam()
+    seam.history_done()
+    assert seam.on_live("ss\r10%") == ""  # "ss\r" ends a frame that began before the attach
+    assert seam.showable and seam.show() == "10%"
+    assert seam.on_live("\r20%") == "" and seam.show() == "\r20%"
+    assert seam.on_live("\n") == ""
+    # the engine stores the whole line, with what was written before the attach: that start ("epoch 3
+    # loss\r", overwritten by the frames shown) is skipped, the rest of the line comes
+    assert seam.on_history(["epoch 3 loss\r10%\r20%\n"]) == "\n"
+    assert seam.synced and seam.settled
+
+
+def test_a_live_stream_that_disagrees_is_dropped_and_the_history_goes_on() -> None:
+    seam = Seam(matching=True)
+    assert seam.on_live("a\nb\n") == ""
+    assert seam.on_history(["a\n"]) == ""  # ends like the seam line: the record after it decides
+    assert seam.on_history(["c\n"]) == "a\nc\n"  # not what the live stream said: history is authoritative
+    assert seam.on_live("zzz") == "" and seam.on_history(["d\n"]) == "d\n"
+
+
+def test_a_record_that_only_ends_like_the_seam_line_is_not_the_seam() -> None:
+    """``seq 50000`` attached in the middle of ``46225``: the live stream starts ``6225\n46226\n``, and
+    ``16225`` ends like its first line too. The lines after each candidate tell them apart; the follow
+    is exactly the history, nothing repeated or skipped."""
+    seam = Seam(matching=True)
+    history = [f"{i}\n" for i in range(1, 46300)]
+    out = [seam.on_live("6225\n46226\n46227\n")]
+    for i in range(0, len(history), 1000):
+        out.append(seam.on_history(history[i : i + 1000]))
+    out.append(seam.finish())
+    assert "".join(out) == "".join(history)
+
+
+def test_identical_lines_read_before_the_history_was_are_in_it() -> None:
+    seam = Seam()
+    seam.on_live("x\nx\ntail")  # came while the history was read: the history has these lines
+    out = [seam.on_history(["x\n", "x\n"]), seam.history_done()]
+    out.append(seam.on_history(["tail"]) + seam.finish())
+    assert "".join(out) == "x\nx\ntail"

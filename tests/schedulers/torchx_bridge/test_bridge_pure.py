@@ -1,0 +1,42 @@
+"""The bridge's pure parts. Following a log its backend cannot tail (TorchX's Ray): each read returns the
+whole log; each line is yielded once, a line still being written waits for its newline, and the read after
+the end is the last. What a failed Ray job's log says went wrong."""
+
+from __future__ import annotations
+
+from typing import List
+
+from jupyter_sched.schedulers.torchx_bridge.poll import poll_lines
+
+
+def test_each_line_once_partial_lines_held_and_a_last_read_after_the_end() -> None:
+    logs = [[], ["a\n", "b"], ["a\n", "b\n", "c\n"], ["a\n", "b\n", "c\n", "d"], ["a\n", "b\n", "c\n", "d"]]
+    reads: List[int] = []
+    ended_after = 3  # the app has ended when it is asked the fourth time
+
+    def read() -> List[str]:
+        reads.append(1)
+        return logs[len(reads) - 1]
+
+    out = list(poll_lines(read, lambda: len(reads) >= ended_after, 0.0, follow=True, sleep=lambda s: None))
+    assert out == ["a\n", "b\n", "c\n", "d"]  # the unterminated last line comes once the app has ended
+    assert len(reads) == 4
+
+
+def test_without_follow_one_read_with_everything() -> None:
+    assert list(poll_lines(lambda: ["x\n", "y"], lambda: False, 1.0, follow=False)) == ["x\n", "y"]
+
+
+def test_a_failed_ray_jobs_log_names_the_failed_replicas_last_line_and_exit_code() -> None:
+    from jupyter_sched.schedulers.torchx_bridge.ray import failure_summary
+
+    log = [
+        "Entering main loop, start executing the script on worker nodes\n",
+        "\x1b[36m(CommandActor pid=11)\x1b[0m KeyError: 'y'\n",
+        "\x1b[36m(CommandActor pid=12)\x1b[0m step 5 of 5\n",
+        "ray.exceptions.RayTaskError(RuntimeError): \x1b[36mray::CommandActor.exec_module()\x1b[39m"
+        " (pid=11, ip=10.0.0.1, actor_id=04)\n",
+        "RuntimeError: exec_module failed with return code 1\n",
+    ]
+    assert failure_summary(log) == "KeyError: 'y'; exit code 1"
+    assert failure_summary(["just a line\n"]) is None
