@@ -246,15 +246,25 @@ class SweepView:
 # -- a Sweep's display, registered as an IPython formatter ----------------------------------------------
 
 _VIEWS: "weakref.WeakKeyDictionary[Sweep, SweepView]" = weakref.WeakKeyDictionary()
-_VIEWS_LOCK = threading.Lock()
+_MAKING: "weakref.WeakKeyDictionary[Sweep, threading.Lock]" = weakref.WeakKeyDictionary()
+_VIEWS_LOCK = threading.Lock()  # guards the two tables only, never held while a view is made
 
 
 def view_of(sweep: Sweep) -> SweepView:
-    """The sweep's live table (made on first use)."""
+    """The sweep's live table (made on first use, once). Each sweep's view is made under a lock of that
+    sweep's own, so a view whose first drawing hangs holds up no other sweep's view, nor any feeder."""
     with _VIEWS_LOCK:
         view = _VIEWS.get(sweep)
+        if view is not None:
+            return view
+        making = _MAKING.setdefault(sweep, threading.Lock())
+    with making:
+        with _VIEWS_LOCK:
+            view = _VIEWS.get(sweep)
         if view is None:
-            view = _VIEWS[sweep] = SweepView(sweep)
+            view = SweepView(sweep)
+            with _VIEWS_LOCK:
+                _VIEWS[sweep] = view
         return view
 
 

@@ -97,7 +97,7 @@ def test_a_new_process_reloads_the_finished_runs_with_their_results() -> None:
     assert out.stdout.strip() == "[1, 4, 9]"
 
 
-def test_sorting_from_python_while_result_columns_appear_does_not_stall_the_sweep(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_sorting_from_python_while_result_columns_appear_does_not_stall_the_sweep(ip, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``sweep.view().sort.value = "lr"`` before any result exists: each new result column replaces the
     menu's options (which selects "#" in ipywidgets) while the sweep's feeder reports changes."""
     gate = tmp_path / "gate"
@@ -121,7 +121,7 @@ def test_sorting_from_python_while_result_columns_appear_does_not_stall_the_swee
     assert "seen_5" in view.table.value, "the new columns are shown"
 
 
-def test_the_feeder_never_waits_on_the_view(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_feeder_never_waits_on_the_view(ip, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A view whose drawing hangs (a front end that never drains, a bug) must not stop the sweep: its
     runs launch and end, results() and cancel() return. The hang is injected: no real one is left."""
     from jupyter_sched.notebook.sweep_view import SweepView
