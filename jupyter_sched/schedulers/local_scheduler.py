@@ -47,7 +47,7 @@ from jupyter_sched.schedulers.local_meter import LocalMeter, limit_request
 from jupyter_sched.schedulers.local_opts import LOG_DIR_ENV as LOG_DIR_ENV  # the front ends import it from here
 from jupyter_sched.schedulers.local_opts import LocalOpts, default_log_dir, local_run_opts
 from jupyter_sched.schedulers.local_owned import OwnedApp, new_record
-from jupyter_sched.schedulers.local_procs import ProcessLoop
+from jupyter_sched.schedulers.local_procs import ProcessLoop, in_io_thread
 from jupyter_sched.schedulers.local_reaper import ReaperClient
 from jupyter_sched.schedulers.local_request import ENV_CUDA_VISIBLE_DEVICES, PopenRequest, ReplicaParam, format_request
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
@@ -216,6 +216,9 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
             for app in running:
                 app.cancel(grace=min(2.0, app.record.cancel_grace))
             if sys.is_finalizing():  # the IO thread cannot run any more: the reaper finishes the job
+                return
+            if in_io_thread():  # collected on an IO thread, which must not wait: the apps end on their own
+                self._loop.stop()
                 return
             deadline = time.monotonic() + 5.0
             for app in running:
