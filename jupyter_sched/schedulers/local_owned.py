@@ -132,7 +132,7 @@ class OwnedApp:
         rep_record.finished = finished
         save_record(record)
         if not record.outlive_owner:
-            ReaperClient.forget([rep.pid])
+            ReaperClient.forget([rep_record.group])
 
     def log_fault(self, rep_record: ReplicaRecord, rep: Replica, reason: str) -> None:
         """Loop thread: the replica's logs could not be written in full; it keeps running and being read."""

@@ -73,6 +73,32 @@ def all_pids() -> Iterable[int]:
     return (int(name) for name in os.listdir("/proc") if name.isdigit())
 
 
+def processes_with_env(name: str, value: str) -> List[int]:
+    """The pids of the processes this user may read whose environment (as they were started: ``exec``
+    fixes it) has ``name=value``. Linux reads ``/proc/<pid>/environ``; the portable path asks psutil."""
+    if PORTABLE:
+        import psutil
+
+        found = []
+        for proc in psutil.process_iter():
+            try:
+                if proc.environ().get(name) == value:
+                    found.append(proc.pid)
+            except (psutil.Error, OSError):
+                continue
+        return found
+    needle = b"\0" + f"{name}={value}".encode() + b"\0"
+    found = []
+    for pid in all_pids():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if needle in b"\0" + f.read() + b"\0":
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
 def pidfd_open(pid: int) -> int:
     """A descriptor that becomes readable when ``pid`` exits; OSError where there is none (then the
     caller waits for the exit in a thread)."""

@@ -131,16 +131,25 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
             raise RuntimeError(f"this LocalScheduler's IO loop stopped ({self._loop.failure}); create a new one")
         request = dryrun_info.request
         check_entrypoints(request)
-        make_dirs(request)
-        record = new_record(request, dryrun_info.app, self.session_name, self._image_provider_name)
-        app = OwnedApp(record, self._meter, self._loop, self)
-        app.start(request)
+        # From here until the app is recorded and its groups are told to the reaper, a death of this
+        # process (even by SIGKILL) makes the reaper undo the submit: no replica and no directory is left.
+        ReaperClient.starting(request.log_dir, request.app_id)
+        try:
+            make_dirs(request)
+            record = new_record(request, dryrun_info.app, self.session_name, self._image_provider_name)
+            app = OwnedApp(record, self._meter, self._loop, self)
+            app.start(request)
+        except BaseException:
+            ReaperClient.drop(request.log_dir)  # start() left nothing running and removed the directory
+            raise
+        if request.outlive_owner:
+            ReaperClient.drop(request.log_dir)
+        else:
+            ReaperClient.watch(request.log_dir, [r.group for r in record.replicas])
         link_into_default_base(self._bases[0], self.session_name, request.log_dir)
         with self._lock:
             self._evict()
             self._apps[request.app_id] = app
-        if not request.outlive_owner:
-            ReaperClient.watch(request.log_dir, [r.group for r in record.replicas])
         self._loop.add(app.replicas)
         base = os.path.dirname(os.path.dirname(request.log_dir))
         if base not in self._bases:

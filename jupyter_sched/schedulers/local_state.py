@@ -233,9 +233,10 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def load_record(app_dir: str) -> Optional[AppRecord]:
-    """The record saved in ``app_dir``, reconciled with reality: if its owner died without the replicas
-    having ended (and they were not meant to outlive it), the unfinished replicas are reported as failed.
+def load_record(app_dir: str, reconcile: bool = True) -> Optional[AppRecord]:
+    """The record saved in ``app_dir``, reconciled with reality (unless ``reconcile`` is False: then as
+    saved): if its owner died without the replicas having ended (and they were not meant to outlive it),
+    the unfinished replicas are reported as failed.
 
     The record is trusted only as far as it describes itself: its ``app_dir`` becomes the directory it was
     read from, and a log or error file it names outside that directory is dropped (reads then find no
@@ -251,7 +252,7 @@ def load_record(app_dir: str) -> Optional[AppRecord]:
         for name in ("stdout", "stderr", "combined", "error_file"):
             if getattr(rep, name) and not is_within(getattr(rep, name), app_dir):
                 setattr(rep, name, "")
-    if not record.done and not owner_alive(record) and not _any_alive(record):
+    if reconcile and not record.done and not owner_alive(record) and not _any_alive(record):
         now = time.time()
         for rep in record.replicas:
             if not rep.done:
