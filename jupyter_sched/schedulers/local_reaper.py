@@ -52,6 +52,9 @@ from jupyter_sched.schedulers.local_groups import Group, kill_survivors, stop_gr
 from jupyter_sched.schedulers.local_platform import leave_signals_to_the_main_thread, signals_unblocked
 
 GRACE_S = 3.0
+_HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+"""Where this package is imported from: the reaper's processes start there, because ``python -m`` imports
+from the working directory first, and another copy of the package there would speak another protocol."""
 SETTLE_S = 0.5
 """How long a rollback keeps looking for replicas of the app that appear (a fork finishing its exec)."""
 ROLLBACK_LIMIT_S = 10.0
@@ -82,6 +85,7 @@ class ReaperClient:
             stdout=subprocess.DEVNULL,
             start_new_session=True,  # a Ctrl-C in the owner's terminal must not kill the reaper first
             close_fds=True,
+            cwd=_HERE,
         )
         cls._proc = proc
         cls._drain_ended()
@@ -197,6 +201,7 @@ def escalate_later(grace: float, groups: Iterable[Group]) -> None:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
         close_fds=True,
+        cwd=_HERE,
     )  # fmt: skip
 
 
@@ -210,6 +215,7 @@ def adopt_orphans(app_dir: str, grace: float) -> None:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
         close_fds=True,
+        cwd=_HERE,
     )
 
 
@@ -323,6 +329,25 @@ def _stop(groups: List[Group], grace: float) -> Tuple[List[Group], List[Group]]:
     return signalled, kill_survivors(signalled, grace)
 
 
+def _read_line(line: str, registered: Dict[int, Group], apps: Dict[int, str], starting: Dict[str, str]) -> None:
+    """One message from the owner (see the module docstring); ValueError if it is not understood."""
+    if line.startswith("?"):
+        app_dir, _, app_id = line[1:].partition("\t")
+        starting[app_dir] = app_id
+    elif line.startswith("+"):
+        app_dir, _, encoded = line[1:].partition("\t")
+        starting.pop(app_dir, None)
+        for group in [Group.decode(text) for text in encoded.split()]:
+            registered[group.pid] = group
+            apps[group.pid] = app_dir
+    elif line.startswith("="):
+        starting.pop(line[1:], None)
+    elif line.startswith("-"):
+        for group in [Group.decode(text) for text in line[1:].split()]:
+            if group.started is None or registered.get(group.pid) == group:
+                registered.pop(group.pid, None)
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--escalate"]:
         kill_survivors([Group.decode(g) for g in sys.argv[3:]], float(sys.argv[2]))
@@ -346,23 +371,10 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for raw in sys.stdin.buffer:
         line = raw.decode(errors="replace").rstrip("\n")
-        if line.startswith("?"):
-            app_dir, _, app_id = line[1:].partition("\t")
-            starting[app_dir] = app_id
-        elif line.startswith("+"):
-            app_dir, _, encoded = line[1:].partition("\t")
-            starting.pop(app_dir, None)
-            for text in encoded.split():
-                group = Group.decode(text)
-                registered[group.pid] = group
-                apps[group.pid] = app_dir
-        elif line.startswith("="):
-            starting.pop(line[1:], None)
-        elif line.startswith("-"):
-            for text in line[1:].split():
-                group = Group.decode(text)
-                if group.started is None or registered.get(group.pid) == group:
-                    registered.pop(group.pid, None)
+        try:
+            _read_line(line, registered, apps, starting)
+        except ValueError:
+            continue  # not understood: the rest must still be heard
     # stdin closed: the owner is gone
     by_app: Dict[str, List[Group]] = {}
     for pid, group in registered.items():
