@@ -92,16 +92,21 @@ def sh(name: str, script: str, n: int = 1) -> AppDef:
     return AppDef(name, [Role("main", "x", entrypoint="sh", args=["-c", script], num_replicas=n)])
 
 
-def apps(python: str) -> List[Tuple[AppDef, AppState, bool]]:
-    """(app, the state it must end in, cancel it while it runs)."""
+def apps(python: str) -> List[Tuple[AppDef, Dict[str, Any], AppState, bool]]:
+    """(app, its run options, the state it must end in, cancel it while it runs)."""
     sampled = "import time\nfor i in range(3):\n    print(i, flush=True); time.sleep(0.45)\n"
+    greedy = "b = bytearray(256 << 20)"
     return [
-        (AppDef("true", [Role("main", "x", entrypoint="true")]), AppState.SUCCEEDED, False),
-        (sh("both", "echo out; echo err >&2", 2), AppState.SUCCEEDED, False),
-        (AppDef("false", [Role("main", "x", entrypoint="false")]), AppState.FAILED, False),
-        (AppDef("sampled", [Role("main", "x", entrypoint=python, args=["-c", sampled])]), AppState.SUCCEEDED, False),
-        (sh("cancelled", "echo started; exec sleep 60"), AppState.CANCELLED, True),
-        (sh("short", "sleep 0.05; echo done", 3), AppState.SUCCEEDED, False),
+        (AppDef("true", [Role("main", "x", entrypoint="true")]), {}, AppState.SUCCEEDED, False),
+        (sh("both", "echo out; echo err >&2", 2), {}, AppState.SUCCEEDED, False),
+        (AppDef("false", [Role("main", "x", entrypoint="false")]), {}, AppState.FAILED, False),
+        (AppDef("sampled", [Role("main", "x", entrypoint=python, args=["-c", sampled])]), {}, AppState.SUCCEEDED,
+         False),
+        (sh("cancelled", "echo started; exec sleep 60"), {}, AppState.CANCELLED, True),
+        (sh("short", "sleep 0.05; echo done", 3), {}, AppState.SUCCEEDED, False),
+        (AppDef("limited", [Role("main", "x", entrypoint=python, args=["-c", greedy])]), {"memory_limit": "64m"},
+         AppState.FAILED, False),
+        (sh("detached", "echo away"), {"outlive_owner": True}, AppState.SUCCEEDED, False),
     ]
 
 
@@ -115,8 +120,8 @@ def main() -> None:
 
         def work(w: int) -> None:
             for i in range(per_worker):
-                app, expected, cancel = kinds[(w + i) % len(kinds)]
-                handle = runner.run(app, "local_cwd", {"log_dir": log_dir})
+                app, cfg, expected, cancel = kinds[(w + i) % len(kinds)]
+                handle = runner.run(app, "local_cwd", {"log_dir": log_dir, **cfg})
                 if cancel:
                     time.sleep(0.05)
                     runner.cancel(handle)
