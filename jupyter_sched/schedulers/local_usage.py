@@ -34,7 +34,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 import psutil
 
 from jupyter_sched.schedulers.gpu_usage import gpus_of, read_gpus
-from jupyter_sched.schedulers.local_platform import leave_signals_to_the_main_thread
+from jupyter_sched.schedulers.local_platform import PORTABLE, leave_signals_to_the_main_thread
 from jupyter_sched.schedulers.local_state import replace_file
 from jupyter_sched.specs.usage import GpuSample, UsageSample
 
@@ -65,10 +65,11 @@ class _Tree:
 
 class _Children:
     """Children of a pid, from the kernel's per-task ``children`` lists (only the tree's own processes are
-    read), or, where the kernel has no such file, from one pass over every process's parent."""
+    read), or, where the kernel has no such file (and on the portable path: no ``/proc`` at all), from one
+    pass over every process's parent."""
 
     def __init__(self) -> None:
-        self._map: Optional[Dict[int, List[int]]] = None
+        self._map: Optional[Dict[int, List[int]]] = _parent_map() if PORTABLE else None
 
     def __call__(self, pid: int) -> List[int]:
         if self._map is None:
@@ -170,15 +171,16 @@ class UsageSampler:
         """Starts sampling the tree of ``pid``; ``key`` is (app id, role, replica)."""
         tree = _Tree(key[1], key[2], pid, started, mem_limit_bytes, peak_fn)
         tree.due = time.monotonic() + (0.0 if mem_limit_bytes is not None else FIRST_SAMPLE_S)
+        new = None
         with self._lock:
             self._trees[key] = tree
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="jupyter_sched-usage", daemon=True)
+            if self._thread is None:
+                new = self._thread = threading.Thread(target=self._run, name="jupyter_sched-usage", daemon=True)
                 self._next_at = tree.due
-                self._thread.start()
-                return
             early = tree.due < self._next_at
-        if early:  # the thread would wake too late for this tree's first sample
+        if new is not None:
+            new.start()  # not under the lock, which finish() takes on the IO loop: starting waits for the thread
+        elif early:  # the thread would wake too late for this tree's first sample
             self._wake.set()
 
     def finish(self, key: Tuple[str, str, int], finished: float) -> Optional[UsageSample]:
@@ -227,6 +229,14 @@ class UsageSampler:
 
     def _run(self) -> None:
         leave_signals_to_the_main_thread()  # a SIGTERM must reach the owner's handler, not this thread
+        try:
+            self._sample_until_idle()
+        finally:  # however it ends, the next track() starts another
+            with self._lock:
+                if self._thread is threading.current_thread():
+                    self._thread = None
+
+    def _sample_until_idle(self) -> None:
         tick_at = time.monotonic()  # the next full tick: every tree due, and the usage files
         idle_since: Optional[float] = None
         while True:
@@ -250,7 +260,7 @@ class UsageSampler:
                 elif idle_since is None:
                     idle_since = now
                 elif now - idle_since >= self.interval:
-                    self._thread = None
+                    self._thread = None  # under the lock: a track() from now on starts another
                     return
                 firsts = [t.due for t in self._trees.values() if t.latest is None and t.due > now]
                 self._next_at = min([tick_at, *firsts])
