@@ -3,10 +3,11 @@
 The owner starts this module once, as a tiny child process whose stdin is a pipe from the owner, and
 tells it, one line each:
 
-* ``?app_dir<TAB>app_id`` before it starts an app (before the app's directory exists): a submit is under way;
-* ``+app_dir<TAB>pid:start...`` once the app is recorded, with its replicas' process groups: the submit is
-  done, and these groups end with the owner;
-* ``=app_dir`` instead, when the submit failed (nothing of it is left) or the app is meant to outlive
+* ``?["app_dir", "app_id"]`` before it starts an app (before the app's directory exists): a submit is
+  under way;
+* ``+["app_dir", ["pid:start", ...]]`` once the app is recorded, with its replicas' process groups: the
+  submit is done, and these groups end with the owner;
+* ``="app_dir"`` instead, when the submit failed (nothing of it is left) or the app is meant to outlive
   its owner (``outlive_owner``): the reaper has nothing to do for it;
 * ``-pid:start...`` as groups end (a group that ended is never signalled anyway: its leader's start time
   is checked first; this only keeps the lists short).
@@ -39,6 +40,7 @@ unrelated process is never signalled.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -90,7 +92,7 @@ class ReaperClient:
         cls._proc = proc
         cls._drain_ended()
         for app_dir, app_id in cls._starting.items():  # adoption: the new reaper learns every submit under way
-            cls._write(f"?{app_dir}\t{app_id}")
+            cls._write("?" + json.dumps([app_dir, app_id]))
         for app_dir, groups in cls._watched.items():  # and every live group
             cls._write(_watch_line(app_dir, groups.values()))
         watcher = threading.Thread(target=cls._watch_reaper, args=(proc,), name="jupyter_sched-reaper", daemon=True)
@@ -136,7 +138,7 @@ class ReaperClient:
             cls._ensure()
             cls._drain_ended()
             cls._starting[app_dir] = app_id
-            cls._write(f"?{app_dir}\t{app_id}")
+            cls._write("?" + json.dumps([app_dir, app_id]))
 
     @classmethod
     def watch(cls, app_dir: str, groups: Iterable[Group]) -> None:
@@ -156,7 +158,7 @@ class ReaperClient:
             if cls._pid != os.getpid() or cls._starting.pop(app_dir, None) is None:
                 return
             cls._drain_ended()
-            cls._write("=" + app_dir)
+            cls._write("=" + json.dumps(app_dir))
 
     @classmethod
     def forget(cls, groups: Iterable[Group]) -> None:
@@ -188,7 +190,7 @@ class ReaperClient:
 
 
 def _watch_line(app_dir: str, groups: Iterable[Group]) -> str:
-    return "+" + app_dir + "\t" + " ".join(g.encode() for g in groups)
+    return "+" + json.dumps([app_dir, [g.encode() for g in groups]])
 
 
 def escalate_later(grace: float, groups: Iterable[Group]) -> None:
@@ -292,15 +294,15 @@ def roll_back(app_dir: str, app_id: str, owner: int) -> None:
     names another owner."""
     import shutil
 
-    from jupyter_sched.schedulers.local_build import APP_ID_ENV
-    from jupyter_sched.schedulers.local_platform import processes_with_env
     from jupyter_sched.schedulers.local_state import load_record
 
+    if os.path.basename(app_dir) != app_id or not os.path.isabs(app_dir):
+        return  # not what an owner sends: touch nothing
     claim(app_dir)  # a reader that finds the record meanwhile leaves it to this process
     start = time.monotonic()
     quiet_until = start + SETTLE_S
     while True:
-        found = [pid for pid in processes_with_env(APP_ID_ENV, app_id) if pid != os.getpid()]
+        found = _processes_of(app_dir, app_id)
         for pid in found:
             _kill_with_group(pid)
         now = time.monotonic()
@@ -310,6 +312,22 @@ def roll_back(app_dir: str, app_id: str, owner: int) -> None:
     record = load_record(app_dir, reconcile=False)
     if record is None or record.owner_pid == owner:
         shutil.rmtree(app_dir, ignore_errors=True)
+
+
+def _processes_of(app_dir: str, app_id: str) -> List[int]:
+    """The processes whose environment names the app: its id, and (when they are set, as they are unless
+    the role overrides them) a torchelastic path inside its directory, so that an app elsewhere that was
+    given the same id (code that fixes ids, as TorchX's tests do) is not taken for it."""
+    from jupyter_sched.schedulers.local_build import APP_ID_ENV, ERROR_FILE_ENV, PET_LOG_DIR_ENV
+    from jupyter_sched.schedulers.local_platform import processes_with_env
+
+    inside = app_dir.rstrip(os.sep) + os.sep
+    found = []
+    for pid, env in processes_with_env(APP_ID_ENV, app_id).items():
+        paths = [env[k] for k in (PET_LOG_DIR_ENV, ERROR_FILE_ENV) if k in env]
+        if pid != os.getpid() and (not paths or any(p.startswith(inside) for p in paths)):
+            found.append(pid)
+    return found
 
 
 def _kill_with_group(pid: int) -> None:
@@ -330,18 +348,19 @@ def _stop(groups: List[Group], grace: float) -> Tuple[List[Group], List[Group]]:
 
 
 def _read_line(line: str, registered: Dict[int, Group], apps: Dict[int, str], starting: Dict[str, str]) -> None:
-    """One message from the owner (see the module docstring); ValueError if it is not understood."""
+    """One message from the owner (see the module docstring; paths are JSON strings, so no name can break a
+    line); ValueError or TypeError if it is not understood."""
     if line.startswith("?"):
-        app_dir, _, app_id = line[1:].partition("\t")
-        starting[app_dir] = app_id
+        app_dir, app_id = json.loads(line[1:])
+        starting[str(app_dir)] = str(app_id)
     elif line.startswith("+"):
-        app_dir, _, encoded = line[1:].partition("\t")
+        app_dir, encoded = json.loads(line[1:])
         starting.pop(app_dir, None)
-        for group in [Group.decode(text) for text in encoded.split()]:
+        for group in [Group.decode(text) for text in encoded]:
             registered[group.pid] = group
-            apps[group.pid] = app_dir
+            apps[group.pid] = str(app_dir)
     elif line.startswith("="):
-        starting.pop(line[1:], None)
+        starting.pop(json.loads(line[1:]), None)
     elif line.startswith("-"):
         for group in [Group.decode(text) for text in line[1:].split()]:
             if group.started is None or registered.get(group.pid) == group:
@@ -373,7 +392,7 @@ def main() -> None:
         line = raw.decode(errors="replace").rstrip("\n")
         try:
             _read_line(line, registered, apps, starting)
-        except ValueError:
+        except (ValueError, TypeError):
             continue  # not understood: the rest must still be heard
     # stdin closed: the owner is gone
     by_app: Dict[str, List[Group]] = {}
