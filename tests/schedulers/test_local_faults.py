@@ -416,6 +416,18 @@ def test_replicas_left_by_a_dead_owner_and_reaper_are_stopped_by_the_next_reader
     assert "owner process" in desc.msg
 
 
+def test_a_log_dir_named_with_a_tab_and_a_newline_still_reaches_the_reaper(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    log_dir = tmp_path / "odd\tname\nhere"  # the reaper's messages are lines: a path must not break one
+    log_dir.mkdir()
+    proc, app_id, _, pids = _start_owner(str(log_dir))
+    proc.kill()
+    proc.wait()
+    wait_until(lambda: not any(pid_alive(p) for p in pids), what="replicas of a SIGKILLed owner to die")
+    desc = _wait_recorded(str(log_dir), app_id)
+    codes = {rs.role: rs.replicas[0].exit_code for rs in desc.roles_statuses}
+    assert codes == {"plain": -signal.SIGTERM, "stubborn": -signal.SIGKILL}
+
+
 def test_the_reaper_is_restarted_in_this_process_too(sched: LocalScheduler, log_dir: str) -> None:
     app_id = sched.submit(sh_app("sleep 600"), {"log_dir": log_dir})
     first = ReaperClient.reaper_pid()
