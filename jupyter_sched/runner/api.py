@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 import time
 import weakref
 from datetime import datetime
@@ -61,6 +62,7 @@ class Runner:
         self._component_defaults = component_defaults or {}
         self._scheduler_params = scheduler_params or {}
         self._schedulers: Dict[Tuple[str, str], Scheduler] = {}
+        self._schedulers_lock = threading.Lock()
         self._apps: Dict[AppHandle, AppDef] = {}
         # the caller's AppDef behind each dry run this runner made (before the runner added its variables),
         # which describe() returns once the run is scheduled
@@ -92,12 +94,18 @@ class Runner:
         session = self._name if session_name is None else session_name
         key = (scheduler, session)
         sched = self._schedulers.get(key)
-        if sched is None:
-            factory = self._factories.get(scheduler)
-            if factory is None:
-                raise UnknownSchedulerException(scheduler, self.scheduler_backends())
-            sched = factory(session, **self._scheduler_params)
-            self._schedulers[key] = sched
+        if sched is not None:
+            return sched
+        # One scheduler per key even when threads ask at once: a second one would own the apps it started
+        # apart from the runner's, and be collected (and closed) on whatever thread ran the GC then.
+        with self._schedulers_lock:
+            sched = self._schedulers.get(key)
+            if sched is None:
+                factory = self._factories.get(scheduler)
+                if factory is None:
+                    raise UnknownSchedulerException(scheduler, self.scheduler_backends())
+                sched = factory(session, **self._scheduler_params)
+                self._schedulers[key] = sched
         return sched
 
     def scheduler_run_opts(self, scheduler: str) -> runopts:

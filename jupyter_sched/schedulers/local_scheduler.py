@@ -48,7 +48,7 @@ from jupyter_sched.schedulers.local.logs import ChangeFeed, LogIterator, replica
 from jupyter_sched.schedulers.local.meter import LocalMeter, limit_request
 from jupyter_sched.schedulers.local.opts import LocalOpts, local_run_opts
 from jupyter_sched.schedulers.local.owned import OwnedApp, new_record
-from jupyter_sched.schedulers.local.procs import ProcessLoop
+from jupyter_sched.schedulers.local.procs import ProcessLoop, in_io_thread
 from jupyter_sched.schedulers.local.reaper import ReaperClient
 from jupyter_sched.schedulers.local.request import ENV_CUDA_VISIBLE_DEVICES, PopenRequest, ReplicaParam, format_request
 from jupyter_sched.schedulers.local.signals import SignalCleanup, SignalException
@@ -133,16 +133,25 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
             raise RuntimeError(f"this LocalScheduler's IO loop stopped ({self._loop.failure}); create a new one")
         request = dryrun_info.request
         check_entrypoints(request)
-        make_dirs(request)
-        record = new_record(request, dryrun_info.app, self.session_name, self._image_provider_name)
-        app = OwnedApp(record, self._meter, self._loop, self)
-        app.start(request)
+        # From here until the app is recorded and its groups are told to the reaper, a death of this
+        # process (even by SIGKILL) makes the reaper undo the submit: no replica and no directory is left.
+        ReaperClient.starting(request.log_dir, request.app_id)
+        try:
+            make_dirs(request)
+            record = new_record(request, dryrun_info.app, self.session_name, self._image_provider_name)
+            app = OwnedApp(record, self._meter, self._loop, self)
+            app.start(request)
+        except BaseException:
+            ReaperClient.drop(request.log_dir)  # start() left nothing running and removed the directory
+            raise
+        if request.outlive_owner:
+            ReaperClient.drop(request.log_dir)
+        else:
+            ReaperClient.watch(request.log_dir, [r.group for r in record.replicas])
         link_into_default_base(self._bases[0], self.session_name, request.log_dir)
         with self._lock:
             self._evict()
             self._apps[request.app_id] = app
-        if not request.outlive_owner:
-            ReaperClient.watch(request.log_dir, [r.group for r in record.replicas])
         self._loop.add(app.replicas)
         base = os.path.dirname(os.path.dirname(request.log_dir))
         if base not in self._bases:
@@ -218,6 +227,9 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
             for app in running:
                 app.cancel(grace=min(2.0, app.record.cancel_grace))
             if sys.is_finalizing():  # the IO thread cannot run any more: the reaper finishes the job
+                return
+            if in_io_thread():  # collected on an IO thread, which must not wait: the apps end on their own
+                self._loop.stop()
                 return
             deadline = time.monotonic() + 5.0
             for app in running:

@@ -2,7 +2,8 @@
 
 The owner holds the app's record in memory (``state``) with its live replicas (``procs``) and
 keeps ``state.json`` in step: the app is recorded before ``schedule`` returns, and the record is saved
-again when a replica ends, when its logs fault and when the app is cancelled. A save that fails (a full
+again when a replica ends (before the end shows in memory), when its logs fault and when the app is
+cancelled. A save that fails (a full
 disk) never raises into the IO loop: the state stays in memory, and ``describe`` shows why the file lags.
 """
 
@@ -124,15 +125,15 @@ class OwnedApp:
         self.meter.ended(record, rep_record, finished)  # before the end is visible: totals come with it
         if not record.cancelled and cancel_requested(record.app_dir):
             record.cancelled = True
-        if all(r.done for r in record.replicas if r is not rep_record):
-            # the app ends with this replica: its SUCCESS file exists before describe can say it ended
-            final = record.snapshot()
-            final.replicas[next(i for i, r in enumerate(record.replicas) if r is rep_record)].finished = finished
-            final.write_done_marker()
+        # The end is on disk before this process shows it: whoever hears from the owner that the replica (or
+        # the app, with TorchX's SUCCESS file) ended finds state.json saying so too.
+        saved = record.snapshot()
+        saved.replicas[next(i for i, r in enumerate(record.replicas) if r is rep_record)].finished = finished
+        save_record(saved)
+        record.save_error = saved.save_error
         rep_record.finished = finished
-        save_record(record)
         if not record.outlive_owner:
-            ReaperClient.forget([rep.pid])
+            ReaperClient.forget([rep_record.group])
 
     def log_fault(self, rep_record: ReplicaRecord, rep: Replica, reason: str) -> None:
         """Loop thread: the replica's logs could not be written in full; it keeps running and being read."""

@@ -28,7 +28,7 @@ import os
 import select
 import signal
 import sys
-from typing import Any, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 PORTABLE_ENV = "JUPYTER_SCHED_PORTABLE"
 PORTABLE = os.environ.get(PORTABLE_ENV, "") not in ("", "0") or not sys.platform.startswith("linux")
@@ -71,6 +71,35 @@ def all_pids() -> Iterable[int]:
 
         return psutil.pids()
     return (int(name) for name in os.listdir("/proc") if name.isdigit())
+
+
+def processes_with_env(name: str, value: str) -> Dict[int, Dict[str, str]]:
+    """The processes this user may read whose environment (as they were started: ``exec`` fixes it) has
+    ``name=value``: pid -> that environment. Linux reads ``/proc/<pid>/environ``; the portable path asks
+    psutil."""
+    found: Dict[int, Dict[str, str]] = {}
+    if PORTABLE:
+        import psutil
+
+        for proc in psutil.process_iter():
+            try:
+                env = proc.environ()
+            except (psutil.Error, OSError):
+                continue
+            if env.get(name) == value:
+                found[proc.pid] = env
+        return found
+    needle = b"\0" + f"{name}={value}".encode() + b"\0"
+    for pid in all_pids():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if needle in b"\0" + data + b"\0":
+            items = (item.decode(errors="replace").partition("=") for item in data.split(b"\0") if item)
+            found[pid] = {key: val for key, _, val in items}
+    return found
 
 
 def pidfd_open(pid: int) -> int:

@@ -17,6 +17,14 @@ became readable.
 
 A log write that fails (a full disk) is contained in its sink (``sinks``); any other error while
 handling a replica is logged and the loop carries on (see :class:`ProcessLoop`).
+
+The loop thread never waits for another thread or process: every app of the process would stall with it.
+It joins no thread, starts none (starting one waits for it to run: waiter threads are started by
+:meth:`ProcessLoop.add`, on the caller's thread), spawns no process and sleeps nowhere; the only locks it
+takes are held by their other users just to update a list or a dict. What it calls back into (a replica's
+end in ``local_owned``, usage totals in ``local_usage``, the reaper's bookkeeping in ``local_reaper``)
+keeps to the same rule; ``tests/schedulers/loop_guard.py`` watches every call the thread makes for one
+that blocks.
 """
 
 from __future__ import annotations
@@ -43,6 +51,15 @@ _LEFTOVER_GRACE_S = 5.0
 """How long processes left behind in a replica's group may hold its pipes open after it exited."""
 _MAX_FAULTS = 100
 """Unexpected errors handling one replica before the loop stops reading its pipes (a hot loop otherwise)."""
+
+
+_io_thread = threading.local()
+
+
+def in_io_thread() -> bool:
+    """True on the thread of any :class:`ProcessLoop`: code that may run there (a callback, a finaliser
+    run by a garbage collection) must not wait for another thread, or every replica of the loop stalls."""
+    return getattr(_io_thread, "active", False)
 
 
 @dataclass(eq=False)
@@ -94,6 +111,8 @@ class ProcessLoop:
         os.set_blocking(self._wake_r, False)
         self._sel.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
         self._pending: List[Tuple[List[Replica], Optional[Callable[[], None]]]] = []
+        self._exited: List[Replica] = []
+        """Replicas whose exit a waiter thread saw (where there is no pidfd), handled after ``_pending``."""
         self._timers: List[Tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = 0
         self._lock = threading.Lock()
@@ -108,15 +127,33 @@ class ProcessLoop:
 
     # -- called from any thread -------------------------------------------------------------------------
     def add(self, replicas: List[Replica], then: Optional[Callable[[], None]] = None) -> None:
-        """Starts watching ``replicas`` (already spawned). Their log files are opened here, on the loop
-        thread, to keep that work off the caller's submit path; ``then`` runs once they are set up."""
+        """Starts watching ``replicas`` (already spawned). Their log files are opened on the loop thread,
+        to keep that work off the caller's submit path; ``then`` runs once they are set up.
+
+        What tells the loop of each exit is set up here, on the caller's thread: a pidfd, or where there is
+        none a waiter thread, started here because starting a thread waits for it to run, and the loop
+        thread never waits for another thread."""
+        waiters = []
+        for rep in replicas:
+            try:
+                rep.pidfd = pidfd_open(rep.pid)
+            except OSError:  # no pidfd (old kernel, not Linux, or the portable path): a waiter thread stands in
+                waiters.append(rep)
         with self._lock:
-            if self.failure:
-                raise RuntimeError(f"the local IO loop stopped: {self.failure}")
-            self._pending.append((replicas, then))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="jupyter_sched-local-io", daemon=True)
-                self._thread.start()
+            failure = self.failure
+            if not failure:
+                self._pending.append((replicas, then))
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="jupyter_sched-local-io", daemon=True)
+                    self._thread.start()
+        if failure:
+            for rep in replicas:
+                if rep.pidfd >= 0:
+                    os.close(rep.pidfd)
+                    rep.pidfd = -1
+            raise RuntimeError(f"the local IO loop stopped: {failure}")
+        for rep in waiters:  # after the replica is pending: the loop registers it before it handles its exit
+            threading.Thread(target=self._wait_thread, args=(rep,), name="jupyter_sched-wait", daemon=True).start()
         self._wake()
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> None:
@@ -138,9 +175,11 @@ class ProcessLoop:
             self._changed.notify_all()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Ends the loop once its replicas are drained; waits up to ``timeout`` for that, except on an IO
+        thread (a scheduler collected there is closed there), which never waits for another thread."""
         self._stopping = True
         self._wake()
-        if self._thread is not None and self._thread is not threading.current_thread():
+        if self._thread is not None and not in_io_thread():
             self._thread.join(timeout)
 
     def _wake(self) -> None:
@@ -152,6 +191,7 @@ class ProcessLoop:
     # -- loop thread ------------------------------------------------------------------------------------
     def _run(self) -> None:
         leave_signals_to_the_main_thread()
+        _io_thread.active = True
         try:
             while self._step():
                 pass
@@ -172,12 +212,15 @@ class ProcessLoop:
     def _step(self) -> bool:
         with self._lock:
             pending, self._pending = self._pending, []
+            exited, self._exited = self._exited, []
             timeout = max(0.0, self._timers[0][0] - time.monotonic()) if self._timers else None
         for replicas, then in pending:
             for rep in replicas:
                 self._guard(rep, self._register, rep)
             if then is not None:
                 self._guard(None, then)
+        for rep in exited:
+            self._guard(rep, self._on_exit, rep, -1)
         if self._stopping and len(self._sel.get_map()) <= 1:  # only the wake pipe is left
             return False
         for key, _ in self._sel.select(timeout):
@@ -233,16 +276,15 @@ class ProcessLoop:
         rep.open_fds = set(fds)
         for fd in fds:
             self._sel.register(fd, selectors.EVENT_READ, ("out" if fd == rep.out_fd else "err", rep))
-        try:
-            rep.pidfd = pidfd_open(rep.pid)
+        if rep.pidfd >= 0:  # else a waiter thread reports its exit (see add)
             self._sel.register(rep.pidfd, selectors.EVENT_READ, ("pid", rep))
-        except OSError:  # no pidfd (old kernel, not Linux, or the portable path): a waiter thread stands in
-            threading.Thread(target=self._wait_thread, args=(rep,), name="jupyter_sched-wait", daemon=True).start()
 
     def _wait_thread(self, rep: Replica) -> None:
         leave_signals_to_the_main_thread()
         rep.proc.wait()
-        self.call_later(0, lambda: self._on_exit(rep, -1))
+        with self._lock:
+            self._exited.append(rep)
+        self._wake()
 
     def _on_output(self, rep: Replica, fd: int, kind: str) -> None:
         try:
@@ -332,6 +374,7 @@ class ProcessLoop:
         with self._lock:
             self.failure = reason
             pending, self._pending = self._pending, []
+            self._exited = []
         live = list(self._live) + [r for reps, _ in pending for r in reps]
         for rep in live:
             for fd in list(rep.open_fds) + [fd for fd in (rep.out_fd, rep.err_fd, rep.pidfd) if fd >= 0]:

@@ -6,6 +6,14 @@ when the app is cancelled, so a reader never sees half a file. A rewrite that fa
 previous file as it was and no temporary file behind; the error is raised to the caller, which keeps the
 app's state in memory and reports it.
 
+The final record is written even on a full disk. When the app is recorded, room for its final record and
+for TorchX's ``SUCCESS`` file is set aside in two files of zeros (``state.reserve``, ``SUCCESS.reserve``;
+the submit fails, with nothing left running, if even that room is missing). A final write that finds the
+disk full writes into its reserve file in place, over blocks it already holds, and renames it over the
+target: nothing the replicas' logs (or anything else) take meanwhile can be needed. The reserves serve the
+final record only; earlier rewrites that fail are retried by the next one. (A copy-on-write filesystem
+needs new blocks even to overwrite: there the reserve is given back and the write tried once more.)
+
 What it holds (created 0600 in the app's 0700 directory): the app's name and id, its roles' image,
 entrypoint, argv, replica count and retry count (argv with secrets masked, ``specs.masking``: only
 ``describe`` reads them and nothing re-runs from the file), each replica's pid, process start time, times,
@@ -39,10 +47,13 @@ from jupyter_sched.specs import AppState
 
 STATE_FILE = "state.json"
 RESERVE_FILE = "state.reserve"
-"""Space set aside when the app starts, given back to let ``state.json`` be saved once the disk is full."""
-FILE_MODE = 0o600
+"""Room for the final ``state.json``, set aside when the app is recorded (see the module docstring)."""
 DONE_MARKER = "SUCCESS"
+MARKER_RESERVE_FILE = DONE_MARKER + ".reserve"
+"""Room for the ``SUCCESS`` file, likewise."""
+FILE_MODE = 0o600
 _MIN_RESERVE = 64 * 1024
+_MIN_MARKER_RESERVE = 16 * 1024
 
 
 @dataclass
@@ -147,7 +158,8 @@ class AppRecord:
     def create(self) -> None:
         """First write, on the submit path: a single create-and-write (no rename), so that the app is
         on disk, visible to other processes, by the time submit returns. A reader that catches the file
-        half written treats it as absent for that moment."""
+        half written treats it as absent for that moment. Then the room for the final record is set aside
+        (see the module docstring); if the disk has not even that, nothing is left and OSError is raised."""
         path = os.path.join(self.app_dir, STATE_FILE)
         data = json.dumps(self.to_json()).encode()
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
@@ -158,62 +170,69 @@ class AppRecord:
             os.unlink(path)
             raise
         os.close(fd)
-        self._reserve(max(_MIN_RESERVE, 4 * len(data)))
-
-    def _reserve(self, size: int) -> None:
-        """Sets ``size`` bytes aside beside the record (its replicas' logs may fill the disk later)."""
-        path = os.path.join(self.app_dir, RESERVE_FILE)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-        except OSError:
-            return
-        try:
-            _write_all(fd, bytes(size))  # written, not sparse: the blocks must really be held
-        except OSError:
-            os.close(fd)
-            os.unlink(path)
-            return
-        os.close(fd)
+            _reserve(os.path.join(self.app_dir, RESERVE_FILE), max(_MIN_RESERVE, 4 * len(data)))
+            _reserve(os.path.join(self.app_dir, MARKER_RESERVE_FILE), max(_MIN_MARKER_RESERVE, 2 * len(data)))
+        except BaseException:
+            for name in (STATE_FILE, RESERVE_FILE, MARKER_RESERVE_FILE):
+                _unlink(os.path.join(self.app_dir, name))
+            raise
 
     def save(self) -> None:
         """Replaces ``state.json`` atomically; on failure the previous file stays and no temporary file is
-        left, and the OSError is raised (and remembered in :attr:`save_error`)."""
+        left, and the OSError is raised (and remembered in :attr:`save_error`). The record of an ended app
+        is written with the room set aside for it if the disk is full (see the module docstring)."""
         path = os.path.join(self.app_dir, STATE_FILE)
-        if self.done:  # TorchX's "logs complete" file, before the record that says the app ended
+        final = self.done
+        if final:  # TorchX's "logs complete" file, before the record that says the app ended
             self.write_done_marker()
         try:
-            self._replace(path)
+            replace_file(
+                path,
+                json.dumps(self.to_json()).encode(),
+                reserve=os.path.join(self.app_dir, RESERVE_FILE) if final else None,
+            )
         except OSError as e:
-            if e.errno in (errno.ENOSPC, errno.EDQUOT) and _unlink(os.path.join(self.app_dir, RESERVE_FILE)):
-                try:  # the disk is full: give back the space set aside at the start and try once more
-                    self._replace(path)
-                    self.save_error = ""
-                    return
-                except OSError as again:
-                    e = again
             self.save_error = f"could not save {path}: {e.strerror or e}"
-            raise e
+            if final:  # the marker never claims more than the record does
+                _unlink(os.path.join(self.app_dir, DONE_MARKER))
+            raise
         self.save_error = ""
-        if self.done:
-            _unlink(os.path.join(self.app_dir, RESERVE_FILE))  # nothing more to save
+        if final:  # nothing more to save
+            _unlink(os.path.join(self.app_dir, RESERVE_FILE))
+            _unlink(os.path.join(self.app_dir, MARKER_RESERVE_FILE))
 
     def write_done_marker(self) -> None:
-        """TorchX's ``SUCCESS`` file for this ended app (see the module docstring); a failure to write it is
-        ignored: it is a convenience copy, ``state.json`` stays the source of truth."""
+        """TorchX's ``SUCCESS`` file for this ended app (see the module docstring), with the room set aside
+        for it if the disk is full; a failure to write it is ignored: it is a convenience copy, ``state.json``
+        stays the source of truth."""
         try:
-            replace_file(os.path.join(self.app_dir, DONE_MARKER), marker_json(self).encode())
+            replace_file(
+                os.path.join(self.app_dir, DONE_MARKER),
+                marker_json(self).encode(),
+                reserve=os.path.join(self.app_dir, MARKER_RESERVE_FILE),
+            )
         except OSError:
             pass
 
-    def _replace(self, path: str) -> None:
-        replace_file(path, json.dumps(self.to_json()).encode())
+
+def _reserve(path: str, size: int) -> None:
+    """A new file of ``size`` zero bytes: written, not sparse, so that its blocks are really held."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    try:
+        _write_all(fd, bytes(size))
+    finally:
+        os.close(fd)
 
 
-def replace_file(path: str, data: bytes) -> None:
+def replace_file(path: str, data: bytes, reserve: Optional[str] = None) -> None:
     """Replaces ``path`` at once with ``data`` in a file only its owner can read (``FILE_MODE``): a reader
     sees the old file or the new one. On failure (a full disk) the OSError is raised, the previous file
     stays and no temporary file is left. Each process and thread writes its own temporary file (the IO
-    thread and a cancel may both save a record)."""
+    thread and a cancel may both save a record).
+
+    ``reserve``: a file of zeros set aside for this write. If the disk is full, ``data`` is written into
+    it in place and it is renamed over ``path`` (it is used up)."""
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -222,9 +241,31 @@ def replace_file(path: str, data: bytes) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except OSError:
+    except OSError as e:
         _unlink(tmp)
-        raise
+        if reserve is None or e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        _replace_from_reserve(path, data, reserve, e)
+
+
+def _replace_from_reserve(path: str, data: bytes, reserve: str, full: OSError) -> None:
+    """The disk is full: ``data`` goes into the blocks ``reserve`` holds, which then becomes ``path``."""
+    try:
+        fd = os.open(reserve, os.O_WRONLY)
+    except OSError:
+        raise full from None  # no reserve (used up, or never made): the disk is still full
+    try:
+        try:
+            _write_all(fd, data)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
+    except OSError:
+        # Overwriting needed new blocks (a copy-on-write filesystem): give the room back, try once more.
+        _unlink(reserve)
+        replace_file(path, data)
+        return
+    os.replace(reserve, path)
 
 
 def _unlink(path: str) -> bool:
@@ -241,9 +282,10 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def load_record(app_dir: str) -> Optional[AppRecord]:
-    """The record saved in ``app_dir``, reconciled with reality: if its owner died without the replicas
-    having ended (and they were not meant to outlive it), the unfinished replicas are reported as failed.
+def load_record(app_dir: str, reconcile: bool = True) -> Optional[AppRecord]:
+    """The record saved in ``app_dir``, reconciled with reality (unless ``reconcile`` is False: then as
+    saved): if its owner died without the replicas having ended (and they were not meant to outlive it),
+    the unfinished replicas are reported as failed.
 
     The record is trusted only as far as it describes itself: its ``app_dir`` becomes the directory it was
     read from, and a log or error file it names outside that directory is dropped (reads then find no
@@ -259,7 +301,7 @@ def load_record(app_dir: str) -> Optional[AppRecord]:
         for name in ("stdout", "stderr", "combined", "error_file"):
             if getattr(rep, name) and not is_within(getattr(rep, name), app_dir):
                 setattr(rep, name, "")
-    if not record.done and not owner_alive(record) and not _any_alive(record):
+    if reconcile and not record.done and not owner_alive(record) and not _any_alive(record):
         now = time.time()
         for rep in record.replicas:
             if not rep.done:

@@ -38,20 +38,28 @@ def wait_done(sched: LocalScheduler, app_id: str, timeout: float = 60.0):  # typ
 # -- a full disk ---------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def small_disk(tmp_path):  # type: ignore[no-untyped-def]
-    """A 5 MB tmpfs mounted for the test (we run as root; CI must be able to)."""
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=5m", "tmpfs", str(mnt)], capture_output=True, text=True)
+def _tmpfs(path: str, size: str):  # type: ignore[no-untyped-def]
+    """A tmpfs of ``size`` mounted for the test (we run as root; CI must be able to)."""
+    os.mkdir(path)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path], capture_output=True, text=True)
     if proc.returncode != 0:
         if os.environ.get("CI") == "true":
             pytest.fail(f"cannot mount a tmpfs in CI: {proc.stderr}")
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
     try:
-        yield str(mnt)
+        yield path
     finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+        subprocess.run(["umount", "-l", path], check=False)
+
+
+@pytest.fixture
+def small_disk(tmp_path):  # type: ignore[no-untyped-def]
+    yield from _tmpfs(str(tmp_path / "small"), "5m")
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):  # type: ignore[no-untyped-def]
+    yield from _tmpfs(str(tmp_path / "tiny"), "2m")
 
 
 FLOOD = "import sys\nfor _ in range(320):\n    sys.stdout.write('x' * 65535 + '\\n')\nprint('done', flush=True)\n"
@@ -101,7 +109,8 @@ def test_a_state_file_that_cannot_be_written_keeps_the_previous_one(small_disk: 
     with open(os.path.join(app_dir, "state.json")) as f:
         before = f.read()
     _fill(os.path.join(small_disk, "filler"))
-    os.remove(os.path.join(app_dir, "state.reserve"))  # the space set aside for this moment is taken too
+    for reserve in ("state.reserve", "SUCCESS.reserve"):  # the room set aside for the final record is taken too
+        os.remove(os.path.join(app_dir, reserve))
     _fill(os.path.join(small_disk, "filler2"))
     desc = wait_done(sched, app_id)
     assert desc.state == AppState.SUCCEEDED  # the owner still knows
@@ -109,6 +118,38 @@ def test_a_state_file_that_cannot_be_written_keeps_the_previous_one(small_disk: 
     with open(os.path.join(app_dir, "state.json")) as f:
         assert f.read() == before
     assert not [n for n in os.listdir(app_dir) if n.endswith(".tmp")]
+    assert not os.path.exists(os.path.join(app_dir, "SUCCESS"))  # it never claims more than the record
+
+
+def test_replicas_that_fill_the_disk_still_get_their_final_state_recorded(tiny_disk: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22: two replicas write 5 MB each to a 2 MB log disk; the owner (``jupyter-sched run``) says
+    SUCCEEDED, and so must ``state.json``, the SUCCESS file and any other process, however much the
+    still-running log writers take after the disk filled."""
+    cli = os.path.join(os.path.dirname(PY), "jupyter-sched")
+    script = "head -c 5000000 /dev/zero | tr '\\0' y; sleep 1"
+    proc = subprocess.run(
+        [cli, "run", "--scheduler", "local_cwd", "--cfg", f"log_dir={tiny_disk}", "utils.sh", "--num_replicas", "2",
+         script],
+        cwd=str(tmp_path), capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    handle = proc.stdout.split(b"\n", 1)[0].decode()
+    assert proc.stderr.rstrip().endswith(f"{handle}: SUCCEEDED".encode())  # what the owner says
+    session, app_id = parse_safe_handle(handle)[1:]
+    app_dir = os.path.join(tiny_disk, session, app_id)
+    with open(os.path.join(app_dir, "state.json")) as f:
+        saved = json.load(f)
+    assert saved["state"] == "SUCCEEDED" and [r["exit_code"] for r in saved["replicas"]] == [0, 0]
+    assert all("No space left on device" in r["msg"] for r in saved["replicas"])  # both hit the full disk
+    with open(os.path.join(app_dir, "SUCCESS")) as f:
+        assert json.load(f)["final_state"] == "SUCCEEDED"
+    assert sorted(n for n in os.listdir(app_dir) if n.endswith((".reserve", ".tmp"))) == []
+    reader = create_cwd_scheduler(session, log_dir=tiny_disk)  # another process's view, later
+    try:
+        desc = reader.describe(app_id)
+        assert desc.state == AppState.SUCCEEDED and "owner" not in desc.msg
+    finally:
+        reader.close()
 
 
 # -- the IO loop ---------------------------------------------------------------------------------------------
@@ -373,6 +414,18 @@ def test_replicas_left_by_a_dead_owner_and_reaper_are_stopped_by_the_next_reader
     codes = {rs.role: rs.replicas[0].exit_code for rs in desc.roles_statuses}
     assert codes == {"plain": -signal.SIGTERM, "stubborn": -signal.SIGKILL}
     assert "owner process" in desc.msg
+
+
+def test_a_log_dir_named_with_a_tab_and_a_newline_still_reaches_the_reaper(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    log_dir = tmp_path / "odd\tname\nhere"  # the reaper's messages are lines: a path must not break one
+    log_dir.mkdir()
+    proc, app_id, _, pids = _start_owner(str(log_dir))
+    proc.kill()
+    proc.wait()
+    wait_until(lambda: not any(pid_alive(p) for p in pids), what="replicas of a SIGKILLed owner to die")
+    desc = _wait_recorded(str(log_dir), app_id)
+    codes = {rs.role: rs.replicas[0].exit_code for rs in desc.roles_statuses}
+    assert codes == {"plain": -signal.SIGTERM, "stubborn": -signal.SIGKILL}
 
 
 def test_the_reaper_is_restarted_in_this_process_too(sched: LocalScheduler, log_dir: str) -> None:
