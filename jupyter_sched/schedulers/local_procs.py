@@ -26,11 +26,10 @@ import logging
 import os
 import selectors
 import signal
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Protocol, Set, Tuple
 
 from jupyter_sched.schedulers.local_groups import Group
 from jupyter_sched.schedulers.local_platform import FirstWrites, leave_signals_to_the_main_thread, pidfd_open
@@ -45,13 +44,24 @@ _MAX_FAULTS = 100
 """Unexpected errors handling one replica before the loop stops reading its pipes (a hot loop otherwise)."""
 
 
+class Process(Protocol):
+    """What the loop needs of a replica's process: ``subprocess.Popen``, or ``local_zygote.ZygoteProc`` for
+    one forked by a zygote (which also has ``watch_exit``: its exit is reported, not waited for)."""
+
+    pid: int
+
+    def poll(self) -> Optional[int]: ...
+
+    def wait(self, timeout: Optional[float] = None) -> int: ...
+
+
 @dataclass(eq=False)
 class Replica:
     """A running replica as the loop sees it. ``on_done`` is called (on the loop thread) once the process
     has exited and its output is fully written; ``on_fault`` (loop thread) with a reason when its logs
     stop being written in full (the replica keeps running and being drained)."""
 
-    proc: subprocess.Popen
+    proc: Process
     out_fd: int
     err_fd: int
     stdout: LogSink
@@ -103,6 +113,8 @@ class ProcessLoop:
         self._thread: Optional[threading.Thread] = None
         self._stopping = False
         self._live: Set[Replica] = set()
+        self._fd_ops: List[Tuple[int, Optional[Callable[[], None]]]] = []
+        self._watched: Dict[int, Callable[[], None]] = {}
         self.failure = ""
         """Why the loop stopped for good ("" while it runs): no replica can be added then."""
 
@@ -118,6 +130,30 @@ class ProcessLoop:
                 self._thread = threading.Thread(target=self._run, name="jupyter_sched-local-io", daemon=True)
                 self._thread.start()
         self._wake()
+
+    def watch_fd(self, fd: int, on_readable: Callable[[], None]) -> None:
+        """Calls ``on_readable()`` on the loop thread whenever ``fd`` is readable, until :meth:`unwatch_fd`
+        (a zygote's reports: see ``local_zygote``). Does not keep a stopping loop running."""
+        with self._lock:
+            if self.failure:
+                raise RuntimeError(f"the local IO loop stopped: {self.failure}")
+            self._fd_ops.append((fd, on_readable))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="jupyter_sched-local-io", daemon=True)
+                self._thread.start()
+        self._wake()
+
+    def unwatch_fd(self, fd: int) -> None:
+        """Stops watching ``fd``: at once on the loop thread, else on its next turn."""
+        if self.in_loop_thread():
+            self._apply_fd_op(fd, None)
+            return
+        with self._lock:
+            self._fd_ops.append((fd, None))
+        self._wake()
+
+    def in_loop_thread(self) -> bool:
+        return self._thread is threading.current_thread()
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> None:
         with self._lock:
@@ -172,13 +208,16 @@ class ProcessLoop:
     def _step(self) -> bool:
         with self._lock:
             pending, self._pending = self._pending, []
+            fd_ops, self._fd_ops = self._fd_ops, []
             timeout = max(0.0, self._timers[0][0] - time.monotonic()) if self._timers else None
+        for fd, on_readable in fd_ops:
+            self._guard(None, self._apply_fd_op, fd, on_readable)
         for replicas, then in pending:
             for rep in replicas:
                 self._guard(rep, self._register, rep)
             if then is not None:
                 self._guard(None, then)
-        if self._stopping and len(self._sel.get_map()) <= 1:  # only the wake pipe is left
+        if self._stopping and len(self._sel.get_map()) - len(self._watched) <= 1:  # only the wake pipe is left
             return False
         for key, _ in self._sel.select(timeout):
             kind, rep = key.data
@@ -190,6 +229,8 @@ class ProcessLoop:
                     pass
             elif kind == "pid":
                 self._guard(rep, self._on_exit, rep, key.fd)
+            elif kind == "fd":
+                self._guard(None, rep)
             else:
                 self._guard(rep, self._on_output, rep, key.fd, kind)
         self._run_timers()
@@ -219,6 +260,13 @@ class ProcessLoop:
         for fn in due:
             self._guard(None, fn)
 
+    def _apply_fd_op(self, fd: int, on_readable: Optional[Callable[[], None]]) -> None:
+        if on_readable is not None:
+            self._sel.register(fd, selectors.EVENT_READ, ("fd", on_readable))
+            self._watched[fd] = on_readable
+        elif self._watched.pop(fd, None) is not None:
+            self._sel.unregister(fd)
+
     def _register(self, rep: Replica) -> None:
         self._live.add(rep)
         for sink in rep.sinks if rep.out_fd >= 0 else ():
@@ -233,6 +281,10 @@ class ProcessLoop:
         rep.open_fds = set(fds)
         for fd in fds:
             self._sel.register(fd, selectors.EVENT_READ, ("out" if fd == rep.out_fd else "err", rep))
+        watch_exit = getattr(rep.proc, "watch_exit", None)
+        if watch_exit is not None:  # forked by a zygote, which reports its exit (see local_zygote)
+            watch_exit(lambda: self._guard(rep, self._on_exit, rep, -1))
+            return
         try:
             rep.pidfd = pidfd_open(rep.pid)
             self._sel.register(rep.pidfd, selectors.EVENT_READ, ("pid", rep))

@@ -53,6 +53,7 @@ from jupyter_sched.schedulers.local_request import ENV_CUDA_VISIBLE_DEVICES, Pop
 from jupyter_sched.schedulers.local_signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local_spawn import check_entrypoints, make_dirs
 from jupyter_sched.schedulers.local_state import AppRecord
+from jupyter_sched.schedulers.local_zygote import ZygotePool, plan_starts
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
@@ -93,6 +94,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         self._apps: "OrderedDict[str, OwnedApp]" = OrderedDict()
         self._bases: List[str] = [os.path.abspath(os.path.expanduser(log_dir or default_log_dir()))]
         self._loop = ProcessLoop()
+        self._zygotes = ZygotePool(self._loop)
         self._lock = threading.Lock()
         self._closed = False
         self._meter = LocalMeter()
@@ -119,6 +121,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         provider = self._image_provider_class(cfg)
         request = build_request(app, cfg, provider, base, self.session_name, self._extra_paths, app_id=app_id)
         limit_request(request, cfg)
+        plan_starts(request, app)  # which replicas are forked warm (function jobs), which exec'd
         return request
 
     # -- schedule ------------------------------------------------------------------------------------------
@@ -133,7 +136,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
         check_entrypoints(request)
         make_dirs(request)
         record = new_record(request, dryrun_info.app, self.session_name, self._image_provider_name)
-        app = OwnedApp(record, self._meter, self._loop, self)
+        app = OwnedApp(record, self._meter, self._loop, self, zygotes=self._zygotes)
         app.start(request)
         link_into_default_base(self._bases[0], self.session_name, request.log_dir)
         with self._lock:
@@ -222,6 +225,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs):
                 for rep in app.replicas:
                     while not rep.finished and time.monotonic() < deadline:
                         self._loop.wait_for_change(self._loop.version, 0.05)
+            self._zygotes.close()
             self._loop.stop()
         except Exception:  # noqa: BLE001 - close must never raise
             pass
