@@ -11,6 +11,7 @@ from jupyter_sched.functions.errors import (
     FunctionError,
     IncompatibleImageError,
     MissingResultError,
+    ResultError,
     UnpicklableError,
 )
 from jupyter_sched.functions.launch import FunctionRequest, launch, prepare
@@ -22,6 +23,7 @@ __all__ = [
     "IncompatibleImageError",
     "MissingResultError",
     "Outcome",
+    "ResultError",
     "UnpicklableError",
     "launch",
     "prepare",

@@ -7,8 +7,10 @@ has neither jupyter_sched nor the notebook's packages beyond what the function i
 The replica's identity is what ``dist.spmd`` gives (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
 ``MASTER_PORT`` from the app's env); ``MASTER_ADDR`` is read here from the variable the scheduler names as
 holding rank 0's host (``JUPYTER_SCHED_RANK0_ENV``). The outcome is written to ``result-<rank>.pkl``
-atomically (a temporary file renamed), so a reader never sees half a result. The exit code is 0 when the
-function returned and 1 when it raised; the traceback also goes to stderr, so the logs show it.
+atomically (a private temporary file renamed), so a reader never sees half a result. The exit code is 0
+when the function returned and 1 when it raised; the traceback also goes to stderr, so the logs show it.
+An outcome that cannot be written (a full disk) leaves no temporary file, and a small note in its place
+that names the reason (``unwritten``), with exit code 1.
 
 The call carries a source map (``jupyter_sched.functions.sources``): where each function sent by value was
 written and its lines. A traceback's frames are matched against it by code (name, first line, bytecode),
@@ -119,7 +121,6 @@ def _error(exc: BaseException, text: str, cloudpickle: Any) -> Dict[str, Any]:
 
 def _write(job_dir: str, rank: int, outcome: Dict[str, Any], cloudpickle: Any) -> bool:
     path = os.path.join(job_dir, f"result-{rank}.pkl")
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         data = cloudpickle.dumps(outcome)
     except Exception as e:  # noqa: BLE001 - the return value cannot be pickled: say so instead
@@ -129,10 +130,52 @@ def _write(job_dir: str, rank: int, outcome: Dict[str, Any], cloudpickle: Any) -
         data = cloudpickle.dumps({"format": OUTCOME_FORMAT, "ok": False, "type": "TypeError",
                                   "message": message, "traceback": text, "exception": None})
         outcome = {"ok": False}
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-    return outcome["ok"]
+    try:
+        _save(path, data, job_dir)
+    except OSError as e:  # a full disk, a read-only or vanished directory: leave the reason in its place
+        what = "the returned value" if outcome["ok"] else f"the {outcome.get('type') or 'error'} it raised"
+        reason = (
+            f"{e.strerror or e} ({what}: {len(data):,} bytes pickled); make room there, or give the job a"
+            " log_dir (job_dir on Slurm) with room"
+        )
+        sys.stderr.write(f"jupyter_sched: could not write the result to {path}: {reason}\n")
+        sys.stderr.flush()
+        note = {"format": OUTCOME_FORMAT, "ok": False, "type": type(e).__name__, "message": reason,
+                "traceback": "", "exception": None, "unwritten": path}
+        try:
+            _save(path, cloudpickle.dumps(note), job_dir)
+        except OSError:
+            pass  # not even that fits: the exit code and the line above are all there is
+        return False
+    return bool(outcome["ok"])
+
+
+def _save(path: str, data: bytes, job_dir: str) -> None:
+    """``path`` replaced at once by a private file holding ``data``; on an error nothing is left behind."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, as the job's logs
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _owned_by_job_owner(f.fileno(), job_dir)
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _owned_by_job_owner(fd: int, job_dir: str) -> None:
+    """A replica running as root (a container's default user) writing into a job directory of another
+    user hands the file to that user, who could not read a private root-owned file."""
+    try:
+        st = os.stat(job_dir)
+        if os.geteuid() == 0 and st.st_uid != 0:
+            os.fchown(fd, st.st_uid, st.st_gid)
+    except OSError:
+        pass
 
 
 def main(argv: List[str]) -> int:

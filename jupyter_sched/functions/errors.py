@@ -51,6 +51,31 @@ class MissingResultError(RuntimeError):
     could not start); the message names the replica and where its logs are."""
 
 
+class ResultError(RuntimeError):
+    """A replica's result cannot be had: the replica could not write it (``.writing``: a full disk, a
+    read-only directory), or it cannot be read here (a truncated or foreign file, or a value whose class
+    exists only where the replica ran). The message names the app (``.handle``), the replica
+    (``.replica``, ``role/k``), the file (``.path``) and the reason (``.reason``)."""
+
+    def __init__(self, handle: str, replica: str, rank: int, path: str, reason: str, writing: bool = False) -> None:
+        what = f"replica {replica} of {handle}" if handle else f"replica {replica}"
+        if writing:
+            text = f"{what} could not write its result to {path}: {reason}"
+        else:
+            text = f"cannot read the result of {what} from {path}: {reason}"
+        super().__init__(text)
+        self.handle = handle
+        self.replica = replica
+        self.rank = rank
+        self.path = path
+        self.reason = reason
+        self.writing = writing
+
+    def _render_traceback_(self) -> List[str]:
+        """IPython shows the message alone: a traceback through the reading code would say nothing more."""
+        return [f"\x1b[31mResultError\x1b[0m: {self}"]
+
+
 class UnpicklableError(TypeError):
     """Something the call needs cannot be sent to a replica; raised before anything is launched.
     ``.path`` is how it is reached from the call (e.g. ``train -> global 'log' -> attribute 'fh'``)."""

@@ -26,6 +26,7 @@ from jupyter_sched.functions import images
 from jupyter_sched.functions.pack import pack
 from jupyter_sched.functions.results import BOOTSTRAP_FILE, CALL_FILE, META_FILE
 from jupyter_sched.schedulers.local_zygote import WARM_START
+from jupyter_sched.schedulers.private_files import DIR_MODE, make_private_dirs, write_private
 from jupyter_sched.specs import AppDef, AppDryRunInfo, BindMount, Resource, Role, get_named_resources, macros, random_id
 
 FN_DIR_ENV = "JUPYTER_SCHED_FN_DIR"
@@ -166,13 +167,15 @@ def function_app(
 
 def launch(runner: Any, request: FunctionRequest) -> str:
     """Writes the job directory (the pickled call, the bootstrap, a meta file) and schedules the app;
-    returns its handle. If scheduling fails, the directory is removed again."""
-    os.makedirs(os.path.dirname(request.job_dir), mode=0o700, exist_ok=True)
-    os.makedirs(request.job_dir, mode=0o700)
+    returns its handle. If scheduling fails, the directory is removed again. Like logs, everything is
+    private to its owner (0700 directories, parents created here included; 0600 files): the call holds
+    the function's arguments."""
+    make_private_dirs(os.path.dirname(request.job_dir))
+    os.mkdir(request.job_dir, DIR_MODE)
     try:
-        with open(os.path.join(request.job_dir, CALL_FILE), "wb") as f:
-            f.write(request.payload)
-        shutil.copyfile(bootstrap_source(), os.path.join(request.job_dir, BOOTSTRAP_FILE))
+        write_private(os.path.join(request.job_dir, CALL_FILE), request.payload)
+        with open(bootstrap_source(), "rb") as f:
+            write_private(os.path.join(request.job_dir, BOOTSTRAP_FILE), f.read())
         handle = runner.schedule(request.info)
     except BaseException:
         shutil.rmtree(request.job_dir, ignore_errors=True)
@@ -183,10 +186,7 @@ def launch(runner: Any, request: FunctionRequest) -> str:
 
 
 def write_meta(job_dir: str, meta: Mapping[str, Any]) -> None:
-    tmp = os.path.join(job_dir, META_FILE + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(dict(meta), f, default=repr)
-    os.replace(tmp, os.path.join(job_dir, META_FILE))
+    write_private(os.path.join(job_dir, META_FILE), json.dumps(dict(meta), default=repr))
 
 
 def read_meta(job_dir: str) -> Dict[str, Any]:
@@ -195,6 +195,20 @@ def read_meta(job_dir: str) -> Dict[str, Any]:
             return dict(json.load(f))
     except (OSError, ValueError):
         return {}
+
+
+def recorded_job_dir(runner: Any, handle: str) -> Optional[str]:
+    """The job directory the app ``handle`` was launched with (its replicas' ``bootstrap.py JOB_DIR``
+    arguments), if the scheduler still describes it: found wherever ``log_dir`` or ``job_dir`` put it."""
+    try:
+        app = runner.describe(handle)
+    except Exception:  # noqa: BLE001 - the scheduler cannot say: the caller looks under the default root
+        return None
+    for role in app.roles if app is not None else []:
+        args = [str(a) for a in role.args or []]
+        if len(args) >= 2 and args[0] == os.path.join(args[1], BOOTSTRAP_FILE):
+            return args[1]
+    return None
 
 
 def role_name(request: FunctionRequest) -> str:
@@ -209,16 +223,20 @@ def bootstrap_source() -> str:
 
 
 def job_root(runner: Any, scheduler: str, cfg: Optional[Mapping[str, Any]]) -> str:
-    """Where the session's function jobs keep their directories on ``scheduler``."""
+    """Where the session's function jobs keep their directories on ``scheduler``: under its ``job_dir``
+    run option for a cluster (Slurm), else under its ``log_dir`` run option (local_cwd, local_dir), so a
+    function job's files sit beside its logs; the default of either when ``cfg`` does not name it."""
     session = runner.session_name or "default"
-    if runner.scheduler_run_opts(scheduler).get("job_dir") is not None:  # a cluster: its shared directory
+    opts = runner.scheduler_run_opts(scheduler)
+    given = dict(cfg or {})
+    if opts.get("job_dir") is not None:  # a cluster: its shared directory
         from jupyter_sched.schedulers.slurm_scheduler import default_job_root
 
-        base = str((cfg or {}).get("job_dir") or default_job_root())
+        base = str(given.get("job_dir") or default_job_root())
     else:
         from jupyter_sched.schedulers.local_scheduler import default_log_dir
 
-        base = default_log_dir()
+        base = str((given.get("log_dir") if opts.get("log_dir") is not None else None) or default_log_dir())
     return os.path.join(os.path.abspath(os.path.expanduser(base)), session, "functions")
 
 

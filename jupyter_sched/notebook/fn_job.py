@@ -11,9 +11,17 @@ and ``%sched_job`` find it; in plain Python the session's shared runner is used.
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Tuple, Union
+from typing import Any, Iterator, List, Mapping, Optional, Tuple, Union
 
-from jupyter_sched.functions import FunctionRequest, MissingResultError, Outcome, launch, prepare, read_outcome
+from jupyter_sched.functions import (
+    FunctionRequest,
+    MissingResultError,
+    Outcome,
+    ResultError,
+    launch,
+    prepare,
+    read_outcome,
+)
 from jupyter_sched.notebook.job import Job
 from jupyter_sched.specs import AppState, AppStatus, Resource
 
@@ -28,14 +36,19 @@ class FunctionJob(Job):
         self.role = role
 
     def outcome(self, rank: int) -> Optional[Outcome]:
-        """What replica ``rank`` returned or raised, or None if it has written nothing (yet)."""
-        return read_outcome(self.job_dir, rank)
+        """What replica ``rank`` returned or raised, or None if it has written nothing (yet). Raises
+        ResultError (naming this app, the replica, the file and why) if its result cannot be read."""
+        return read_outcome(self.job_dir, rank, self.handle, self.role)
 
     def failure(self, status: Optional[AppStatus]) -> Optional[Exception]:  # type: ignore[override]
-        """The first replica's FunctionError if the function raised (rank order), else as for any Job."""
+        """The first replica's FunctionError if the function raised (rank order), or its ResultError if
+        its result could not be written or read; else as for any Job."""
         if status is not None and status.is_terminal():
             for rank in range(self.num_replicas):
-                got = self.outcome(rank)
+                try:
+                    got = self.outcome(rank)
+                except ResultError as e:
+                    return e
                 if got is not None and not got.ok:
                     return got.error(self.handle, self.role)
         return super().failure(status)
@@ -157,17 +170,24 @@ def attach(handle: str, cfg: Optional[Mapping[str, Any]] = None) -> FunctionJob:
     import glob
     import os
 
-    from jupyter_sched.functions.launch import job_root, read_meta
+    from jupyter_sched.functions.launch import job_root, read_meta, recorded_job_dir
     from jupyter_sched.specs import parse_app_handle
 
     runner, session = runner_and_session()
     root = job_root(runner, parse_app_handle(handle).scheduler_backend, cfg)
-    for meta_path in sorted(glob.glob(os.path.join(root, "*", "meta.json"))):
-        meta = read_meta(os.path.dirname(meta_path))
+
+    def candidates() -> Iterator[str]:  # the directory the app records, else every one under the root
+        recorded = recorded_job_dir(runner, handle)
+        if recorded:
+            yield recorded
+        yield from sorted(os.path.dirname(p) for p in glob.glob(os.path.join(root, "*", "meta.json")))
+
+    for job_dir in candidates():
+        meta = read_meta(job_dir)
         if meta.get("handle") == handle:
             extra = {"settings": session.settings, "interactive": session.interactive} if session is not None else {}
-            job = FunctionJob(handle, runner, os.path.dirname(meta_path), int(meta.get("num_replicas", 1)),
-                              str(meta.get("role", "")), **extra)  # fmt: skip
+            job = FunctionJob(handle, runner, job_dir, int(meta.get("num_replicas", 1)), str(meta.get("role", "")),
+                              **extra)  # fmt: skip
             if session is not None:
                 session.jobs[handle] = job
             return job

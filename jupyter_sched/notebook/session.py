@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.job import Job
 from jupyter_sched.schedulers.local_scheduler import LOG_DIR_ENV
+from jupyter_sched.schedulers.private_files import FILE_MODE, make_private_dirs
 from jupyter_sched.specs import AppState, parse_app_handle
 
 _RUNNERS: Dict[Tuple[str, str], Any] = {}
@@ -122,8 +123,8 @@ class Session:
     def _append_registry(self, entry: Dict[str, Any]) -> None:
         path = self._registry_path()
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "a") as f:
+            make_private_dirs(os.path.dirname(path))
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE), "a") as f:
                 f.write(json.dumps(entry) + "\n")
         except OSError as e:  # the job runs anyway; only finding it by name after a restart suffers
             warnings.warn(f"jupyter_sched: could not record the job in {path}: {e}", stacklevel=3)

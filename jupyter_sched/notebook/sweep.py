@@ -22,11 +22,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from jupyter_sched.functions import FunctionRequest, prepare
+from jupyter_sched.functions import FunctionRequest, ResultError, prepare
 from jupyter_sched.functions.grid import Grid, expand
 from jupyter_sched.functions.launch import clean_name, read_meta
 from jupyter_sched.functions.results import Outcome
 from jupyter_sched.notebook.fn_job import FunctionJob, runner_and_session, start
+from jupyter_sched.schedulers.private_files import make_private_dirs, write_private
 from jupyter_sched.specs import AppState, random_id
 
 QUEUED = "QUEUED"
@@ -48,6 +49,7 @@ class Run:
     ended: Optional[float] = None
     outcome: Optional[Outcome] = None
     error: str = ""
+    problem: Optional[Exception] = None  # why the result cannot be had (ResultError), raised by results()
 
     @property
     def handle(self) -> str:
@@ -76,6 +78,7 @@ class Sweep:
         self._listeners: List[Callable[[], None]] = []
         self._final_callbacks: List[Callable[[], None]] = []
         self._view: Any = None
+        self._view_lock = threading.Lock()  # not the sweep's lock: the feeder never waits on a view
         self._thread: Optional[threading.Thread] = None
 
     def __repr__(self) -> str:
@@ -150,10 +153,15 @@ class Sweep:
         assert run.job is not None
         try:
             run.outcome = run.job.outcome(0)
+        except ResultError as e:  # this run's error, raised by results() as it is
+            run.error, run.problem = str(e), e
+            return
         except Exception as e:  # noqa: BLE001 - an unreadable result is this run's error
             run.error = f"could not read the result: {e}"
             return
-        if run.outcome is not None and not run.outcome.ok:
+        if run.outcome is not None and run.outcome.unwritten:
+            run.error = str(run.outcome.error(run.handle, run.job.role))
+        elif run.outcome is not None and not run.outcome.ok:
             run.error = f"{run.outcome.exc_type}: {run.outcome.message}"
         elif run.outcome is None and run.state == AppState.SUCCEEDED.name:
             run.error = "no result written"
@@ -196,7 +204,9 @@ class Sweep:
                 values.append(run.outcome.value)
                 continue
             err: Exception
-            if run.outcome is not None and run.job is not None:
+            if run.problem is not None:
+                err = run.problem
+            elif run.outcome is not None and run.job is not None:
                 err = run.outcome.error(run.handle, run.job.role)
             else:
                 err = RuntimeError(f"sweep {self.name} run {run.index} {run.params}: {run.state} {run.error}".rstrip())
@@ -259,7 +269,7 @@ class Sweep:
     def view(self) -> Any:
         from jupyter_sched.notebook.sweep_view import SweepView
 
-        with self._lock:
+        with self._view_lock:
             if self._view is None:
                 self._view = SweepView(self)
             return self._view
@@ -290,12 +300,9 @@ class Sweep:
                       "job_dir": r.request.job_dir if r.request is not None else (r.job.job_dir if r.job else "")}
                      for r in self.runs],
         }  # fmt: skip
-        try:
-            os.makedirs(os.path.dirname(self.manifest), mode=0o700, exist_ok=True)
-            tmp = self.manifest + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(data, f, default=repr)
-            os.replace(tmp, self.manifest)
+        try:  # private, as the runs' own files: it lists their parameters
+            make_private_dirs(os.path.dirname(self.manifest))
+            write_private(self.manifest, json.dumps(data, default=repr))
         except OSError:  # the sweep runs on; only finding it after a restart suffers
             pass
 

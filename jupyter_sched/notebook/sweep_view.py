@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SCALARS = (int, float, str, bool)
 RESULT_CHARS = 60
+#: Seconds between drawings of a running sweep's table (its elapsed times move on).
+TICK = 1.0
 
 
 def columns(sweep: "Sweep") -> Tuple[List[str], List[str], bool, bool]:
@@ -138,7 +140,14 @@ def record_bundle(sweep: "Sweep", as_of_ts: Optional[float] = None) -> Dict[str,
 
 class SweepView:
     """The live table: a header with counts, Cancel all, sort controls, a run picker that shows that
-    run's panes. Redraws on the sweep's changes (and each second for elapsed times) until it ends."""
+    run's panes. Redraws on the sweep's changes (and each second for elapsed times) until it ends.
+
+    Only the view's own drawing thread writes its widgets. :meth:`redraw` (the sweep's change listener,
+    and the sort controls' observer) only asks for a drawing and returns at once: it takes no lock that
+    drawing holds, so neither the sweep's feeder thread nor an observer that ipywidgets fires while the
+    drawing thread resets the sort menu's options ever waits on a drawing. The thread ends when the sweep
+    has ended and no drawing is asked for, and starts again on the next request (a sort after the end).
+    """
 
     def __init__(self, sweep: "Sweep") -> None:
         import ipywidgets as w
@@ -157,32 +166,57 @@ class SweepView:
         self.panes = w.Output()
         self.cancel_button.on_click(lambda _b: sweep.cancel())
         self.show_button.on_click(self._show_run)
-        self.sort.observe(lambda _c: self.redraw(), names="value")
-        self.descending.observe(lambda _c: self.redraw(), names="value")
         controls = w.HBox([self.cancel_button, self.sort, self.descending, self.pick, self.show_button])
         self.widget = w.VBox([self.head, controls, self.table, self.panes])
         self.widget.add_class("jsched-sweep")
-        self._lock = threading.Lock()
+        self._sort_by = "#"  # the user's choice, kept while the menu's options are replaced
+        self._wake = threading.Event()
+        self._guard = threading.Lock()  # guards _drawer only; never held while a widget is written
+        self._drawer: Optional[threading.Thread] = None
+        self._draw()  # the first table, before any other thread can draw
+        self.sort.observe(self._sort_chosen, names="value")
+        self.descending.observe(lambda _c: self.redraw(), names="value")
         sweep.on_change(self.redraw)
-        self.redraw()
-        threading.Thread(target=self._tick, name=f"jupyter_sched-sweep-view-{sweep.name}", daemon=True).start()
-
-    def _tick(self) -> None:
-        while not self.sweep.finished:
-            time.sleep(1.0)
-            self.redraw()
         self.redraw()
 
     def redraw(self) -> None:
-        with self._lock:
-            names = rows(self.sweep)[0]
-            if list(self.sort.options) != names:
-                current = self.sort.value if self.sort.value in names else "#"
-                self.sort.options = names
-                self.sort.value = current
-            self.head.value = f"<b>{esc(heading(self.sweep))}</b>"
-            self.table.value = table_html(self.sweep, self.sort.value, self.descending.value)
-            self.cancel_button.disabled = self.sweep.finished
+        """Asks for the table to be drawn again; returns at once (the drawing thread draws it)."""
+        self._wake.set()
+        with self._guard:
+            if self._drawer is None:
+                name = f"jupyter_sched-sweep-view-{self.sweep.name}"
+                self._drawer = threading.Thread(target=self._drawing, name=name, daemon=True)
+                self._drawer.start()
+
+    def _sort_chosen(self, change: Any) -> None:
+        if threading.current_thread() is not self._drawer:  # not the drawing thread replacing the options
+            self._sort_by = change["new"]
+        self.redraw()
+
+    def _drawing(self) -> None:
+        while True:
+            self._wake.clear()
+            try:
+                self._draw()
+            except Exception:  # noqa: BLE001 - a table that cannot be drawn now is drawn at the next change
+                pass
+            if self.sweep.finished:
+                with self._guard:
+                    if not self._wake.is_set():
+                        self._drawer = None
+                        return
+            else:
+                self._wake.wait(TICK)
+
+    def _draw(self) -> None:
+        names = rows(self.sweep)[0]
+        if list(self.sort.options) != names:
+            self.sort.options = names  # selects "#" (ipywidgets), which is not the user's choice: put it back
+            self.sort.value = self._sort_by if self._sort_by in names else "#"
+        sort_by = self._sort_by if self._sort_by in names else "#"
+        self.head.value = f"<b>{esc(heading(self.sweep))}</b>"
+        self.table.value = table_html(self.sweep, sort_by, self.descending.value)
+        self.cancel_button.disabled = self.sweep.finished
 
     def _show_run(self, _button: Any = None) -> None:
         from IPython.display import display

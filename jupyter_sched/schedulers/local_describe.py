@@ -20,6 +20,7 @@ from jupyter_sched.schedulers.local_reaper import adopt_orphans
 from jupyter_sched.schedulers.local_reaper import claimed as reaper_claimed
 from jupyter_sched.schedulers.local_state import STATE_FILE, AppRecord, is_within, load_record, owner_alive
 from jupyter_sched.schedulers.log_files import read_error_file
+from jupyter_sched.schedulers.private_files import make_private_dirs
 from jupyter_sched.specs import NONE, ReplicaStatus, RoleStatus
 from jupyter_sched.specs.handles import check_name
 
@@ -60,7 +61,7 @@ def link_into_default_base(default_base: str, session: str, app_dir: str) -> Non
     if os.path.dirname(app_dir) == default_session_dir:
         return
     try:
-        os.makedirs(default_session_dir, exist_ok=True)
+        make_private_dirs(default_session_dir)
         os.symlink(app_dir, os.path.join(default_session_dir, os.path.basename(app_dir)))
     except OSError:
         pass  # discoverability is a convenience; the app itself is fine

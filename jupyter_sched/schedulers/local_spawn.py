@@ -17,10 +17,10 @@ from jupyter_sched.schedulers.local_request import PopenRequest, ReplicaParam
 from jupyter_sched.schedulers.local_sinks import FILE_MODE, LogSink
 from jupyter_sched.schedulers.local_state import ReplicaRecord
 from jupyter_sched.schedulers.local_zygote import ZygotePool
+from jupyter_sched.schedulers.private_files import DIR_MODE, make_private_dirs
 from jupyter_sched.specs import InvalidAppError
 
 EXIT_CODE_FILE = "exit_code"
-DIR_MODE = 0o700
 
 
 def check_entrypoints(request: PopenRequest) -> None:
@@ -41,19 +41,6 @@ def check_entrypoints(request: PopenRequest) -> None:
                 f"{exe!r} is not an executable file" + ("" if "/" in exe else " on PATH"),
                 "Install it, fix the name, or give its absolute path (use 'sh' with '-c' for shell syntax)",
             )
-
-
-def make_private_dirs(path: str) -> None:
-    """``os.makedirs`` where every directory it creates is 0700 (``makedirs`` gives ``mode`` to the last one
-    only). Directories that already exist are left as they are."""
-    parent = os.path.dirname(path)
-    if parent and parent != path and not os.path.isdir(parent):
-        make_private_dirs(parent)
-    try:
-        os.mkdir(path, DIR_MODE)
-    except FileExistsError:
-        if not os.path.isdir(path):
-            raise
 
 
 def make_dirs(request: PopenRequest) -> None:

@@ -18,6 +18,8 @@ import os
 import shutil
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
+from jupyter_sched.schedulers.private_files import make_private_dirs, private_file
+
 if TYPE_CHECKING:
     from jupyter_sched.schedulers.slurm_batch import SlurmBatchRequest
 
@@ -49,23 +51,15 @@ def write_json(path: str, data: Dict[str, Any]) -> None:
 
 def private_dir(path: str) -> None:
     """``path`` (and missing parents) as a directory only its owner can enter: 0700, whatever the umask."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    make_private_dirs(path)
     os.chmod(path, 0o700)
-
-
-def private_file(path: str) -> str:
-    """Creates ``path`` (empty, if missing) readable by its owner only (0600); returns it. Job files hold
-    the replicas' env (tokens passed with ``-e``) and what jobs print."""
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-    os.chmod(path, 0o600)
-    return path
 
 
 def materialize(request: SlurmBatchRequest) -> Dict[str, Any]:
     """Writes the app's directory: script, replica wrapper, manifest and empty log files (so readers never
     wait for a file a replica that failed to start would create). Returns the manifest (no job id yet)."""
     try:
-        os.makedirs(os.path.dirname(request.app_dir), exist_ok=True)
+        make_private_dirs(os.path.dirname(request.app_dir))  # the job_dir root and the session's directory
         os.mkdir(request.app_dir, 0o700)
         os.chmod(request.app_dir, 0o700)
         private_file(os.path.join(request.app_dir, BATCH_LOG))  # Slurm keeps the mode of a file it reopens

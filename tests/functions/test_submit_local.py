@@ -160,3 +160,162 @@ def test_sched_job_in_another_kernel_gives_the_function_job_with_its_result() ->
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()  # (the job's text display comes between the prints)
     assert "FunctionJob {'answer': 42}" in lines and lines[-1] == "True", out.stdout
+
+
+def test_the_job_directory_follows_the_log_dir_run_option(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With ``log_dir`` given, a function job's files go beside its logs (nothing under the default log
+    dir), and another process finds the job from its handle alone."""
+    import subprocess
+    import sys
+
+    before = _function_dirs()
+    log_dir = tmp_path / "elsewhere"
+    job = jupyter_sched.submit(lambda: {"answer": 7}, cfg={"log_dir": str(log_dir)})
+    assert job.result(timeout=60) == {"answer": 7}
+    assert job.job_dir.startswith(str(log_dir / "default" / "functions") + os.sep), job.job_dir
+    assert os.path.isfile(os.path.join(job.job_dir, "result-0.pkl"))
+    assert _function_dirs() == before, "nothing was written under the default log dir"
+    code = f"from jupyter_sched.notebook.fn_job import attach\nprint(attach({job.handle!r}).result())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "{'answer': 7}"
+    sweep = jupyter_sched.sweep(lambda k: k, {"k": [1, 2]}, cfg={"log_dir": str(log_dir)})
+    assert sweep.results(timeout=120) == [1, 2]
+    assert sweep.manifest == str(log_dir / "default" / "sweeps" / f"{sweep.name}.json")
+    assert all(r.job.job_dir.startswith(str(log_dir)) for r in sweep.runs)
+
+
+def modes_under(root: str) -> dict:
+    """Every directory and file under ``root`` (itself included) -> its permission bits."""
+    import stat
+
+    out = {root: stat.S_IMODE(os.lstat(root).st_mode)}
+    for here, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(here, name)
+            out[path] = stat.S_IMODE(os.lstat(path).st_mode)
+    return out
+
+
+def test_a_fresh_log_dir_holds_only_private_files_after_a_submit_and_a_sweep(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The call (arguments), results (return values), meta, bootstrap and the sweep's manifest are the
+    owner's alone, as the logs are: 0600 files, 0700 directories, the log dir and session dir included."""
+    log_dir = str(tmp_path / "fresh" / "logs")
+    old = os.umask(0o022)  # the usual umask: what makes files 0644 and directories 0755 unless told
+    try:
+        job = jupyter_sched.submit(lambda secret: {"token": secret}, "s3cr3t", num_replicas=2, cfg={"log_dir": log_dir})
+        assert job.results(timeout=60) == [{"token": "s3cr3t"}] * 2
+        sweep = jupyter_sched.sweep(lambda k: k, {"k": [1, 2]}, cfg={"log_dir": log_dir})
+        assert sweep.results(timeout=120) == [1, 2]
+    finally:
+        os.umask(old)
+    modes = modes_under(str(tmp_path / "fresh"))
+    names = {os.path.basename(p) for p in modes}
+    assert {"call.pkl", "result-0.pkl", "result-1.pkl", "meta.json", "bootstrap.py", f"{sweep.name}.json"} <= names
+    assert os.path.join(log_dir, "default", "sweeps") in modes and job.job_dir in modes
+    wrong = {p: oct(m) for p, m in modes.items() if m != (0o700 if os.path.isdir(p) else 0o600)}
+    wrong.pop(str(tmp_path / "fresh"), None)  # made by the test (tmp_path's child), not by jupyter_sched
+    assert not wrong, wrong
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a replica running as root (a container's user)")
+def test_a_replica_running_as_root_hands_its_result_to_the_job_directorys_owner(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """In a container the replica is often root while the job directory is its user's: the private result
+    file is given to that user, who could not read a private root-owned file."""
+    import subprocess
+    import sys
+
+    from jupyter_sched.functions.launch import bootstrap_source
+    from jupyter_sched.functions.pack import pack
+
+    job_dir = tmp_path / "job"
+    job_dir.mkdir(mode=0o700)
+    (job_dir / "call.pkl").write_bytes(pack(lambda: 42, (), {}))
+    os.chown(job_dir, 65534, 65534)
+    out = subprocess.run([sys.executable, bootstrap_source(), str(job_dir)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    st = os.stat(job_dir / "result-0.pkl")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (65534, 65534, 0o600)
+
+
+# -- results that cannot be had -----------------------------------------------------------------------------------
+@pytest.fixture
+def small_disk(tmp_path):  # type: ignore[no-untyped-def]
+    """A 2 MB tmpfs mounted for the test (we run as root; CI must be able to)."""
+    import subprocess
+
+    from tests.conftest import missing_engine
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        missing_engine("a tmpfs mount", proc.stderr.strip() or f"mount exited {proc.returncode}")
+    try:
+        yield str(mnt)
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_a_result_that_does_not_fit_on_the_disk_is_an_error_naming_it(small_disk: str) -> None:
+    from jupyter_sched.functions import ResultError
+
+    job = jupyter_sched.submit(lambda n: b"x" * n, 4_000_000, cfg={"log_dir": small_disk})
+    with pytest.raises(ResultError) as info:
+        job.result(timeout=60)
+    err = info.value
+    path = os.path.join(job.job_dir, "result-0.pkl")
+    assert err.writing and err.path == path and err.replica == f"{job.role}/0" and err.handle == job.handle
+    assert "No space left on device" in str(err) and job.handle in str(err) and path in str(err)
+    assert "4,000,0" in err.reason, "the size that did not fit"
+    assert not [n for n in os.listdir(job.job_dir) if n.endswith(".tmp")], "no temporary file is left behind"
+    assert job.state == AppState.FAILED
+    assert any("No space left on device" in line for line in job.logs(streams="stderr")), "the logs say so too"
+
+
+def test_a_damaged_result_file_is_an_error_naming_the_job_replica_and_file() -> None:
+    from jupyter_sched.functions import ResultError
+
+    job = jupyter_sched.submit(lambda: {"weights": list(range(1000))})
+    assert job.result(timeout=60)["weights"][-1] == 999
+    path = os.path.join(job.job_dir, "result-0.pkl")
+    with open(path, "rb") as f:
+        whole = f.read()
+    for damaged, why in ((whole[: len(whole) // 2], "truncated"), (b"not a pickle at all", "truncated"),
+                         (b"", "truncated"), (__import__("pickle").dumps([1, 2]), "holds a list")):  # fmt: skip
+        with open(path, "wb") as f:
+            f.write(damaged)
+        with pytest.raises(ResultError) as info:
+            job.result()
+        text = str(info.value)
+        assert text.startswith(f"cannot read the result of replica {job.role}/0 of {job.handle} from {path}: ")
+        assert why in text and not info.value.writing
+
+
+def test_a_value_of_a_class_that_exists_only_in_the_replica_is_an_error_naming_the_module(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from jupyter_sched.functions import ResultError
+
+    where = str(tmp_path / "replica_only")
+    name = f"replica_only_{os.getpid()}"
+
+    def make() -> object:
+        import importlib
+        import sys
+
+        os.makedirs(where, exist_ok=True)
+        with open(os.path.join(where, f"{name}.py"), "w") as f:
+            f.write("class Weights:\n    pass\n")
+        sys.path.insert(0, where)
+        return importlib.import_module(name).Weights()
+
+    job = jupyter_sched.submit(make)
+    with pytest.raises(ResultError) as info:
+        job.result(timeout=60)
+    assert f"module '{name}'" in info.value.reason and "cannot import" in info.value.reason
+    assert job.handle in str(info.value) and f"{job.role}/0" in str(info.value)
+    sweep = jupyter_sched.sweep(lambda k: make() if k == 2 else k, {"k": [1, 2, 3]})
+    with pytest.raises(ResultError, match=name):
+        sweep.results(timeout=120)
+    got = sweep.results(errors="return")
+    assert got[0] == 1 and got[2] == 3 and isinstance(got[1], ResultError)
+    assert f"module '{name}'" in sweep.record_bundle()["text/plain"]

@@ -41,3 +41,23 @@ def test_a_sweep_on_slurm_keeps_to_max_concurrent_and_grid_order(slurm_cluster) 
         reps = [r for role in run.job.fetch_status().roles for r in role.replicas]
         spans.append((min(r.started for r in reps), max(r.finished for r in reps)))
     assert max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans) <= 2, spans
+
+
+def test_a_fresh_job_dir_holds_only_private_files(slurm_cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The Slurm job_dir root and session directory it creates, the app's directory and the function's
+    call and results are all the owner's alone: 0700 directories, 0600 files."""
+    from tests.functions.test_submit_local import modes_under
+
+    job_dir = os.path.join(slurm_cluster.job_root, f"fresh-{tmp_path.name}", "jobs")
+    old = os.umask(0o022)
+    try:
+        job = jupyter_sched.submit(lambda secret: secret[::-1], "s3cr3t", scheduler="slurm", cfg={"job_dir": job_dir})
+        assert job.result(timeout=240) == "t3rc3s"
+    finally:
+        os.umask(old)
+    assert job.job_dir.startswith(job_dir + os.sep)
+    modes = modes_under(job_dir)
+    names = {os.path.basename(p) for p in modes}
+    assert {"call.pkl", "result-0.pkl", "meta.json", "bootstrap.py", "job.sbatch", "stdout.log"} <= names, names
+    wrong = {p: oct(m) for p, m in modes.items() if m != (0o700 if os.path.isdir(p) else 0o600)}
+    assert not wrong, wrong

@@ -32,6 +32,15 @@ CELLS = [
     "sw = jupyter_sched.sweep(train, {'lr': [0.1, 0.2], 'epochs': [1, 2]}, max_concurrent=2)\nsw",
     "print('SWEEP', sw.results(timeout=120))",
     "import time; time.sleep(0.5)",
+    # 9: a value whose class only the replica can import: one line naming the app, the replica, the file, the module
+    "def replica_only():\n"
+    "    import importlib, sys\n"
+    "    os.makedirs('replica_pkgs', exist_ok=True)\n"
+    "    with open('replica_pkgs/replica_only_mod.py', 'w') as f:\n"
+    "        f.write('class Weights:\\n    pass\\n')\n"
+    "    sys.path.insert(0, os.path.abspath('replica_pkgs'))\n"
+    "    return importlib.import_module('replica_only_mod').Weights()\n"
+    "%sched_run --wait replica_only",
 ]
 
 
@@ -104,3 +113,11 @@ def test_a_saved_sweep_shows_its_final_table_without_a_widget_manager(saved) -> 
     assert "score" in html and "SUCCEEDED" in html
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
     assert "SWEEP [{'score': 1.0" in _text(saved.cells[7])
+
+
+def test_a_value_the_kernel_cannot_unpickle_is_one_line_naming_the_module(saved) -> None:  # type: ignore[no-untyped-def]
+    (error,) = [o for o in saved.cells[9].outputs if o.output_type == "error"]
+    assert error.ename == "ResultError" and len(error.traceback) == 1
+    line = error.traceback[0]
+    assert "cannot read the result of replica replica_only/0 of local_cwd://" in line and "result-0.pkl" in line
+    assert "module 'replica_only_mod'" in line

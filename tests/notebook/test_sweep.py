@@ -8,6 +8,7 @@ import sys
 import threading
 
 import pytest
+from nbhelpers import wait_for
 
 import jupyter_sched
 from jupyter_sched.functions import FunctionError, UnpicklableError
@@ -93,3 +94,59 @@ def test_a_new_process_reloads_the_finished_runs_with_their_results() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[1, 4, 9]"
+
+
+def test_sorting_from_python_while_result_columns_appear_does_not_stall_the_sweep(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``sweep.view().sort.value = "lr"`` before any result exists: each new result column replaces the
+    menu's options (which selects "#" in ipywidgets) while the sweep's feeder reports changes."""
+    gate = tmp_path / "gate"
+
+    def train(lr: float) -> dict:
+        import os
+        import time
+
+        while not os.path.exists(gate):
+            time.sleep(0.05)
+        return {"loss": round(1 - lr, 3), f"seen_{int(lr * 10)}": lr}  # every run brings a new column
+
+    sweep = jupyter_sched.sweep(train, {"lr": [0.1, 0.2, 0.3, 0.4, 0.5]}, max_concurrent=2)
+    view = sweep.view()
+    view.sort.value = "lr"
+    view.descending.value = True
+    gate.touch()
+    assert [v["loss"] for v in sweep.results(timeout=120)] == [0.9, 0.8, 0.7, 0.6, 0.5]
+    wait_for(lambda: view.table.value.count("SUCCEEDED") == 5, 30, "the final table")
+    assert view.sort.value == "lr" and "seen_5" in view.sort.options
+    assert "seen_5" in view.table.value, "the new columns are shown"
+
+
+def test_the_feeder_never_waits_on_the_view(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A view whose drawing hangs (a front end that never drains, a bug) must not stop the sweep: its
+    runs launch and end, results() and cancel() return. The hang is injected: no real one is left."""
+    from jupyter_sched.notebook.sweep_view import SweepView
+
+    release = threading.Event()
+    hung = threading.Event()
+    draw = SweepView._draw
+
+    def hanging_draw(self) -> None:  # type: ignore[no-untyped-def]
+        hung.set()
+        release.wait(300)
+        draw(self)
+
+    monkeypatch.setattr(SweepView, "_draw", hanging_draw)
+    try:
+        sweep = jupyter_sched.sweep(lambda k: k + 1, {"k": [1, 2, 3, 4]}, max_concurrent=1)
+        threading.Thread(target=sweep.view, daemon=True).start()  # its first drawing hangs in the constructor
+        assert hung.wait(60)
+        assert sweep.results(timeout=120) == [2, 3, 4, 5]
+        slow = jupyter_sched.sweep(lambda s: __import__("time").sleep(s), {"s": [300, 300]}, max_concurrent=1)
+        hung.clear()
+        threading.Thread(target=slow.view, daemon=True).start()
+        assert hung.wait(60)
+        wait_for(lambda: slow.runs[0].job is not None, 60, "the first run to launch")
+        slow.cancel()
+        slow.wait(timeout=120)
+        assert slow.finished and [r.state for r in slow.runs] == ["CANCELLED", "CANCELLED"]
+    finally:
+        release.set()

@@ -449,3 +449,19 @@ def test_job_files_are_private_to_their_owner(srunner: Runner) -> None:
     assert modes["job.sbatch"] == 0o600 and modes["."] == 0o700
     assert modes["main/0/stdout.log"] == 0o600 and modes["main/0"] == 0o700
     assert {p: m for p, m in modes.items() if m & 0o077} == {}  # nothing readable by others
+    assert os.stat(os.path.dirname(app_dir)).st_mode & 0o777 == 0o700, "the session's directory, made here"
+
+
+def test_a_fresh_job_dir_root_is_made_private(srunner: Runner, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    fresh = os.path.join(str(tmp_path), "shared", "jobs")
+    old = os.umask(0o022)
+    try:
+        handle = srunner.run(AppDef("fresh", [Role("main", "unused", entrypoint="true")]), "slurm", {"job_dir": fresh})
+    finally:
+        os.umask(old)
+    modes = {p: os.stat(p).st_mode & 0o777 for p in (os.path.dirname(fresh), fresh)}  # the app's parents
+    assert modes == {os.path.dirname(fresh): 0o700, fresh: 0o700}
+    status = srunner.wait(handle, timeout=60)
+    assert status is not None and status.state == AppState.SUCCEEDED, status
+    index = os.path.join(os.environ["JUPYTER_SCHED_SLURM_DIR"], srunner.session_name)  # the session's job records
+    assert os.stat(index).st_mode & 0o777 == 0o700
