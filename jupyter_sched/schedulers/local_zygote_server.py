@@ -7,7 +7,9 @@ name, scripts by path, compiled once) and then serves two sockets (``AF_UNIX``, 
 each message arrives whole):
 
 * ``CTL``: ``{"op": "spawn", argv, env, cwd, umask}`` with the replica's stdin, stdout and stderr passed
-  along (``SCM_RIGHTS``, as ``multiprocessing.forkserver`` passes them); the answer is ``{"pid": N}``,
+  along (``SCM_RIGHTS``, as ``multiprocessing.forkserver`` passes them); the answer is ``{"pid": N}``
+  (sent once the replica leads its own session, as ``Popen`` returns once the exec is done, so a cancel
+  right after it finds the process group),
   ``{"error": ...}`` or ``{"stale": ...}`` (a package was installed since this zygote started: the owner
   starts a new one). ``{"op": "retire"}``: serve no more spawns, exit once the last replica is gone.
 * ``STATUS``: ``x PID CODE`` to the owner when a replica exits (its Popen-style return code: ``-N`` for
@@ -199,14 +201,20 @@ class _Server:
         script = os.path.abspath(os.path.join(cwd, argv[1]))  # __file__ of a script is absolute
         with open(script, "rb") as f:
             code = self._compiled(f.read(), script)
+        ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
-                self._into_child(fds)
+                self._into_child(fds)  # closes ready_w once it leads its own session
             except BaseException:  # noqa: BLE001 - nothing in the child may return into the server
                 os._exit(70)
             raise _Child(request, code, script)
         self.children[pid] = False
+        os.close(ready_w)
+        try:
+            os.read(ready_r, 1)  # as Popen returns only after the exec: the pid names a group once answered
+        finally:
+            os.close(ready_r)
         return {"pid": pid}
 
     def _into_child(self, fds: List[int]) -> None:

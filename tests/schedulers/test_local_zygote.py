@@ -178,6 +178,20 @@ def test_exit_statuses_signals_and_cancel(sched: LocalScheduler, tmp_path, log_d
     assert (desc.state, desc.roles_statuses[0].replicas[0].exit_code) == (AppState.CANCELLED, -signal.SIGTERM)
 
 
+def test_a_cancel_right_after_submit_reaches_every_replica(tmp_path, log_dir: str) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "sleeper.py"
+    script.write_text("import time\ntime.sleep(600)\n")
+    for _ in range(4):  # a new scheduler each time: its zygote's first fork is its slowest
+        sched = create_cwd_scheduler("test")
+        try:  # the pid is answered only once the replica leads its own group, so the cancel reaches it
+            app_id = sched.submit(warm_app(str(script)), {"log_dir": log_dir})
+            sched.cancel(app_id)
+            desc = wait_done(sched, app_id)
+            assert (desc.state, desc.roles_statuses[0].replicas[0].exit_code) == (AppState.CANCELLED, -signal.SIGTERM)
+        finally:
+            sched.close()
+
+
 def test_many_quick_replicas_each_report_their_own_exit(sched: LocalScheduler, tmp_path, log_dir: str) -> None:  # type: ignore[no-untyped-def]
     script = tmp_path / "code.py"
     script.write_text("import os, sys\nsys.exit(int(os.environ['JUPYTER_SCHED_REPLICA_ID']) % 4)\n")
