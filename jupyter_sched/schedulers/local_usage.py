@@ -171,10 +171,12 @@ class UsageSampler:
         ``finished``; CPU seconds as of the last tick), or None if it was not tracked or never sampled."""
         with self._lock:
             tree = self._trees.pop(key, None)
-            idle = None if self._trees else self._thread
-        if idle is not None and idle is not threading.current_thread():
-            self._wake.set()  # nothing left: the thread ends now, not a tick later
-            idle.join(5.0)
+            idle = not self._trees
+        if idle:
+            # Nothing left: the thread ends at once rather than a tick later. It is not waited for: this runs
+            # on the IO loop, which must never block on another thread (a track() of another app's replica
+            # may come first, and then the thread does not end at all).
+            self._wake.set()
         peak = max(tree.peak, (tree.peak_fn() if tree.peak_fn else None) or 0) if tree is not None else 0
         if tree is None or (tree.latest is None and not peak):
             return None  # never measured (it ended before the first tick): no totals rather than zeros
