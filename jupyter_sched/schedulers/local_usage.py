@@ -11,10 +11,15 @@ the machine (one pass over all parents stands in where the kernel lacks those li
 * Memory: the sum of the tree's resident sets; the peak is the highest sum sampled (a spike shorter than
   the sampling interval can be missed; a cgroup limit reports the exact peak instead).
 
-The owner samples its running replicas every ``interval`` seconds (the first sample as soon as they are
-tracked), keeps the peak, and writes the latest samples to ``usage.json`` in the app's directory, so
-another process (``jupyter-sched top``) reads them with the peak. When a replica ends, its totals (peak,
-CPU seconds, wall seconds) go into the app's record.
+The owner samples its running replicas every ``interval`` seconds, keeps the peak, and writes the latest
+samples to ``usage.json`` in the app's directory, so another process (``jupyter-sched top``) reads them
+with the peak. When a replica ends, its totals (peak, CPU seconds, wall seconds) go into the app's record.
+
+A replica is first sampled ``FIRST_SAMPLE_S`` after it starts (at once if it has a memory limit, so that a
+failure at the limit can quote a peak): sampling competes for the CPU with the submit and with the IO
+loop, and a replica that ends sooner has next to nothing to measure. Such a replica has no totals (rather
+than zeros). The sampling thread outlives a quiet moment by one interval, so a run of short apps does not
+start a thread each, and nothing on the submit or exit path waits for it or wakes it for nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from jupyter_sched.specs.usage import GpuSample, UsageSample
 
 USAGE_FILE = "usage.json"
 DEFAULT_INTERVAL = 1.0
+FIRST_SAMPLE_S = 0.1
 
 
 @dataclass
@@ -53,6 +59,8 @@ class _Tree:
     last_at: float = 0.0
     peak: int = 0
     latest: Optional[UsageSample] = None
+    due: float = 0.0
+    """When (``time.monotonic``) its first sample is due."""
 
 
 class _Children:
@@ -144,8 +152,8 @@ def _sample(tree: _Tree, kids: Callable[[int], List[int]], now: float, gpus=None
 
 
 class UsageSampler:
-    """Samples the trees it tracks every ``interval`` seconds on one daemon thread, started on the first
-    :meth:`track` and ended when nothing is left to track."""
+    """Samples the trees it tracks every ``interval`` seconds on one daemon thread, started by :meth:`track`
+    when there is none and ended once nothing has been tracked for an interval (see the module docstring)."""
 
     def __init__(self, interval: float = DEFAULT_INTERVAL, on_tick: Optional[Callable[[], None]] = None) -> None:
         self.interval = interval
@@ -154,29 +162,31 @@ class UsageSampler:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: Optional[threading.Thread] = None
+        self._next_at = 0.0
+        """When (``time.monotonic``) the thread wakes next by itself."""
 
     def track(self, key: Tuple[str, str, int], pid: int, started: float, mem_limit_bytes: Optional[int] = None,
               peak_fn: Optional[Callable[[], Optional[int]]] = None) -> None:
         """Starts sampling the tree of ``pid``; ``key`` is (app id, role, replica)."""
         tree = _Tree(key[1], key[2], pid, started, mem_limit_bytes, peak_fn)
+        tree.due = time.monotonic() + (0.0 if mem_limit_bytes is not None else FIRST_SAMPLE_S)
         with self._lock:
             self._trees[key] = tree
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="jupyter_sched-usage", daemon=True)
+                self._next_at = tree.due
                 self._thread.start()
-        self._wake.set()  # a first sample now: a replica that ends within the interval still has totals
+                return
+            early = tree.due < self._next_at
+        if early:  # the thread would wake too late for this tree's first sample
+            self._wake.set()
 
     def finish(self, key: Tuple[str, str, int], finished: float) -> Optional[UsageSample]:
         """Stops sampling ``key`` and returns its final sample (``running=False``, wall time up to
-        ``finished``; CPU seconds as of the last tick), or None if it was not tracked or never sampled."""
+        ``finished``; CPU seconds as of the last tick), or None if it was not tracked or never sampled.
+        Called on the IO loop: it neither waits for the sampling thread nor wakes it."""
         with self._lock:
             tree = self._trees.pop(key, None)
-            idle = not self._trees
-        if idle:
-            # Nothing left: the thread ends at once rather than a tick later. It is not waited for: this runs
-            # on the IO loop, which must never block on another thread (a track() of another app's replica
-            # may come first, and then the thread does not end at all).
-            self._wake.set()
         peak = max(tree.peak, (tree.peak_fn() if tree.peak_fn else None) or 0) if tree is not None else 0
         if tree is None or (tree.latest is None and not peak):
             return None  # never measured (it ended before the first tick): no totals rather than zeros
@@ -217,19 +227,35 @@ class UsageSampler:
 
     def _run(self) -> None:
         leave_signals_to_the_main_thread()  # a SIGTERM must reach the owner's handler, not this thread
+        tick_at = time.monotonic()  # the next full tick: every tree due, and the usage files
+        idle_since: Optional[float] = None
         while True:
             self._wake.clear()
-            self.sample_now()
-            if self._on_tick is not None:
-                try:
-                    self._on_tick()
-                except Exception:  # noqa: BLE001 - writing a usage file must never stop sampling
-                    pass
+            now = time.monotonic()
+            tick = now >= tick_at
             with self._lock:
-                if not self._trees:
+                due = [t for t in self._trees.values() if t.due <= now and (tick or t.latest is None)]
+            if due:
+                self.sample_now(due)
+            if tick:
+                tick_at = now + self.interval
+                if due and self._on_tick is not None:
+                    try:
+                        self._on_tick()
+                    except Exception:  # noqa: BLE001 - writing a usage file must never stop sampling
+                        pass
+            with self._lock:
+                if self._trees:
+                    idle_since = None
+                elif idle_since is None:
+                    idle_since = now
+                elif now - idle_since >= self.interval:
                     self._thread = None
                     return
-            self._wake.wait(self.interval)
+                firsts = [t.due for t in self._trees.values() if t.latest is None and t.due > now]
+                self._next_at = min([tick_at, *firsts])
+                delay = self._next_at - now
+            self._wake.wait(max(0.0, delay))
 
 
 # -- another process's view --------------------------------------------------------------------------------
