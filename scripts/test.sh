@@ -35,9 +35,12 @@ if [ $# -eq 0 ]; then
 fi
 step pytest .venv/bin/python -m pytest tests -p no:cacheprovider "$@"
 # Again on the local backend's portable path (no epoll, pidfd or /proc, as on macOS; see
-# jupyter_sched/schedulers/local_platform.py): the local, runner, CLI and notebook tests.
+# jupyter_sched/schedulers/local_platform.py): the local, runner, CLI and notebook tests. That path starts
+# every replica with exec, so the local function-job tests run here on the fallback of the warm zygote too
+# (jupyter_sched/schedulers/local_zygote.py; JUPYTER_SCHED_ZYGOTE=0 selects the same fallback on Linux).
 step portable env JUPYTER_SCHED_PORTABLE=1 .venv/bin/python -m pytest -p no:cacheprovider \
-    tests/schedulers/test_local_*.py tests/test_runner.py tests/cli tests/frontend tests/notebook "$@"
+    tests/schedulers/test_local_*.py tests/test_runner.py tests/cli tests/frontend tests/notebook \
+    tests/functions/test_submit_local.py tests/functions/test_remote_sources.py "$@"
 if ((${#failed[@]})); then
     echo "test.sh: these steps failed: ${failed[*]}" >&2
     exit 1

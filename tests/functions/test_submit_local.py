@@ -319,3 +319,20 @@ def test_a_value_of_a_class_that_exists_only_in_the_replica_is_an_error_naming_t
     got = sweep.results(errors="return")
     assert got[0] == 1 and got[2] == 3 and isinstance(got[1], ResultError)
     assert f"module '{name}'" in sweep.record_bundle()["text/plain"]
+
+
+def test_the_dry_run_says_how_the_replicas_start() -> None:
+    import sys
+
+    from jupyter_sched.notebook.fn_job import dryrun
+    from jupyter_sched.schedulers.local_zygote import disabled
+
+    start = dryrun(lambda: 1).summary()["replicas start"]
+    if disabled():  # JUPYTER_SCHED_ZYGOTE=0 or the portable path: the fallback, and why
+        assert start == f"exec {sys.executable} (a cold start: {disabled()})"
+    else:
+        assert start.startswith(f"forked from a warm {sys.executable} (a zygote that has loaded cloudpickle")
+        assert "bootstrap.py" in start
+    detached = dryrun(lambda: 1, cfg={"outlive_owner": True})
+    assert detached.summary()["replicas start"].startswith(f"exec {sys.executable} (a cold start: ")
+    assert "replicas start: " in repr(detached)
