@@ -144,7 +144,12 @@ def _umask() -> int:
 
 
 class ZygoteError(Exception):
-    """The zygote cannot fork this replica; it is started with exec instead."""
+    """The zygote cannot fork this replica; it is started with exec instead. ``fatal``: nor any other
+    (it could not preload what it was given)."""
+
+    def __init__(self, message: str, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.fatal = fatal
 
 
 class _Stale(ZygoteError):
@@ -267,7 +272,7 @@ class Zygote:
         if "stale" in answer:
             raise _Stale(answer["stale"])
         if "pid" not in answer:
-            raise ZygoteError(str(answer.get("error", answer)))
+            raise ZygoteError(str(answer.get("error", answer)), fatal=bool(answer.get("fatal")))
         pid = int(answer["pid"])
         proc = ZygoteProc(pid, self)
         with self._state:
@@ -404,6 +409,7 @@ class ZygotePool:
         self._lock = threading.Lock()
         self._devnull = -1
         self._closed = False
+        self._broken: Dict[Tuple[str, ...], str] = {}  # preload -> why no zygote can serve it
         _POOLS.add(self)
 
     def spawn(self, param: ReplicaParam, env: Mapping[str, str], out_w: int, err_w: int) -> Optional[ZygoteProc]:
@@ -412,6 +418,8 @@ class ZygotePool:
         if param.warm_start is None or why_cold(param, False, env) or self._closed:
             return None
         preload = tuple(param.warm_start)
+        if preload in self._broken:
+            return None
         key = start_key(os.environ)
         for attempt in range(2):
             zygote = self._zygote(preload, key, fresh=attempt > 0)
@@ -424,6 +432,9 @@ class ZygotePool:
                 zygote.retire()
             except ZygoteError as e:
                 logger.warning("jupyter_sched: starting a replica with exec: %s", e)
+                if e.fatal:  # say it once, and exec from now on
+                    self._broken[preload] = str(e)
+                    zygote.retire()
                 return None
         return None
 

@@ -189,7 +189,7 @@ class _Server:
         """Forks the replica; an error answer makes the owner start it the usual way (exec), so whatever
         goes wrong here (a missing working directory or script) goes wrong exactly as it would there."""
         if self.preload_error:
-            return {"error": self.preload_error}
+            return {"error": self.preload_error, "fatal": True}
         if flags & socket.MSG_TRUNC or len(fds) != 3:
             return {"error": "the request was cut short"}
         stale = self._stale()

@@ -200,6 +200,22 @@ def test_many_quick_replicas_each_report_their_own_exit(sched: LocalScheduler, t
     assert [r.exit_code for r in desc.roles_statuses[0].replicas] == [k % 4 for k in range(12)]
 
 
+def test_a_zygote_that_cannot_preload_leaves_its_replicas_to_exec(
+    sched: LocalScheduler, tmp_path, log_dir: str, caplog  # type: ignore[no-untyped-def]
+) -> None:
+    script = tmp_path / "parent.py"
+    script.write_text("import os\nprint(open(f'/proc/{os.getppid()}/cmdline').read())\n")
+    app = warm_app(str(script))
+    app.roles[0].metadata[WARM_START] = ["no_such_module_for_the_zygote"]
+    with caplog.at_level("WARNING", logger="jupyter_sched"):
+        for _ in range(2):
+            app_id = sched.submit(app, {"log_dir": log_dir})
+            assert wait_done(sched, app_id).state == AppState.SUCCEEDED
+            assert SERVER not in "".join(sched.log_iter(app_id, "main", 0)), "exec'd: the owner is its parent"
+    said = [r.getMessage() for r in caplog.records if "no_such_module_for_the_zygote" in r.getMessage()]
+    assert len(said) == (1 if WARM else 0), "said once, then every replica is exec'd without trying again"
+
+
 # -- the zygote process ------------------------------------------------------------------------------------
 
 zygote_only = pytest.mark.skipif(not WARM, reason=f"no zygote on this path ({disabled()})")
@@ -316,3 +332,50 @@ def test_a_fork_of_the_owner_does_not_use_its_zygote(sched: LocalScheduler, tmp_
     assert os.waitstatus_to_exitcode(status) == 0
     again = sched.submit(warm_app(str(script), name="again"), {"log_dir": log_dir})
     assert wait_done(sched, again).state == AppState.SUCCEEDED, "the parent's zygote still serves the parent"
+
+
+STALE_OWNER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
+    from jupyter_sched.schedulers.local_zygote import WARM_START
+    from jupyter_sched.specs import AppDef, Role
+    log_dir, script, site_dir, extra = sys.argv[1:5]
+    s = create_cwd_scheduler("test")
+    def run(name):
+        app = AppDef(name, [Role("main", "x", entrypoint=sys.executable, args=[script], metadata={WARM_START: []})])
+        app_id = s.submit(app, {"log_dir": log_dir})
+        while not s.describe(app_id).state.is_terminal:
+            s.wait_for_change(app_id, 0.05)
+        return json.loads("".join(s.log_iter(app_id, "main", 0)))
+    before = run("before")
+    with open(os.path.join(site_dir, "extra.pth"), "w") as f:  # an install: a new .pth file
+        f.write(extra + "\\n")
+    after = run("after")
+    print(json.dumps([before, after]))
+    s.close()
+    """
+)
+
+
+@zygote_only
+def test_a_package_installed_meanwhile_is_seen_by_the_next_replica(tmp_path, log_dir: str) -> None:  # type: ignore[no-untyped-def]
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    site_dir = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
+    with open(os.path.join(site_dir, "ours.pth"), "w") as f:  # this venv sees the test's packages
+        f.write(sysconfig.get_paths()["purelib"] + "\n")
+    script = tmp_path / "where.py"
+    script.write_text("import json, os, sys\nprint(json.dumps([sys.path, os.getppid()]))\n")
+    extra = str(tmp_path / "extra")
+    os.mkdir(extra)
+    out = subprocess.run([python, "-c", STALE_OWNER, log_dir, str(script), site_dir, extra],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    (path_before, zygote_before), (path_after, zygote_after) = json.loads(out.stdout)
+    assert extra not in path_before and extra in path_after, "the new .pth file was read: a new zygote"
+    assert zygote_before != zygote_after
