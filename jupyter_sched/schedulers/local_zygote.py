@@ -295,16 +295,19 @@ class Zygote:
         self._flush()
 
     def _flush(self) -> None:
-        while self._releases:
-            pid = self._releases[0]
+        while True:  # each caller takes its own items off the queue: no lock, from any thread
+            try:
+                pid = self._releases.popleft()
+            except IndexError:
+                return
             try:
                 self.status.send(b"r %d" % pid)
             except BlockingIOError:
+                self._releases.appendleft(pid)
                 self.loop.call_later(0.01, self._flush)
                 return
             except OSError:
                 return
-            self._releases.popleft()
 
     def retire(self) -> None:
         """Serve no more spawns; the zygote exits once its last replica is reaped."""
