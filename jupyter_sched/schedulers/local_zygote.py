@@ -397,10 +397,7 @@ class Zygote:
                     s.close()
                 except OSError:
                     pass
-        try:
-            self.proc.wait(0)
-        except subprocess.TimeoutExpired:
-            pass
+        self.proc.poll()  # reaped now if it has exited; else when it does (subprocess reaps a dropped Popen)
 
 
 class ZygotePool:
