@@ -319,6 +319,7 @@ def test_a_fork_of_the_owner_does_not_use_its_zygote(sched: LocalScheduler, tmp_
     child = os.fork()
     if child == 0:  # the forked owner: its copy of the scheduler must start replicas without the parent's zygote
         code = 1
+        signal.alarm(120)  # a bound, so that a fork that inherited a held lock fails instead of hanging
         try:
             s = create_cwd_scheduler("test")
             app_id = s.submit(warm_app(str(script), name="child"), {"log_dir": log_dir})
