@@ -1,9 +1,11 @@
-"""local_cwd against raw Popen and plain file reads, in one process.
+"""local_cwd against raw Popen and plain file reads, and against TorchX's local scheduler, in one process.
 
-    .venv/bin/python benchmarks/bench_local.py [--runs 7] [--lines 1000000]
+    .venv/bin/python benchmarks/bench_local.py [--runs 7] [--lines 1000000] [--only submit,wait]
 
-1. submit latency, 1/8/32 replicas, ``scheduler.submit`` vs bare ``Popen`` with file redirection
-2. exit-to-finished seen by ``Runner.wait``: a job that ends on its own, from its exit to ``wait`` returning
+1. submit latency, 1/8/32 replicas, ``scheduler.submit`` vs bare ``Popen`` with file redirection, and vs
+   TorchX's ``LocalScheduler.submit`` (the ``[torchx]`` extra; left out when TorchX is not installed)
+2. exit-to-finished seen by ``Runner.wait``: a job that ends on its own, from its exit to ``wait`` returning;
+   beside it ``Popen.wait`` and TorchX's ``Runner.wait(wait_interval=0.1)`` (its default interval is 10 s)
 3. ``log_iter`` throughput over a 1M-line log vs ``for line in open(f)``
 4. tail latency: a line written by the replica to the line yielded by a following ``log_iter``
 5. reader memory: peak RSS growth while reading logs of 100k and 1M lines (flat = bounded)
@@ -17,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -27,14 +30,34 @@ from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler  # noq
 from jupyter_sched.specs import AppDef, Role  # noqa: E402
 
 
+def torchx_local() -> Optional[Any]:
+    """TorchX's local scheduler module, or None (with a note) when TorchX is not installed."""
+    try:
+        from torchx.schedulers import local_scheduler
+    except ImportError:
+        note("TorchX", "not installed: its columns are left out (pip install 'jupyter_sched[torchx]')")
+        return None
+    return local_scheduler
+
+
 def bench_submit(runs: int, tmp: str) -> None:
     sched = create_cwd_scheduler("bench", log_dir=tmp)
     sched.submit(AppDef("warm", [Role("r", "x", entrypoint="true")]), {})  # starts the IO thread and reaper
+    tx_local = torchx_local()
+    tx = tx_local.create_scheduler("bench", cache_size=10_000) if tx_local is not None else None
     for n in (1, 8, 32):
         app = AppDef("echo", [Role("r", "x", entrypoint="echo", args=["hi"], num_replicas=n)])
-        ours, raw = [], []
+        ours, raw, theirs = [], [], []
+        if tx is not None:
+            from torchx import specs as tx_specs
+
+            tx_app = tx_specs.AppDef("echo", [tx_specs.Role("r", "x", entrypoint="echo", args=["hi"], num_replicas=n)])
+            tx.submit(tx_app, {})  # warm
         for i in range(runs):
             ours.append(timed(lambda: sched.submit(app, {})))
+            if tx is not None:
+                time.sleep(0.05)
+                theirs.append(timed(lambda: tx.submit(tx_app, {})))
             out_dir = tempfile.mkdtemp(dir=tmp)
 
             def popen_all() -> None:
@@ -49,27 +72,46 @@ def bench_submit(runs: int, tmp: str) -> None:
                 p.wait()
             time.sleep(0.05)
         result(f"submit {n} replica(s)", median(ours), median(raw), replicas=n)
+        if theirs:
+            result(f"submit {n} replica(s), against TorchX", median(ours), median(theirs), replicas=n,
+                   note="raw = TorchX's LocalScheduler.submit")  # fmt: skip
     sched.close()
+    if tx is not None:
+        tx.close()
 
 
 def bench_wait(runs: int, tmp: str) -> None:
-    """The replica writes its exit time just before exiting; wait() returns as soon as it sees the exit."""
+    """The replica writes its exit time just before exiting; wait() returns as soon as it sees the exit.
+    Ours, a bare ``Popen.wait`` and TorchX's runner (when installed) alternate run by run."""
+    stamp = os.path.join(tmp, "exit_time")
+    code = f"import time; time.sleep(0.05); open({stamp!r}, 'w').write(repr(time.time()))"
+    app = AppDef("wait", [Role("r", "x", entrypoint=sys.executable, args=["-c", code])])
+    tx_runner: Any = None
+    if torchx_local() is not None:
+        from torchx import specs as tx_specs
+        from torchx.runner import get_runner as tx_get_runner
+
+        tx_app = tx_specs.AppDef("wait", [tx_specs.Role("r", "x", entrypoint=sys.executable, args=["-c", code])])
+        tx_runner = tx_get_runner("bench")
+
+    def lag() -> float:
+        return time.time() - float(open(stamp).read())
+
+    lags, raw, theirs = [], [], []
     with get_runner("bench", log_dir=tmp) as runner:
-        lags = []
-        stamp = os.path.join(tmp, "exit_time")
-        code = f"import time; time.sleep(0.05); open({stamp!r}, 'w').write(repr(time.time()))"
-        app = AppDef("wait", [Role("r", "x", entrypoint=sys.executable, args=["-c", code])])
         for _ in range(runs):
-            handle = runner.run(app, "local_cwd")
-            runner.wait(handle)
-            seen = time.time()
-            lags.append(seen - float(open(stamp).read()))
-        raw = []
-        for _ in range(runs):
-            proc = subprocess.Popen([sys.executable, "-c", code])
-            proc.wait()
-            raw.append(time.time() - float(open(stamp).read()))
-        result("exit-to-finished seen by wait (50 ms job)", median(lags), median(raw), max_ms=max(lags) * 1000)
+            runner.wait(runner.run(app, "local_cwd"))
+            lags.append(lag())
+            subprocess.Popen([sys.executable, "-c", code]).wait()
+            raw.append(lag())
+            if tx_runner is not None:
+                tx_runner.wait(tx_runner.run(tx_app, "local_cwd", {"log_dir": tmp}), wait_interval=0.1)
+                theirs.append(lag())
+    result("exit-to-finished seen by wait (50 ms job)", median(lags), median(raw), max_ms=max(lags) * 1000)
+    if tx_runner is not None:
+        tx_runner.close()
+        result("exit-to-finished seen by wait, against TorchX", median(lags), median(theirs),
+               note="raw = TorchX's Runner.wait(wait_interval=0.1)")  # fmt: skip
 
 
 def bench_throughput(runs: int, lines: int, tmp: str) -> None:
@@ -160,13 +202,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--tail-samples", type=int, default=200)
+    parser.add_argument("--only", default="", help="comma-separated: submit, wait, throughput, tail, memory")
     args = parser.parse_args()
+    only = set(filter(None, args.only.split(",")))
     with tempfile.TemporaryDirectory() as tmp:
-        bench_submit(args.runs, tmp)
-        bench_wait(args.runs, tmp)
-        bench_throughput(max(3, args.runs // 2), args.lines, tmp)
-        bench_tail_latency(args.tail_samples, tmp)
-        bench_memory(tmp)
+        if not only or "submit" in only:
+            bench_submit(args.runs, tmp)
+        if not only or "wait" in only:
+            bench_wait(args.runs, tmp)
+        if not only or "throughput" in only:
+            bench_throughput(max(3, args.runs // 2), args.lines, tmp)
+        if not only or "tail" in only:
+            bench_tail_latency(args.tail_samples, tmp)
+        if not only or "memory" in only:
+            bench_memory(tmp)
 
 
 if __name__ == "__main__":

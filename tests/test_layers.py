@@ -54,7 +54,7 @@ WINGS: Dict[str, str] = {
 }
 SHARED = "common"
 #: The modules loose in schedulers/ besides the faces: the registry, the contract and our extensions of it.
-CONTRACT = {"__init__", "api", "timed_logs", "usage_api", "shared_files"}
+CONTRACT = {"__init__", "api", "timed_logs", "usage_api", "shared_files", "warm_start"}
 FACES = {face: wing for wing, face in WINGS.items() if face}
 MAX_LOOSE = 12  # loose modules in schedulers/ (a newcomer should see the wings, not a flat folder)
 #: Modules outside schedulers/ that use a wing's module directly, and why.
@@ -178,6 +178,9 @@ def _private(name: str) -> bool:
 #: Underscore names that are public API of the standard library or of namedtuples, and the hooks
 #: TorchX's Scheduler contract gives protected names (its Runner calls ``_validate`` and ``_submit_dryrun``).
 STDLIB_PUBLIC = {"_exit", "_replace", "_asdict", "_fields", "_make", "_getframe"}
+#: The interpreter's own exit steps (``threading._shutdown``, ``atexit._run_exitfuncs``): a replica forked by
+#: the local zygote runs them itself before ``os._exit`` (``schedulers/local/zygote_server.py``).
+STDLIB_PUBLIC |= {"_shutdown", "_run_exitfuncs"}
 CONTRACT_HOOKS = {"_validate", "_submit_dryrun"}
 
 

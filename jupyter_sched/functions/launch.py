@@ -26,10 +26,14 @@ from jupyter_sched.functions import images
 from jupyter_sched.functions.pack import pack
 from jupyter_sched.functions.results import BOOTSTRAP_FILE, CALL_FILE, META_FILE
 from jupyter_sched.schedulers.common.private_files import DIR_MODE, make_private_dirs, write_private
+from jupyter_sched.schedulers.warm_start import WARM_START
 from jupyter_sched.specs import AppDef, AppDryRunInfo, BindMount, Resource, Role, get_named_resources, macros, random_id
 
 FN_DIR_ENV = "JUPYTER_SCHED_FN_DIR"
 CONTAINER_PYTHON = "python3"
+PRELOAD = ("cloudpickle", "traceback", "linecache", "zlib")
+"""What the bootstrap imports (on its error path too): a warm interpreter on the local backend has these
+and the bootstrap itself loaded before it forks a replica (see ``schedulers/local/zygote.py``)."""
 
 
 @dataclass
@@ -47,6 +51,12 @@ class FunctionRequest:
     num_replicas: int
     meta: Dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def start(self) -> str:
+        """How each replica's process starts, where the scheduler says (local: forked warm or exec'd)."""
+        view = self.info.view()
+        return next((text for name, text in (view.notes if view else []) if name.endswith("replicas start")), "")
+
     def summary(self) -> Dict[str, str]:
         """The facts a dry run shows, in order."""
         return {
@@ -54,6 +64,7 @@ class FunctionRequest:
             "defined at": self.source,
             "pickled size": f"{len(self.payload):,} bytes",
             "interpreter": self.python,
+            **({"replicas start": self.start} if self.start else {}),
             "image": self.image or "(none: runs on the host's filesystem)",
             "replicas": str(self.num_replicas),
             "job directory": self.job_dir,
@@ -147,6 +158,7 @@ def function_app(
     role = Role(
         name=app_name, image=image, entrypoint=python, args=[os.path.join(job_dir, BOOTSTRAP_FILE), job_dir],
         env=role_env, num_replicas=num_replicas, mounts=[BindMount(job_dir, job_dir)] if mount else [],
+        metadata={WARM_START: [*PRELOAD, bootstrap_source()]},
     )  # fmt: skip
     if resource is not None:
         role.resource = resource

@@ -54,6 +54,7 @@ from jupyter_sched.schedulers.local.request import ENV_CUDA_VISIBLE_DEVICES, Pop
 from jupyter_sched.schedulers.local.signals import SignalCleanup, SignalException
 from jupyter_sched.schedulers.local.spawn import check_entrypoints, make_dirs
 from jupyter_sched.schedulers.local.state import AppRecord
+from jupyter_sched.schedulers.local.zygote import ZygotePool, plan_starts
 from jupyter_sched.schedulers.shared_files import SharedFiles
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
@@ -95,6 +96,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
         self._apps: "OrderedDict[str, OwnedApp]" = OrderedDict()
         self._bases: List[str] = [os.path.abspath(os.path.expanduser(log_dir or default_log_dir()))]
         self._loop = ProcessLoop()
+        self._zygotes = ZygotePool(self._loop)
         self._lock = threading.Lock()
         self._closed = False
         self._meter = LocalMeter()
@@ -121,6 +123,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
         provider = self._image_provider_class(cfg)
         request = build_request(app, cfg, provider, base, self.session_name, self._extra_paths, app_id=app_id)
         limit_request(request, cfg)
+        plan_starts(request, app)  # which replicas are forked warm (function jobs), which exec'd
         return request
 
     # -- schedule ------------------------------------------------------------------------------------------
@@ -139,7 +142,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
         try:
             make_dirs(request)
             record = new_record(request, dryrun_info.app, self.session_name, self._image_provider_name)
-            app = OwnedApp(record, self._meter, self._loop, self)
+            app = OwnedApp(record, self._meter, self._loop, self, zygotes=self._zygotes)
             app.start(request)
         except BaseException:
             ReaperClient.drop(request.log_dir)  # start() left nothing running and removed the directory
@@ -236,6 +239,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
                 for rep in app.replicas:
                     while not rep.finished and time.monotonic() < deadline:
                         self._loop.wait_for_change(self._loop.version, 0.05)
+            self._zygotes.close()
             self._loop.stop()
         except Exception:  # noqa: BLE001 - close must never raise
             pass

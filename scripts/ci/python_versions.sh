@@ -22,6 +22,7 @@ TESTS=(  # what differs between Pythons: parsing (config, times, typing syntax),
     tests/runner/test_runner.py tests/schedulers/local/test_scheduler.py tests/schedulers/test_api_registry.py
     tests/notebook/test_kernel.py tests/notebook/test_extension.py tests/notebook/test_log_model.py
     tests/functions/test_submit_local.py tests/functions/test_remote_sources.py
+    tests/schedulers/local/test_zygote.py
 )
 # what the subset needs beside the package is requirements/lane-tools.in (the rest of [test] is browsers,
 # notebooks, torch and torchx: main Python only; tests needing torch or torchx are marked so and deselected)

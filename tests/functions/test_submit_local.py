@@ -321,3 +321,22 @@ def test_a_value_of_a_class_that_exists_only_in_the_replica_is_an_error_naming_t
     from jupyter_sched.notebook.sweep_view import record_bundle  # the table a notebook saves
 
     assert f"module '{name}'" in record_bundle(sweep)["text/plain"]
+
+
+def test_the_dry_run_says_how_the_replicas_start() -> None:
+    import sys
+
+    from jupyter_sched.functions.launch import prepare
+    from jupyter_sched.runner.shared import shared_runner
+    from jupyter_sched.schedulers.local.zygote import disabled
+
+    runner = shared_runner("default", "")
+    start = prepare(runner, lambda: 1).summary()["replicas start"]
+    if disabled():  # JUPYTER_SCHED_ZYGOTE=0 or the portable path: the fallback, and why
+        assert start == f"exec {sys.executable} (a cold start: {disabled()})"
+    else:
+        assert start.startswith(f"forked from a warm {sys.executable} (a zygote that has loaded cloudpickle")
+        assert "bootstrap.py" in start
+    detached = prepare(runner, lambda: 1, cfg={"outlive_owner": True})
+    assert detached.summary()["replicas start"].startswith(f"exec {sys.executable} (a cold start: ")
+    assert "replicas start: " in repr(detached)

@@ -26,6 +26,7 @@ from jupyter_sched.schedulers.local.reaper import ReaperClient
 from jupyter_sched.schedulers.local.request import PopenRequest
 from jupyter_sched.schedulers.local.spawn import record_start_times, rollback, spawn
 from jupyter_sched.schedulers.local.state import AppRecord, ReplicaRecord, process_start_time
+from jupyter_sched.schedulers.local.zygote import ZygotePool
 from jupyter_sched.specs import AppDef
 
 __all__ = ["OwnedApp", "new_record", "save_record"]
@@ -74,6 +75,8 @@ class OwnedApp:
     loop: ProcessLoop
     owner: object
     replicas: List[Replica] = field(default_factory=list)
+    zygotes: Optional[ZygotePool] = None
+    """Where replicas planned to start warm are forked (the scheduler's; see ``zygote``)."""
 
     def start(self, request: PopenRequest) -> None:
         """Starts every replica and records the app on disk, or leaves none running: a replica that cannot
@@ -91,7 +94,9 @@ class OwnedApp:
                         combined=param.combined or "",
                         error_file=param.env.get(ERROR_FILE_ENV, ""),
                     )
-                    rep = spawn(param, rep_record, request.outlive_owner, partial(self.replica_done, rep_record))
+                    rep = spawn(
+                        param, rep_record, request.outlive_owner, partial(self.replica_done, rep_record), self.zygotes
+                    )
                     rep.on_fault = partial(self.log_fault, rep_record)
                     started.append(rep)
                     record.replicas.append(rep_record)

@@ -34,11 +34,10 @@ import logging
 import os
 import selectors
 import signal
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Protocol, Set, Tuple
 
 from jupyter_sched.schedulers.local.groups import Group
 from jupyter_sched.schedulers.local.posix import FirstWrites, leave_signals_to_the_main_thread, pidfd_open
@@ -62,13 +61,24 @@ def in_io_thread() -> bool:
     return getattr(_io_thread, "active", False)
 
 
+class Process(Protocol):
+    """What the loop needs of a replica's process: ``subprocess.Popen``, or ``zygote.ZygoteProc`` for
+    one forked by a zygote (which also has ``watch_exit``: its exit is reported, not waited for)."""
+
+    pid: int
+
+    def poll(self) -> Optional[int]: ...
+
+    def wait(self, timeout: Optional[float] = None) -> int: ...
+
+
 @dataclass(eq=False)
 class Replica:
     """A running replica as the loop sees it. ``on_done`` is called (on the loop thread) once the process
     has exited and its output is fully written; ``on_fault`` (loop thread) with a reason when its logs
     stop being written in full (the replica keeps running and being drained)."""
 
-    proc: subprocess.Popen
+    proc: Process
     out_fd: int
     err_fd: int
     stdout: LogSink
@@ -122,6 +132,8 @@ class ProcessLoop:
         self._thread: Optional[threading.Thread] = None
         self._stopping = False
         self._live: Set[Replica] = set()
+        self._fd_ops: List[Tuple[int, Optional[Callable[[], None]]]] = []
+        self._watched: Dict[int, Callable[[], None]] = {}
         self.failure = ""
         """Why the loop stopped for good ("" while it runs): no replica can be added then."""
 
@@ -135,6 +147,8 @@ class ProcessLoop:
         thread never waits for another thread."""
         waiters = []
         for rep in replicas:
+            if getattr(rep.proc, "watch_exit", None) is not None:  # forked by a zygote: it reports the exit
+                continue
             try:
                 rep.pidfd = pidfd_open(rep.pid)
             except OSError:  # no pidfd (old kernel, not Linux, or the portable path): a waiter thread stands in
@@ -155,6 +169,30 @@ class ProcessLoop:
         for rep in waiters:  # after the replica is pending: the loop registers it before it handles its exit
             threading.Thread(target=self._wait_thread, args=(rep,), name="jupyter_sched-wait", daemon=True).start()
         self._wake()
+
+    def watch_fd(self, fd: int, on_readable: Callable[[], None]) -> None:
+        """Calls ``on_readable()`` on the loop thread whenever ``fd`` is readable, until :meth:`unwatch_fd`
+        (a zygote's reports: see ``zygote``). Does not keep a stopping loop running."""
+        with self._lock:
+            if self.failure:
+                raise RuntimeError(f"the local IO loop stopped: {self.failure}")
+            self._fd_ops.append((fd, on_readable))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="jupyter_sched-local-io", daemon=True)
+                self._thread.start()
+        self._wake()
+
+    def unwatch_fd(self, fd: int) -> None:
+        """Stops watching ``fd``: at once on the loop thread, else on its next turn."""
+        if self.in_loop_thread():
+            self._apply_fd_op(fd, None)
+            return
+        with self._lock:
+            self._fd_ops.append((fd, None))
+        self._wake()
+
+    def in_loop_thread(self) -> bool:
+        return self._thread is threading.current_thread()
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> None:
         with self._lock:
@@ -213,7 +251,10 @@ class ProcessLoop:
         with self._lock:
             pending, self._pending = self._pending, []
             exited, self._exited = self._exited, []
+            fd_ops, self._fd_ops = self._fd_ops, []
             timeout = max(0.0, self._timers[0][0] - time.monotonic()) if self._timers else None
+        for fd, on_readable in fd_ops:
+            self._guard(None, self._apply_fd_op, fd, on_readable)
         for replicas, then in pending:
             for rep in replicas:
                 self._guard(rep, self._register, rep)
@@ -221,7 +262,7 @@ class ProcessLoop:
                 self._guard(None, then)
         for rep in exited:
             self._guard(rep, self._on_exit, rep, -1)
-        if self._stopping and len(self._sel.get_map()) <= 1:  # only the wake pipe is left
+        if self._stopping and len(self._sel.get_map()) - len(self._watched) <= 1:  # only the wake pipe is left
             return False
         for key, _ in self._sel.select(timeout):
             kind, rep = key.data
@@ -233,6 +274,8 @@ class ProcessLoop:
                     pass
             elif kind == "pid":
                 self._guard(rep, self._on_exit, rep, key.fd)
+            elif kind == "fd":
+                self._guard(None, rep)
             else:
                 self._guard(rep, self._on_output, rep, key.fd, kind)
         self._run_timers()
@@ -262,6 +305,13 @@ class ProcessLoop:
         for fn in due:
             self._guard(None, fn)
 
+    def _apply_fd_op(self, fd: int, on_readable: Optional[Callable[[], None]]) -> None:
+        if on_readable is not None:
+            self._sel.register(fd, selectors.EVENT_READ, ("fd", on_readable))
+            self._watched[fd] = on_readable
+        elif self._watched.pop(fd, None) is not None:
+            self._sel.unregister(fd)
+
     def _register(self, rep: Replica) -> None:
         self._live.add(rep)
         for sink in rep.sinks if rep.out_fd >= 0 else ():
@@ -276,6 +326,10 @@ class ProcessLoop:
         rep.open_fds = set(fds)
         for fd in fds:
             self._sel.register(fd, selectors.EVENT_READ, ("out" if fd == rep.out_fd else "err", rep))
+        watch_exit = getattr(rep.proc, "watch_exit", None)
+        if watch_exit is not None:  # forked by a zygote, which reports its exit (see local/zygote)
+            watch_exit(lambda: self._guard(rep, self._on_exit, rep, -1))
+            return
         if rep.pidfd >= 0:  # else a waiter thread reports its exit (see add)
             self._sel.register(rep.pidfd, selectors.EVENT_READ, ("pid", rep))
 

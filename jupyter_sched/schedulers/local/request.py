@@ -35,6 +35,11 @@ class ReplicaParam:
     combined: Optional[str] = None
     cwd: Optional[str] = None
     launch_env: Dict[str, str] = field(default_factory=dict)
+    warm_start: Optional[List[str]] = None
+    """What a warm interpreter preloads for this replica, if it is to be forked from one (see
+    ``zygote``); None: it is started with exec."""
+    start_note: str = ""
+    """How it starts, for the dry run ("" for an ordinary command, which is exec'd)."""
 
     @property
     def replica_env(self) -> Dict[str, str]:
@@ -74,7 +79,13 @@ class PopenRequest:
             for role, params in self.role_params.items()
             for k, p in enumerate(params)
         ]
-        return DryRunView(plans, bound_to_owner=not self.outlive_owner)
+        notes = []
+        for role, params in self.role_params.items():
+            starts = sorted({p.start_note for p in params if p.start_note})
+            if starts:
+                label = "replicas start" if len(self.role_params) == 1 else f"{role} replicas start"
+                notes.append((label, "; ".join(starts)))
+        return DryRunView(plans, bound_to_owner=not self.outlive_owner, notes=notes)
 
 
 def format_request(request: PopenRequest) -> str:
@@ -86,6 +97,8 @@ def format_request(request: PopenRequest) -> str:
         for k, p in enumerate(params):
             out.append(f"    [{k}] argv: {p.command_line}")
             out.append(f"        cwd:  {p.cwd}")
+            if p.start_note:
+                out.append(f"        start: {p.start_note}")
             for key in sorted(p.env):
                 out.append(f"        env:  {key}={p.env[key]}")
             if p.launch_env:

@@ -13,10 +13,11 @@ from typing import BinaryIO, Callable, Dict, List, Optional
 from jupyter_sched.schedulers.common.private_files import DIR_MODE, make_private_dirs
 from jupyter_sched.schedulers.local.groups import Group, process_start_time
 from jupyter_sched.schedulers.local.posix import FirstWrites
-from jupyter_sched.schedulers.local.procs import Replica
+from jupyter_sched.schedulers.local.procs import Process, Replica
 from jupyter_sched.schedulers.local.request import PopenRequest, ReplicaParam
 from jupyter_sched.schedulers.local.sinks import FILE_MODE, LogSink
 from jupyter_sched.schedulers.local.state import ReplicaRecord
+from jupyter_sched.schedulers.local.zygote import ZygotePool
 from jupyter_sched.specs import InvalidAppError
 
 EXIT_CODE_FILE = "exit_code"
@@ -63,10 +64,15 @@ def make_dirs(request: PopenRequest) -> None:
 
 
 def spawn(
-    param: ReplicaParam, rep_record: ReplicaRecord, detached: bool, on_done: Callable[[Replica], None]
+    param: ReplicaParam,
+    rep_record: ReplicaRecord,
+    detached: bool,
+    on_done: Callable[[Replica], None],
+    zygotes: Optional[ZygotePool] = None,
 ) -> Replica:
     """Starts one replica in its own session, without a shell, its output piped to the IO loop. Its
-    environment is the owner's, then the request's env, then our launch additions (``process_env``)."""
+    environment is the owner's, then the request's env, then our launch additions (``process_env``). A
+    replica planned to start warm is forked by one of ``zygotes`` (see ``zygote``), else exec'd."""
     env = param.process_env()
     if detached:
         return _spawn_detached(param, env, rep_record, on_done)
@@ -75,7 +81,8 @@ def spawn(
     err_r, err_w = os.pipe()
     first_ready = FirstWrites([out_r, err_r])  # see posix: which pipe the replica writes to first
     try:
-        proc = subprocess.Popen(
+        forked = zygotes.spawn(param, env, out_w, err_w) if zygotes is not None else None
+        proc: Process = forked or subprocess.Popen(
             param.args,
             env=env,
             cwd=param.cwd,
