@@ -329,8 +329,8 @@ def test_logs_and_state_are_private(sched: LocalScheduler, log_dir: str, outlive
     for f in files:
         try:
             assert _mode(f) & 0o077 == 0, f
-        except FileNotFoundError:  # a temporary file renamed into place meanwhile
-            assert f.endswith(".tmp")
+        except FileNotFoundError:  # a temporary file renamed into place, or a reserve given back, meanwhile
+            assert f.endswith((".tmp", ".reserve")), f
 
 
 # -- the reaper ----------------------------------------------------------------------------------------------
