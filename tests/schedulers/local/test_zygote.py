@@ -22,7 +22,7 @@ from jupyter_sched.schedulers.local.zygote import WARM_START, ZYGOTE_ENV, disabl
 from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppState, Role
 
-from .helpers import PY, pid_alive, wait_until
+from ..helpers import PY, pid_alive, wait_until
 
 WARM = not disabled()
 """True when this run forks warm-start replicas (the default on Linux)."""
