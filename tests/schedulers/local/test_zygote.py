@@ -264,7 +264,7 @@ def test_closing_the_scheduler_ends_its_zygote(tmp_path, log_dir: str) -> None: 
 OWNER = textwrap.dedent(
     """
     import sys, time
-    from jupyter_sched.schedulers.local_reaper import ReaperClient
+    from jupyter_sched.schedulers.local.reaper import ReaperClient
     from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
     from jupyter_sched.schedulers.local.zygote import WARM_START
     from jupyter_sched.specs import AppDef, Role
