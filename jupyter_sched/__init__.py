@@ -31,8 +31,19 @@ def submit(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
 
     Keywords ``scheduler`` (default ``local_cwd``), ``num_replicas``, ``cfg``, ``resource``, ``image`` and
     ``name`` are ``submit``'s; every other keyword goes to ``fn``. See
-    :meth:`jupyter_sched.functions.job.Launcher.submit`."""
-    return _launcher().submit(fn, *args, **kwargs)
+    :meth:`jupyter_sched.functions.job.Launcher.submit`. In IPython, ``job = submit(...)`` shows the job's
+    panes, as ``job = %sched_run ...`` does."""
+    import sys
+
+    from jupyter_sched.notebook.extension import shell_launcher
+
+    notebook = shell_launcher()
+    job = (notebook or _launcher()).submit(fn, *args, **kwargs)
+    if notebook is not None:
+        from jupyter_sched.notebook.launch_display import show_if_assigned
+
+        show_if_assigned(job, sys._getframe(1))
+    return job
 
 
 def sweep(fn, grid, **kwargs):  # type: ignore[no-untyped-def]
