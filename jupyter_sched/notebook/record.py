@@ -109,11 +109,15 @@ def changed(display_id: str) -> None:
     from IPython.display import update_display
 
     with _LOCK:
+        again = False
         source = _KEPT.get(display_id)
-        if source is None:
-            return
-        again = not source.final
-        if again:
+        if source is None:  # live, or ended with no cell run since (its final update came from a thread)
+            source = _TRACKED.get(display_id)
+            if source is None or not source.final:
+                return
+            _DIRTY[display_id] = None
+        elif not source.final:
+            again = True
             del _KEPT[display_id]
             _DIRTY.pop(display_id, None)
             _TRACKED[display_id] = source
