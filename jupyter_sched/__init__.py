@@ -31,8 +31,19 @@ def submit(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
 
     Keywords ``scheduler`` (default ``local_cwd``), ``num_replicas``, ``cfg``, ``resource``, ``image`` and
     ``name`` are ``submit``'s; every other keyword goes to ``fn``. See
-    :meth:`jupyter_sched.functions.job.Launcher.submit`."""
-    return _launcher().submit(fn, *args, **kwargs)
+    :meth:`jupyter_sched.functions.job.Launcher.submit`. In IPython, ``job = submit(...)`` shows the job's
+    panes, as ``job = %sched_run ...`` does."""
+    import sys
+
+    from jupyter_sched.notebook.extension import shell_launcher
+
+    notebook = shell_launcher()
+    job = (notebook or _launcher()).submit(fn, *args, **kwargs)
+    if notebook is not None:
+        from jupyter_sched.notebook.launch_display import show_if_assigned
+
+        show_if_assigned(job, sys._getframe(1))
+    return job
 
 
 def sweep(fn, grid, **kwargs):  # type: ignore[no-untyped-def]
@@ -46,7 +57,8 @@ def sweep(fn, grid, **kwargs):  # type: ignore[no-untyped-def]
 
 def load_sweep(name, scheduler="local_cwd", cfg=None):  # type: ignore[no-untyped-def]
     """A sweep of this session launched earlier (e.g. before a kernel restart), with the results of its
-    finished runs. See :func:`jupyter_sched.functions.sweep.load_sweep`."""
+    finished runs; ``retry_failed()`` launches its failed runs again. See
+    :func:`jupyter_sched.functions.sweep.load_sweep`."""
     from jupyter_sched.functions.sweep import load_sweep as load
 
     return load(_launcher(), name, scheduler, cfg)
@@ -56,6 +68,22 @@ def attach(handle, cfg=None):  # type: ignore[no-untyped-def]
     """The Job of a function app launched earlier (another kernel, before a restart), whose ``result()``
     reads what its replicas wrote. See :meth:`jupyter_sched.functions.job.Launcher.attach`."""
     return _launcher().attach(handle, cfg)
+
+
+def map(fn, items, **kwargs):  # type: ignore[no-untyped-def]  # noqa: A001 - jupyter_sched.map, as dask's
+    """Runs ``fn(item)`` for each item, as a sweep over that one argument; ``.results()`` in order.
+    Keywords are :func:`sweep`'s. See :func:`jupyter_sched.functions.sweep.map_sweep`."""
+    from jupyter_sched.functions.sweep import map_sweep
+
+    return map_sweep(_launcher(), fn, items, **kwargs)
+
+
+def as_completed(jobs_or_sweep, timeout=None):  # type: ignore[no-untyped-def]
+    """Yields the jobs (a list of Jobs, or a sweep's runs) as they end. See
+    :func:`jupyter_sched.functions.futures.as_completed`."""
+    from jupyter_sched.functions.futures import as_completed as completed
+
+    return completed(jobs_or_sweep, timeout)
 
 
 def load_ipython_extension(ipython):  # type: ignore[no-untyped-def]

@@ -27,15 +27,16 @@ from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.specs import NONE, AppState, AppStatus, parse_app_handle
 
 if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.frontend.usage_table import UsageSamples
     from jupyter_sched.runner import Runner
-    from jupyter_sched.specs.usage import UsageSample
 
 #: How a front end that shows jobs live makes a job's view (the notebook registers its panes on load).
 VIEW_MAKERS: List[Callable[["Job"], Any]] = []
 
 
 class LogLines(List[str]):
-    """The lines of :meth:`Job.logs`; ``omitted`` counts earlier lines left out (by ``tail``)."""
+    """The lines of :meth:`Job.logs`; ``omitted`` counts earlier lines left out (by ``tail``). IPython
+    displays it as the log text, a line per line (``.text``); ``repr()`` and ``print`` are the list's."""
 
     omitted: int = 0
     tail: Optional[int] = None
@@ -43,6 +44,16 @@ class LogLines(List[str]):
     def __repr__(self) -> str:
         more = f"  # {self.omitted} earlier lines omitted (tail={self.tail})" if self.omitted else ""
         return super().__repr__() + more
+
+    @property
+    def text(self) -> str:
+        """The lines as text, after a note of the earlier lines left out, if any."""
+        note = [f"[{self.omitted} earlier lines omitted (tail={self.tail})]"] if self.omitted else []
+        return "\n".join(note + list(self))
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """IPython's display: the text itself, not a list of strings."""
+        p.text(self.text if self.text else "(no log lines)")
 
 
 class Job:
@@ -96,9 +107,12 @@ class Job:
         status = self.fetch_status()
         return status.state if status is not None else AppState.UNKNOWN
 
-    def usage(self) -> List["UsageSample"]:
-        """What each replica uses now (ended replicas: their kept totals); see ``Runner.usage``."""
-        return self.runner.usage(self.handle)
+    def usage(self) -> "UsageSamples":
+        """What each replica uses now (ended replicas: their kept totals); see ``Runner.usage``. A list
+        of UsageSample that displays as a small table (human units, local times)."""
+        from jupyter_sched.frontend.usage_table import UsageSamples
+
+        return UsageSamples(self.runner.usage(self.handle))
 
     def wait(self, timeout: Optional[float] = None, fail_fast: Optional[bool] = None) -> Optional[AppStatus]:
         """Blocks until the app ends (or ``timeout`` seconds) and returns its status, whatever the

@@ -3,18 +3,44 @@
 :class:`FunctionError` is what a notebook sees when the function raised in a replica: the remote
 traceback text (as the replica printed it), the replica (``role/k``) and the exception's type; the
 original exception object too when it could be pickled back. IPython shows it as that traceback rather
-than one through our code (``_render_traceback_``).
+than one through our code (``_render_traceback_``). :meth:`FunctionError.rerun_here` calls the same
+function with the same arguments in this process, where ``%debug`` and breakpoints work.
+
+An error of a sweep's run also names the run by its parameters (``run``, e.g. ``lr=1.0, epochs=4``) and
+says how to get the other runs' values (``hint``): see :meth:`RunContext.in_run`.
 """
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Any, List, Optional, TypeVar
+
+E = TypeVar("E", bound="RunContext")
 
 
-class FunctionError(RuntimeError):
+class RunContext:
+    """What an error of one run of a sweep adds: the run's parameters and how to get the others."""
+
+    run: str = ""
+    """The run, by its parameters (``lr=1.0, epochs=4``); empty outside a sweep."""
+    hint: str = ""
+    """What to do instead (``sweep.results(errors="return")`` ...); empty outside a sweep."""
+
+    def in_run(self: E, run: str, hint: str = "") -> E:
+        """This error, naming the sweep's run ``run`` (its parameters) and ending with ``hint``."""
+        self.run, self.hint = run, hint
+        return self
+
+    def run_text(self, text: str) -> str:
+        """``text`` with the run in front and the hint after, as set by :meth:`in_run`."""
+        head = f"run {self.run}: {text}" if self.run else text
+        return f"{head}\n{self.hint}" if self.hint else head
+
+
+class FunctionError(RunContext, RuntimeError):
     """The function raised in a replica. ``.replica`` is ``role/k``, ``.rank`` the replica's rank,
     ``.remote_traceback`` the text the replica printed, ``.exc_type`` the exception's qualified type name,
-    ``.exception`` the exception itself when it could be unpickled here (else None), ``.handle`` the app."""
+    ``.exception`` the exception itself when it could be unpickled here (else None), ``.handle`` the app,
+    ``.call_file`` the pickled call (``call.pkl`` in the job directory) that :meth:`rerun_here` runs."""
 
     def __init__(
         self,
@@ -25,6 +51,8 @@ class FunctionError(RuntimeError):
         message: str,
         remote_traceback: str,
         exception: Optional[BaseException] = None,
+        call_file: str = "",
+        world_size: int = 1,
     ) -> None:
         super().__init__(f"{exc_type}: {message} (raised in replica {replica} of {handle})")
         self.handle = handle
@@ -34,24 +62,59 @@ class FunctionError(RuntimeError):
         self.message = message
         self.remote_traceback = remote_traceback
         self.exception = exception
+        self.call_file = call_file
+        self.world_size = world_size
 
     def __str__(self) -> str:
-        head = super().__str__()
+        head = self.run_text(super().__str__())
         return f"{head}\n\nremote traceback ({self.replica}):\n{self.remote_traceback.rstrip()}"
 
+    def __repr__(self) -> str:
+        """One readable line (a list of ``results(errors="return")`` shows each error so)."""
+        where = f"run {self.run}" if self.run else f"replica {self.replica}"
+        return f"<FunctionError in {where}: {self.exc_type}: {_short(self.message)}>"
+
     def _render_traceback_(self) -> List[str]:
+        where = f"run {self.run} (replica {self.replica} of {self.handle})" if self.run else (
+            f"replica {self.replica} of {self.handle}"
+        )
         return [
-            f"\x1b[31mFunctionError\x1b[0m in replica {self.replica} of {self.handle}:",
+            f"\x1b[31mFunctionError\x1b[0m in {where}:",
             *self.remote_traceback.rstrip().splitlines(),
+            *([self.hint] if self.hint else []),
         ]
 
+    def rerun_here(self) -> Any:
+        """Calls the same function with the same arguments in this process and returns its value (or
+        raises what it raises, here, so ``%debug`` and breakpoints work). ``RANK``, ``LOCAL_RANK`` and
+        ``WORLD_SIZE`` are this replica's for the call. Its tracebacks show each frame's file or cell and
+        source line. Needs the job directory (``call_file``): gone if it was deleted."""
+        __tracebackhide__ = True  # noqa: F841 - IPython and pytest start the traceback at the user's code
+        if not self.call_file:
+            raise ValueError(f"no call to re-run: the FunctionError of {self.handle} does not name its job directory")
+        from jupyter_sched.functions.rerun import run_file
 
-class MissingResultError(RuntimeError):
+        return run_file(self.call_file, self.rank, self.world_size)
+
+
+def _short(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class MissingResultError(RunContext, RuntimeError):
     """A replica ended without writing its result (killed, out of memory, cancelled, or the bootstrap
-    could not start); the message names the replica and where its logs are."""
+    could not start), or a sweep's run never ran (cancelled while queued, could not launch); the message
+    names the replica and where its logs are, or the run and why."""
+
+    def __str__(self) -> str:
+        return self.run_text(super().__str__())
+
+    def __repr__(self) -> str:
+        return f"<MissingResultError: {_short(str(self))}>"
 
 
-class ResultError(RuntimeError):
+class ResultError(RunContext, RuntimeError):
     """A replica's result cannot be had: the replica could not write it (``.writing``: a full disk, a
     read-only directory), or it cannot be read here (a truncated or foreign file, or a value whose class
     exists only where the replica ran). The message names the app (``.handle``), the replica
@@ -70,6 +133,12 @@ class ResultError(RuntimeError):
         self.path = path
         self.reason = reason
         self.writing = writing
+
+    def __str__(self) -> str:
+        return self.run_text(super().__str__())
+
+    def __repr__(self) -> str:
+        return f"<ResultError: {_short(str(self))}>"
 
     def _render_traceback_(self) -> List[str]:
         """IPython shows the message alone: a traceback through the reading code would say nothing more."""

@@ -52,8 +52,21 @@ class FunctionJob(Job):
                 except ResultError as e:
                     return e
                 if got is not None and not got.ok:
-                    return got.error(self.handle, self.role)
+                    return got.error(self.handle, self.role, self.job_dir, self.num_replicas)
         return super().failure(status)
+
+    def exception(self, timeout: Optional[float] = None) -> Optional[Exception]:
+        """Waits for the app and returns what :meth:`result` would raise, or None if it succeeded: the
+        FunctionError of the first replica whose function raised (``.exception`` is the remote exception
+        itself, ``.rerun_here()`` runs the call here), a ResultError, or JobFailed (killed, cancelled
+        elsewhere). TimeoutError if it is still running after ``timeout`` seconds."""
+        try:
+            self._values([0], timeout)
+        except TimeoutError:
+            raise
+        except Exception as e:  # noqa: BLE001 - this is the answer, not a failure of this method
+            return e
+        return None
 
     def _values(self, ranks: List[int], timeout: Optional[float]) -> List[Any]:
         status = Job.result(self, timeout)  # the wait, the timeout and the failure (this class's) as a Job's

@@ -95,7 +95,33 @@ def prepare(
     if not isinstance(num_replicas, int) or num_replicas < 1:
         raise ValueError(f"num_replicas must be an integer of 1 or more (got {num_replicas!r})")
     payload = pack(fn, tuple(args), dict(kwargs or {}))
-    app_name = clean_name(name or getattr(fn, "__name__", "") or type(fn).__name__)
+    return prepare_call(
+        runner, payload, fn_name=qualified_name(fn), source=source_of(fn),
+        name=name or getattr(fn, "__name__", "") or type(fn).__name__, scheduler=scheduler,
+        num_replicas=num_replicas, cfg=cfg, resource=resource, image=image, env=env, meta=meta,
+    )  # fmt: skip
+
+
+def prepare_call(
+    runner: Any,
+    payload: bytes,
+    *,
+    fn_name: str,
+    source: str,
+    name: str,
+    scheduler: str = "local_cwd",
+    num_replicas: int = 1,
+    cfg: Optional[Mapping[str, Any]] = None,
+    resource: Union[Resource, str, None] = None,
+    image: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    meta: Optional[Mapping[str, Any]] = None,
+) -> FunctionRequest:
+    """:func:`prepare` of a call already pickled (``payload``, as :func:`.pack.pack` makes it): a new job
+    directory and app for the same call, e.g. to retry it. ``fn_name`` and ``source`` describe it."""
+    if not isinstance(num_replicas, int) or num_replicas < 1:
+        raise ValueError(f"num_replicas must be an integer of 1 or more (got {num_replicas!r})")
+    app_name = clean_name(name)
     job_dir = os.path.join(job_root(runner, scheduler, cfg), f"{app_name}-{random_id()}")
     res = get_named_resources(resource) if isinstance(resource, str) else resource
 
@@ -126,9 +152,9 @@ def prepare(
             if versions is not None:
                 images.check_compatible(container_image, versions)
     return FunctionRequest(
-        info=info, job_dir=job_dir, payload=payload, fn_name=qualified_name(fn), source=source_of(fn),
+        info=info, job_dir=job_dir, payload=payload, fn_name=fn_name, source=source,
         python=python, image=container_image, scheduler=scheduler, num_replicas=num_replicas,
-        meta={"function": qualified_name(fn), "source": source_of(fn), **dict(meta or {})},
+        meta={"function": fn_name, "source": source, **dict(meta or {})},
     )  # fmt: skip
 
 

@@ -42,12 +42,16 @@ class Outcome:
     exception: Optional[BaseException] = None
     unwritten: str = ""
 
-    def error(self, handle: str, role: str) -> Union[FunctionError, ResultError]:
-        """What to raise for this outcome: the function's own error, or why its result is missing."""
+    def error(
+        self, handle: str, role: str, job_dir: str = "", world_size: int = 1
+    ) -> Union[FunctionError, ResultError]:
+        """What to raise for this outcome: the function's own error (which can re-run the call of
+        ``job_dir`` here), or why its result is missing."""
         if self.unwritten:
             return ResultError(handle, f"{role}/{self.rank}", self.rank, self.unwritten, self.message, writing=True)
+        call_file = os.path.join(job_dir, CALL_FILE) if job_dir else ""
         return FunctionError(handle, f"{role}/{self.rank}", self.rank, self.exc_type, self.message,
-                             self.traceback, self.exception)  # fmt: skip
+                             self.traceback, self.exception, call_file, world_size)  # fmt: skip
 
 
 def read_outcome(job_dir: str, rank: int, handle: str = "", role: str = "") -> Optional[Outcome]:

@@ -130,3 +130,50 @@ def _references(function: types.FunctionType) -> Iterator[Any]:
         for name in code.co_names:
             if name in names:
                 yield names[name]
+
+
+def restore(fn: Any, entries: List[Entry]) -> None:
+    """Gives the code of ``fn`` (a call unpickled in this process, e.g. to re-run it here) back the places
+    its source map names, so a traceback or a debugger shows each frame's file or cell and source line.
+
+    A place is the file it was written in when this process has that file's lines as written (the same
+    kernel's cell, a module here); otherwise the map's label, whose lines go into the line cache (a cell
+    of another kernel; ``FILE (as submitted)`` for a file that is not here or has changed since). Code
+    reached by reference (an importable module's functions) is left alone: it already names its file."""
+    if not entries:
+        return
+    files = _places_here(entries)
+    for function in _functions(fn):
+        function.__code__ = _renamed(function.__code__, files)
+
+
+def _places_here(entries: List[Entry]) -> Dict[Key, str]:
+    """Each entry's key -> the file name its code should carry here (see :func:`restore`)."""
+    cells: Dict[str, str] = {}
+    for name in list(linecache.cache):  # a kernel's cells by their label, e.g. "Cell In[12]"
+        label, is_cell = place(name)
+        if is_cell:
+            cells[label] = name
+    out: Dict[Key, str] = {}
+    for key, label, is_cell, first, lines in entries:
+        here = cells.get(label, "") if is_cell else label
+        if here and linecache.getlines(here)[first - 1 : first - 1 + len(lines)] == lines:
+            out[tuple(key)] = here  # type: ignore[index]
+            continue
+        if not is_cell:  # a file that is not here, or changed since: not the lines the file has now
+            label = f"{label} (as submitted)"
+        known = linecache.cache.get(label, ())
+        text = list(known[2]) if len(known) == 4 and known[1] is None else []  # lines this function put there
+        text += [""] * (first - 1 + len(lines) - len(text))
+        text[first - 1 : first - 1 + len(lines)] = lines
+        linecache.cache[label] = (sum(map(len, text)), None, text, label)
+        out[tuple(key)] = label  # type: ignore[index]
+    return out
+
+
+def _renamed(code: types.CodeType, files: Dict[Key, str]) -> types.CodeType:
+    consts = tuple(_renamed(c, files) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    name = files.get(code_key(code), code.co_filename)
+    if name == code.co_filename and all(a is b for a, b in zip(consts, code.co_consts)):
+        return code
+    return code.replace(co_filename=name, co_consts=consts)

@@ -8,7 +8,8 @@ assigned (so the magic displays the view itself, and an interrupt can still bind
 anything else (the cell's last expression, or an expression whose value is dropped) leaves display to
 IPython, so nothing is shown twice. Reading bytecode beats parsing the cell's text: it is exact for a name
 assigned on any line of a cell, inside functions too, and costs nothing. (``obj.attr = %sched_run`` loads
-``obj`` after the call, so it counts as not assigned: it shows nothing, as before.)
+``obj`` after the call, so it counts as not assigned: it shows nothing, as before.) ``jupyter_sched.submit``
+asks the same of the frame that called it (:func:`site_of`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ def magic_call_site() -> Optional[CallSite]:
     caller = frame.f_back if frame is not None else None
     if caller is None:
         return None
+    return site_of(caller)
+
+
+def site_of(caller: FrameType) -> CallSite:
+    """The call site of the call ``caller`` is making now (e.g. the frame that called
+    ``jupyter_sched.submit``): assigned or not, to what."""
     after = next(
         (i for i in dis.get_instructions(caller.f_code) if i.offset > caller.f_lasti and i.opname not in _SKIP),
         None,

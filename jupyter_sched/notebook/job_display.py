@@ -24,12 +24,12 @@ class JobDisplay:
     settings: Callable[[], PaneSettings] = PaneSettings
     interactive: Callable[[], bool] = lambda: True
     view: Any = None
-    #: The cell (execution count) whose display of this job is a one-line summary: set by
+    #: The cell (:func:`cell_number`) whose display of this job is a one-line summary: set by
     #: :func:`compact_in_this_cell` after a blocking wait already showed the live view, and by ``--quiet``.
     #: One-shot, and only for that cell: ``job = %sched_run --quiet ...`` then ``job`` in a later cell shows
     #: the full display.
-    compact_cell: Optional[int] = None
-    shown_cell: Optional[int] = None
+    compact_cell: Optional[Any] = None
+    shown_cell: Optional[Any] = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -58,13 +58,21 @@ def display_of(job: Job) -> JobDisplay:
         return display
 
 
-def cell_number() -> Optional[int]:
-    """The execution count of the running cell (the same while its magics run and its result displays);
-    -1 outside IPython."""
+def cell_number() -> Any:
+    """What identifies the running cell (the same while its magics run and its result displays): in a
+    kernel, its execute request's id; else the execution count; -1 outside IPython. (Not the count in a
+    kernel: a client that does not store history, such as nbval, runs every cell under the same count.)"""
     from IPython import get_ipython
 
     shell = get_ipython()
-    return -1 if shell is None else int(getattr(shell, "execution_count", -1))
+    if shell is None:
+        return -1
+    kernel = getattr(shell, "kernel", None)
+    if kernel is not None and hasattr(kernel, "get_parent"):
+        msg_id = ((kernel.get_parent("shell") or {}).get("header") or {}).get("msg_id")
+        if msg_id:
+            return msg_id
+    return int(getattr(shell, "execution_count", -1))
 
 
 def compact_in_this_cell(job: Job) -> None:

@@ -15,6 +15,12 @@ them by display id to the cell, whatever cell runs), and from the kernel's main 
 cell runs (``post_run_cell``), because a headless client (nbclient: ``nbconvert --execute``, papermill)
 only reads messages while a cell executes. No environment variable is involved. Only displays in a
 kernel are tracked (a terminal would print every update).
+
+A source that changes after it has ended (a sweep: sorted, or runs retried) has ``on_change``. Its
+displays stay tracked after the end: a change republishes the record (e.g. the sorted table), or the
+live display again if it runs again. Such a source may also keep its widget (its controls) after the end
+(``widget_after_end()``): only where a person is at the front end that displayed it, which is how
+the record of a headless run (nbclient, papermill, nbval) stays free of widgets nobody can restore.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ HTML_LOG_CHARS = 64_000
 notebook keeps one record per job cell, so it stays tens of KB however much the job printed."""
 
 _TRACKED: Dict[str, Any] = {}
+_KEPT: Dict[str, Any] = {}  # ended sources that change later: display id -> source
+_WIDGET_AFTER_END: Dict[str, bool] = {}  # display id -> the final record keeps the widget
+_DIRTY: Dict[str, None] = {}  # kept displays changed since their last update from the main thread
 _LOCK = threading.Lock()
 
 
@@ -44,25 +53,85 @@ def _in_kernel() -> bool:
     return getattr(get_ipython(), "kernel", None) is not None
 
 
+def frontend_takes_input() -> bool:
+    """Whether the request running now came from a front end a person uses: JupyterLab, Notebook and VS
+    Code send ``allow_stdin=true`` with each cell; headless clients (nbclient under papermill and
+    ``nbconvert --execute``, nbval) send false, since nobody could answer."""
+    from IPython import get_ipython
+
+    kernel = getattr(get_ipython(), "kernel", None)
+    if kernel is None or not hasattr(kernel, "get_parent"):
+        return False
+    parent = kernel.get_parent("shell") or {}
+    return bool((parent.get("content") or {}).get("allow_stdin"))
+
+
 def show(source: Any) -> None:
     """Displays ``source`` (an object with ``final``, ``record_bundle(as_of_ts)``, ``widget_bundle()``,
     ``when_final(callback)`` and ``poll()``): the static record if it has ended, else the widget and the
-    record as of now under a display id that is updated with the final record when it ends."""
+    record as of now under a display id that is updated with the final record when it ends. A source
+    with ``on_change`` keeps its display id after the end (see the module's docstring)."""
     from IPython.display import display
 
     source.poll()
-    if source.final:
+    kept = hasattr(source, "on_change") and _in_kernel() and getattr(source, "trackable", True)
+    if source.final and not kept:
         display(_record(source, None), raw=True)
         return
-    bundle = {**source.widget_bundle(), **_record(source, time.time())}
+    keep_widget = bool(getattr(source, "widget_after_end", lambda: False)())
+    if source.final:
+        bundle = _final_bundle(source, keep_widget)
+    else:
+        bundle = {**source.widget_bundle(), **_record(source, time.time())}
     if not _in_kernel() or not getattr(source, "trackable", True):
         display(bundle, raw=True)
         return
     display_id = uuid.uuid4().hex
     with _LOCK:
-        _TRACKED[display_id] = source
+        (_KEPT if source.final else _TRACKED)[display_id] = source
+        _WIDGET_AFTER_END[display_id] = keep_widget
     display(bundle, raw=True, display_id=display_id)
-    source.when_final(lambda: publish(display_id, main_thread=False))
+    if not source.final:
+        source.when_final(lambda: publish(display_id, main_thread=False))
+    if kept:
+        source.on_change(lambda: changed(display_id))
+
+
+def _final_bundle(source: Any, keep_widget: bool) -> Dict[str, Any]:
+    record = _record(source, None)
+    return {**source.widget_bundle(), **record} if keep_widget else record
+
+
+def changed(display_id: str) -> None:
+    """A kept source changed (its ``on_change``): an ended display shows the new record at once, and
+    again from the main thread after the cell (for headless clients); one that runs again (a sweep's
+    retry) is live again until it ends again. Displays still live are left to their widget."""
+    from IPython.display import update_display
+
+    with _LOCK:
+        again = False
+        source = _KEPT.get(display_id)
+        if source is None:  # live, or ended with no cell run since (its final update came from a thread)
+            source = _TRACKED.get(display_id)
+            if source is None or not source.final:
+                return
+            _DIRTY[display_id] = None
+        elif not source.final:
+            again = True
+            del _KEPT[display_id]
+            _DIRTY.pop(display_id, None)
+            _TRACKED[display_id] = source
+        else:
+            _DIRTY[display_id] = None
+        keep_widget = _WIDGET_AFTER_END.get(display_id, False)
+    try:
+        if again:
+            update_display({**source.widget_bundle(), **_record(source, time.time())}, raw=True, display_id=display_id)
+            source.when_final(lambda: publish(display_id, main_thread=False))
+        else:
+            update_display(_final_bundle(source, keep_widget), raw=True, display_id=display_id)
+    except Exception:  # noqa: BLE001 - a display that cannot be updated now is updated after the cell
+        pass
 
 
 def widget_mimes(widget: Any) -> Dict[str, Any]:
@@ -159,10 +228,18 @@ def publish(display_id: str, main_thread: bool = True) -> bool:
     with _LOCK:
         source = _TRACKED.get(display_id)
         if source is None:
+            source = _KEPT.get(display_id)
+        if source is None:
             return False
         if main_thread:
-            del _TRACKED[display_id]
-    update_display(_record(source, None), raw=True, display_id=display_id)
+            _TRACKED.pop(display_id, None)
+            _DIRTY.pop(display_id, None)
+            if hasattr(source, "on_change"):
+                _KEPT[display_id] = source
+            else:
+                _WIDGET_AFTER_END.pop(display_id, None)
+        keep_widget = _WIDGET_AFTER_END.get(display_id, False)
+    update_display(_final_bundle(source, keep_widget), raw=True, display_id=display_id)
     return True
 
 
@@ -170,7 +247,14 @@ def flush(*_args: Any) -> int:
     """``post_run_cell``: publishes every tracked display whose app has ended; returns how many."""
     with _LOCK:
         tracked = list(_TRACKED.items())
+        dirty = [(display_id, _KEPT[display_id]) for display_id in _DIRTY if display_id in _KEPT]
     sent = 0
+    for display_id, _source in dirty:
+        try:
+            if publish(display_id, main_thread=True):
+                sent += 1
+        except Exception:  # noqa: BLE001 - as below
+            pass
     for display_id, source in tracked:
         try:
             source.poll()
@@ -192,6 +276,9 @@ def forget_all() -> None:
     """Stops tracking every display (``unload``)."""
     with _LOCK:
         _TRACKED.clear()
+        _KEPT.clear()
+        _WIDGET_AFTER_END.clear()
+        _DIRTY.clear()
 
 
 # -- the record of a job ------------------------------------------------------------------------------

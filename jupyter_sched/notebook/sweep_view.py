@@ -1,11 +1,13 @@
 """A sweep as one table: a row per run (parameters, state, elapsed time, result), live and as a record.
 
-A run's returned dict contributes its scalar values (numbers, strings, booleans) as columns, so a sweep
-over ``train(lr, bs) -> {"loss": ..., "acc": ...}`` reads as a results table; any other value is one
-``result`` column (its repr, shortened). The live view sorts by any column (a menu: clicking a header
-cannot reach the kernel from an HTML widget), cancels every run, and shows a chosen run's own panes
-(its Job's live view) under the table. The record (``text/html`` and ``text/plain``) is the table in
-grid order, "as of" a time while the sweep runs and final when it has ended.
+A run's returned dict contributes its scalar values (numbers, strings, booleans; nested dicts flattened)
+as columns, so a sweep over ``train(lr, bs) -> {"loss": ..., "acc": ...}`` reads as a results table; any
+other value is one ``result`` column (its repr, shortened); the rows are
+:func:`jupyter_sched.functions.table.table_rows`. The live view sorts by any column (a menu: clicking a
+header cannot reach the kernel from an HTML widget), cancels every run, and shows a chosen run's own
+panes (its Job's live view) under the table; its controls stay after the end, for a person at the front
+end. The record (``text/html`` and ``text/plain``) is the table in the sweep's order (``sweep.sort``),
+"as of" a time while the sweep runs and final when it has ended, and follows every later sort.
 
 A :class:`~jupyter_sched.functions.sweep.Sweep` is plain Python: :func:`register` makes :func:`show` its
 IPython display when the extension loads.
@@ -18,81 +20,21 @@ import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from jupyter_sched.functions.sweep import VIEW_MAKERS, Run, Sweep
+from jupyter_sched.functions.sweep import VIEW_MAKERS, Sweep
+from jupyter_sched.functions.table import format_value, table_rows
 from jupyter_sched.notebook import record
 from jupyter_sched.notebook.record import widget_mimes
 from jupyter_sched.notebook.theme import NO_MATH, as_of, esc, fmt_duration, pill, table, text_table
 
-SCALARS = (int, float, str, bool)
-RESULT_CHARS = 60
 #: Seconds between drawings of a running sweep's table (its elapsed times move on).
 TICK = 1.0
 
 
-def columns(sweep: Sweep) -> Tuple[List[str], List[str], bool, bool]:
-    """``(parameter names, result keys, has a plain result column, has an error column)``."""
-    params: Dict[str, None] = {}
-    keys: Dict[str, None] = {}
-    plain = errors = False
-    for run in sweep.runs:
-        params.update(dict.fromkeys(run.params))
-        if run.error:
-            errors = True
-        if run.outcome is not None and run.outcome.ok:
-            value = run.outcome.value
-            if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-                keys.update(dict.fromkeys(k for k, v in value.items() if isinstance(v, SCALARS) or v is None))
-            else:
-                plain = True
-    return list(params), [k for k in keys], plain, errors
-
-
-def cells(run: Run, params: List[str], keys: List[str], plain: bool, errors: bool, now: float) -> List[Any]:
-    """The row's raw values (sortable): params, state, elapsed seconds, results, error."""
-    value = run.outcome.value if run.outcome is not None and run.outcome.ok else None
-    start = run.started or run.launched
-    spent = None if start is None else (run.ended or now) - start
-    row: List[Any] = [run.index, *(run.params.get(p) for p in params), run.state, spent]
-    row += [value.get(k) if isinstance(value, dict) else None for k in keys]
-    if plain:
-        returned = run.outcome is not None and run.outcome.ok
-        row.append(None if isinstance(value, dict) else _short(repr(value)) if returned else None)
-    if errors:
-        row.append(run.error or None)
-    return row
-
-
-def headers(params: List[str], keys: List[str], plain: bool, errors: bool) -> List[str]:
-    """Column names; a result key named like a parameter (or a fixed column) is shown as ``key (result)``."""
-    taken = {"#", "state", "elapsed", *params}
-    shown = [f"{k} (result)" if k in taken else k for k in keys]
-    return ["#", *params, "state", "elapsed", *shown, *(["result"] if plain else []), *(["error"] if errors else [])]
-
-
 def rows(sweep: Sweep, sort: Optional[str] = None, descending: bool = False) -> Tuple[List[str], List[List[Any]]]:
-    params, keys, plain, errors = columns(sweep)
-    names = headers(params, keys, plain, errors)
-    now = time.time()
-    data = [cells(run, params, keys, plain, errors, now) for run in list(sweep.runs)]
-    if sort in names:
-        i = names.index(sort)
-        present = [r for r in data if r[i] is not None]
-        missing = [r for r in data if r[i] is None]
-        present.sort(key=lambda r: _sort_key(r[i]), reverse=descending)
-        data = present + missing
-    return names, data
-
-
-def _sort_key(value: Any) -> Tuple[int, Any]:
-    if isinstance(value, bool):
-        return (0, int(value))
-    if isinstance(value, (int, float)):
-        return (0, value)
-    return (1, str(value))
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= RESULT_CHARS else text[: RESULT_CHARS - 1] + "…"
+    """The table's column names and rows (raw values), ordered by ``sort`` (default: the sweep's order)."""
+    if sort is None:
+        sort, descending = sweep.order
+    return table_rows(list(sweep.runs), sort, descending)
 
 
 def _fmt(name: str, value: Any) -> str:
@@ -100,9 +42,7 @@ def _fmt(name: str, value: Any) -> str:
         return ""
     if name == "elapsed":
         return fmt_duration(value)
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
+    return format_value(value)
 
 
 def table_html(sweep: Sweep, sort: Optional[str] = None, descending: bool = False) -> str:
@@ -119,14 +59,16 @@ def table_text(sweep: Sweep) -> str:
 
 
 def heading(sweep: Sweep) -> str:
+    by, descending = sweep.order
+    order = f"; sorted by {by}{' (descending)' if descending else ''}" if by != "#" or descending else ""
     return (
         f"sweep {sweep.name} of {sweep.fn_name}: {len(sweep.runs)} runs, "
-        f"at most {sweep.max_concurrent} at a time; {sweep.counts_text()}"
+        f"at most {sweep.max_concurrent} at a time; {sweep.counts_text()}{order}"
     )
 
 
 def record_bundle(sweep: Sweep, as_of_ts: Optional[float] = None) -> Dict[str, str]:
-    """The table in grid order, labelled "as of" while the sweep runs."""
+    """The table in the sweep's order (grid order unless sorted), labelled "as of" while it runs."""
     when = "" if sweep.finished or as_of_ts is None else f" ({as_of(as_of_ts)})"
     hint = (
         f"runs are apps named {sweep.name}-NNN (%sched_list); "
@@ -141,9 +83,19 @@ def record_bundle(sweep: Sweep, as_of_ts: Optional[float] = None) -> Dict[str, s
     return {"text/plain": text, "text/html": html}
 
 
+def run_choices(sweep: Sweep) -> List[Tuple[str, int]]:
+    """The run picker's entries: ``3: lr=1.0, epochs=4``."""
+    return [(f"{r.index}: {r.label}", r.index) for r in sweep.runs]
+
+
 class SweepView:
     """The live table: a header with counts, Cancel all, sort controls, a run picker that shows that
-    run's panes. Redraws on the sweep's changes (and each second for elapsed times) until it ends.
+    run's panes. Redraws on the sweep's changes (and each second for elapsed times) while it runs; its
+    controls stay after the end (sort, pick a run, show its panes), and come alive again when
+    ``retry_failed()`` runs some of it again.
+
+    The sort controls set the sweep's order (``Sweep.sort``), so the record a saved notebook keeps is the
+    table as sorted here, and ``sweep.sort(...)`` from code moves the controls.
 
     Only the view's own drawing thread writes its widgets. :meth:`redraw` (the sweep's change listener,
     and the sort controls' observer) only asks for a drawing and returns at once: it takes no lock that
@@ -162,8 +114,7 @@ class SweepView:
                                       layout=w.Layout(width="auto", min_width="110px", flex="0 0 auto"))  # fmt: skip
         self.sort = w.Dropdown(description="sort by", options=["#"], value="#", layout=w.Layout(width="220px"))
         self.descending = w.Checkbox(description="descending", value=False, indent=False, layout=w.Layout(width="auto"))
-        self.pick = w.Dropdown(description="run", options=[(f"{r.index}: {r.params}", r.index) for r in sweep.runs],
-                               layout=w.Layout(width="300px"))  # fmt: skip
+        self.pick = w.Dropdown(description="run", options=run_choices(sweep), layout=w.Layout(width="300px"))
         self.show_button = w.Button(description="Show panes", icon="eye",
                                     layout=w.Layout(width="auto", min_width="120px", flex="0 0 auto"))
         self.panes = w.Output()
@@ -172,13 +123,12 @@ class SweepView:
         controls = w.HBox([self.cancel_button, self.sort, self.descending, self.pick, self.show_button])
         self.widget = w.VBox([self.head, controls, self.table, self.panes])
         self.widget.add_class("jsched-sweep")
-        self._sort_by = "#"  # the user's choice, kept while the menu's options are replaced
         self._wake = threading.Event()
         self._guard = threading.Lock()  # guards _drawer only; never held while a widget is written
         self._drawer: Optional[threading.Thread] = None
         self._draw()  # the first table, before any other thread can draw
         self.sort.observe(self._sort_chosen, names="value")
-        self.descending.observe(lambda _c: self.redraw(), names="value")
+        self.descending.observe(self._sort_chosen, names="value")
         sweep.on_change(self.redraw)
         self.redraw()
 
@@ -191,10 +141,12 @@ class SweepView:
                 self._drawer = threading.Thread(target=self._drawing, name=name, daemon=True)
                 self._drawer.start()
 
-    def _sort_chosen(self, change: Any) -> None:
-        if threading.current_thread() is not self._drawer:  # not the drawing thread replacing the options
-            self._sort_by = change["new"]
-        self.redraw()
+    def _sort_chosen(self, _change: Any) -> None:
+        if threading.current_thread() is self._drawer:  # the drawing thread replacing the options: not a choice
+            return
+        by = self.sort.value if self.sort.value is not None else "#"
+        self.sweep.order = (by, bool(self.descending.value))
+        self.sweep.changed()  # redraws this view, and the record of every display of the sweep
 
     def _drawing(self) -> None:
         while True:
@@ -213,12 +165,21 @@ class SweepView:
 
     def _draw(self) -> None:
         names = rows(self.sweep)[0]
+        by, descending = self.sweep.order
         if list(self.sort.options) != names:
             self.sort.options = names  # selects "#" (ipywidgets), which is not the user's choice: put it back
-            self.sort.value = self._sort_by if self._sort_by in names else "#"
-        sort_by = self._sort_by if self._sort_by in names else "#"
+        shown = by if by in names else "#"
+        if self.sort.value != shown:
+            self.sort.value = shown
+        if self.descending.value != descending:
+            self.descending.value = descending
+        choices = run_choices(self.sweep)
+        if list(self.pick.options) != choices:
+            picked = self.pick.value
+            self.pick.options = choices
+            self.pick.value = picked
         self.head.value = f"<b>{esc(heading(self.sweep))}</b>"
-        self.table.value = table_html(self.sweep, sort_by, self.descending.value)
+        self.table.value = table_html(self.sweep)
         self.cancel_button.disabled = self.sweep.finished
 
     def _show_run(self, _button: Any = None) -> None:
@@ -237,8 +198,10 @@ class SweepView:
         return widget_mimes(self.widget)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
-        """The widget while the sweep runs, with the record beside it; the record alone once it ended."""
-        bundle = {} if self.sweep.finished else self.widget_bundle()
+        """The widget with the record beside it; once the sweep ended, the widget only for a person at the
+        front end (:func:`.record.frontend_takes_input`)."""
+        keep = not self.sweep.finished or record.frontend_takes_input()
+        bundle = self.widget_bundle() if keep else {}
         bundle.update(record_bundle(self.sweep, None if self.sweep.finished else time.time()))
         return bundle
 
@@ -269,10 +232,21 @@ def view_of(sweep: Sweep) -> SweepView:
 
 
 class SweepRecord:
-    """A sweep as :mod:`.record` shows it: the live table while it runs, replaced by its final record."""
+    """A sweep as :mod:`.record` shows it: the live table while it runs, then its final record, which
+    follows later changes (a sort, a retry: ``on_change``) and keeps the table's controls for a person at
+    the front end (``widget_after_end``)."""
 
-    def __init__(self, sweep: Sweep) -> None:
+    def __init__(self, sweep: Sweep, interactive: Callable[[], bool] = lambda: True) -> None:
         self.sweep = sweep
+        self.interactive = interactive
+
+    def on_change(self, callback: Callable[[], None]) -> None:
+        self.sweep.on_change(callback)
+
+    def widget_after_end(self) -> bool:
+        """Whether the ended sweep's display keeps its controls: with widgets shown, for a person at the
+        front end (not a headless run, whose saved notebook must show the record alone)."""
+        return self.interactive() and record.frontend_takes_input()
 
     @property
     def final(self) -> bool:
@@ -293,13 +267,14 @@ class SweepRecord:
 
 def show(sweep: Sweep, interactive: Callable[[], bool]) -> None:
     """IPython's display of a Sweep: the live table and its record where widgets render (``interactive``),
-    else the record as of now (the final one once it has ended)."""
-    if sweep.finished or not interactive():
+    kept up to date after the end (see :class:`SweepRecord`); else the record as of now (the final one once
+    it has ended)."""
+    if not interactive():
         from IPython.display import display
 
         display(record_bundle(sweep, None if sweep.finished else time.time()), raw=True)
         return
-    record.show(SweepRecord(sweep))
+    record.show(SweepRecord(sweep, interactive))
 
 
 def register(shell: Any, interactive: Callable[[], bool]) -> None:

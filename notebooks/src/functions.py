@@ -14,7 +14,8 @@
 # 2. run it on two replicas that know their rank,
 # 3. see a remote exception and an object that cannot be sent,
 # 4. launch a function from `%sched_run` with flags, and dry-run it,
-# 5. sweep a grid of parameters, a few runs at a time, into one table.
+# 5. sweep a grid of parameters, a few runs at a time, into one table,
+# 6. treat the results as data: a DataFrame, the best run, retrying what failed, re-running a call here.
 
 # %%
 %load_ext jupyter_sched
@@ -27,8 +28,8 @@ import jupyter_sched
 #
 # `train` reads `dataset`, a variable of this notebook: the function, its closure and the globals it uses
 # are pickled with cloudpickle into the app's job directory, and each replica unpickles and calls it.
-# `job` is the same `Job` that `%sched_run` returns (display it for the live panes; its prints are in its
-# logs), and `job.result()` waits and returns rank 0's return value.
+# `job` is the same `Job` that `%sched_run` returns: assigning it shows its live panes (its prints are in
+# its logs), and `job.result()` waits and returns rank 0's return value.
 
 # %%
 dataset = list(range(10))
@@ -146,9 +147,82 @@ results = sweep.results()
 
 # %% [markdown]
 # Each run is an ordinary app of the session named `<sweep>-NNN`, so `%sched_list` shows them together,
-# and `jupyter_sched.load_sweep(sweep.name)` finds the finished runs and their results
-# again after a kernel restart.
+# and `jupyter_sched.load_sweep(sweep.name)` finds the runs and their results again after a kernel
+# restart. The table keeps its controls after the end: sort by any column, in either direction, or pick a
+# run and show its panes. `sweep.sort("loss")` does the same from code, and the saved notebook keeps the
+# table as sorted.
+#
+# ## Results as data
+#
+# `sweep.to_dataframe()` is a pandas DataFrame with one row per run: the parameters, the state, when it
+# was submitted, started and ended, its peak memory and CPU time, the returned dict's fields (nested
+# dicts flattened as `metrics.acc`) and the error, if any. (pandas is optional: install it to use this;
+# `sweep.records()` gives the same rows as dicts.)
 
 # %%
-best = min(zip(sweep.runs, results), key=lambda pair: pair[1]["loss"])
-best[0].params
+df = sweep.to_dataframe()
+df[["lr", "epochs", "state", "loss"]].sort_values("loss")
+
+# %% [markdown]
+# `sweep.best(key)` is the run with the lowest value of a result field (`mode="max"` for the highest),
+# and that value; the run's `params` are what to train with next, its `job` has its logs.
+
+# %%
+best = sweep.best("loss")
+best.run.params, best.value
+
+# %% [markdown]
+# ## When some runs fail: retry them, or run one here
+#
+# `jupyter_sched.map(fn, items)` is a sweep over one argument. Here one shard of the data is missing, so
+# one run fails. `results()` would raise that run's error, naming the run by its parameters
+# (`shard='c'`) and saying how to get the others: `errors="return"` puts each error in its run's place,
+# `errors="skip"` leaves them out.
+
+# %%
+import tempfile
+
+shards = tempfile.mkdtemp(prefix="jsched-shards-")
+for name, text in {"a": "3 1 4", "b": "1 5 9 2 6"}.items():
+    with open(os.path.join(shards, f"{name}.txt"), "w") as f:
+        f.write(text)
+
+
+def count(shard: str) -> int:
+    with open(os.path.join(shards, f"{shard}.txt")) as f:
+        return len(f.read().split())
+
+
+counts = jupyter_sched.map(count, ["a", "b", "c"], max_concurrent=3)
+counts.results(errors="return")
+
+# %% [markdown]
+# `counts.rerun_here(2)` calls run 2's function with its arguments in this kernel (so does
+# `error.rerun_here()` on the error itself): it raises the same error here, where `%debug` opens the
+# failing frame with its variables, and a `breakpoint()` in the function would stop. Each frame shows its
+# cell and source line.
+
+# %%
+try:
+    counts.rerun_here(2)
+except FileNotFoundError as e:
+    print("here too:", e.strerror, os.path.basename(e.filename))
+
+# %% [markdown]
+# Once the cause is fixed, `retry_failed()` launches only the failed runs again, in the same sweep (its
+# table updates; `load_sweep(name).retry_failed()` works after a restart too), and `results()` has every
+# value.
+
+# %%
+with open(os.path.join(shards, "c.txt"), "w") as f:
+    f.write("2 7")
+counts.retry_failed()
+counts.results()
+
+# %% [markdown]
+# For jobs submitted one by one, `job.exception()` is what `job.result()` would raise (None when it
+# succeeded), and `jupyter_sched.as_completed(jobs)` yields the jobs as they end, whichever ends first.
+
+# %%
+jobs = [jupyter_sched.submit(count, name) for name in ["a", "b"]]
+sorted(job.result() for job in jupyter_sched.as_completed(jobs))

@@ -1,9 +1,9 @@
-"""A sweep's table in JupyterLab: live rows, sorting by a result column, Cancel all, then the final
-record in place of the widget."""
+"""A sweep's table in JupyterLab: live rows, sorting by a result column, Cancel all; after the end the
+controls stay (sort again, open a run's panes) and the cell's saved record is the table as sorted."""
 
 from __future__ import annotations
 
-from tests.e2e.conftest import Lab
+from tests.e2e.conftest import JS_PANEL, Lab
 
 CELLS = [
     "%load_ext jupyter_sched\nimport jupyter_sched, time",
@@ -41,10 +41,35 @@ def test_a_sweep_table_sorts_cancels_and_ends_as_a_record(lab: Lab) -> None:
     view.locator(".jsched-job").filter(has_text="SUCCEEDED").first.wait_for(timeout=30_000)  # run 1's own panes
     lab.screenshot(view, "sweep-live")
     view.locator("button", has_text="Cancel all").click()
-    record = out.locator(".jsched-record.jsched-sweep")
-    record.wait_for(timeout=60_000)
-    text = record.inner_text()
-    assert "3 SUCCEEDED" in text and "1 CANCELLED" in text
-    assert out.locator(".jsched-sweep .widget-dropdown").count() == 0, "the final record replaced the widget"
-    lab.screenshot(record, "sweep-final")
+    lab.page.wait_for_function(
+        "(el) => el.innerText.includes('3 SUCCEEDED') && el.innerText.includes('1 CANCELLED')",
+        arg=view.element_handle(), timeout=60_000,
+    )  # fmt: skip
+    # the ended sweep keeps its controls: sort descending, then open a run's panes
+    assert view.locator("button", has_text="Cancel all").is_disabled()
+    view.locator(".widget-checkbox", has_text="descending").locator("input").check()
+    lab.page.wait_for_function(
+        """(el) => { const table = el.querySelector('table');  // the sweep's; run 1's panes are below it
+                     const rows = [...table.querySelectorAll('tbody tr')].map(r => r.cells[0].innerText);
+                     return rows.join(',') === '0,2,1,3'; }""",
+        arg=view.element_handle(), timeout=30_000,
+    )  # fmt: skip
+    view.locator(".widget-dropdown", has_text="run").locator("select").select_option(index=2)
+    view.locator("button", has_text="Show panes").click()
+    view.get_by_text("run 2: local_cwd://").wait_for(timeout=30_000)  # run 2's own panes (its record: it ended)
+    view.locator(".jsched-record.jsched-job").filter(has_text="SUCCEEDED").first.wait_for(timeout=30_000)
+    lab.screenshot(view, "sweep-ended")
+    # what the notebook saves: the record beside the widget, final and sorted as shown
+    saved = lab.page.wait_for_function(
+        f"""() => {{
+            const outs = {JS_PANEL}.content.widgets[1].model.outputs.toJSON();
+            const text = outs.map(o => (o.data && o.data['text/plain']) || '').join('\\n');
+            return text.includes('sorted by loss (descending)') ? text : null;
+        }}""",
+        timeout=30_000,
+    ).json_value()
+    assert "3 SUCCEEDED, 1 CANCELLED" in saved or "1 CANCELLED, 3 SUCCEEDED" in saved
+    assert "as of" not in saved
+    rows = [line.split()[0] for line in saved.splitlines() if line[:1].isdigit()]
+    assert rows == ["0", "2", "1", "3"], saved
     assert lab.page_problems() == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import uuid
 from typing import Iterator
 
@@ -111,3 +112,54 @@ def test_a_sweep_in_containers_keeps_to_max_concurrent_and_grid_order() -> None:
 def test_no_image_is_refused_before_launch_saying_which_to_use() -> None:
     with pytest.raises(ValueError, match="image: local_docker runs each replica in a container image"):
         jupyter_sched.submit(lambda: 1, scheduler="local_docker")
+
+
+def test_retry_failed_relaunches_only_the_failed_containers_also_from_another_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The runs fail until JSCHED_RETRY_GATE is in the host's environment, which copy_env copies into each
+    container at launch: a retry launches new containers, with the environment of the retrying process."""
+    monkeypatch.delenv("JSCHED_RETRY_GATE", raising=False)
+
+    def train(lr: float) -> dict:
+        if lr > 1 and os.environ.get("JSCHED_RETRY_GATE") != "open":
+            raise RuntimeError("the data bucket is not reachable")
+        return {"loss": 1 / lr}
+
+    sweep = jupyter_sched.sweep(train, {"lr": [0.5, 2.0, 4.0]}, scheduler="local_docker", image=IMAGE,
+                                cfg={"copy_env": ["JSCHED_RETRY_GATE"]}, max_concurrent=3)  # fmt: skip
+    sweep.wait(timeout=300)
+    assert [r.state for r in sweep.runs] == ["SUCCEEDED", "FAILED", "FAILED"]
+    first = [r.job.handle for r in sweep.runs]
+    sweep.retry_failed()  # the gate is still closed: new containers, the same failure
+    sweep.wait(timeout=300)
+    assert [r.state for r in sweep.runs] == ["SUCCEEDED", "FAILED", "FAILED"]
+    assert [r.job.handle == h for r, h in zip(sweep.runs, first)] == [True, False, False]
+    assert all(r.job.handle.startswith("local_docker://") for r in sweep.runs)
+    code = (
+        "import jupyter_sched\n"
+        f"s = jupyter_sched.load_sweep({sweep.name!r})\n"
+        "s.retry_failed()\n"
+        "print([v['loss'] for v in s.results(timeout=300)])\n"
+        "print([r.job.handle.split(':')[0] for r in s.runs], [r.attempts for r in s.runs])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "JSCHED_RETRY_GATE": "open"})  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[2.0, 0.5, 0.25]", "['local_docker', 'local_docker', 'local_docker'] [1, 3, 3]"]
+
+
+def test_rerun_here_raises_a_containers_error_in_this_process() -> None:
+    def load(rows: list, column: str) -> float:
+        table = {"loss": [r * 2 for r in rows]}
+        return sum(table[column])
+
+    err = jupyter_sched.submit(load, [1, 2], "los", scheduler="local_docker", image=IMAGE).exception(timeout=180)
+    assert isinstance(err, FunctionError) and err.exc_type == "KeyError" and "in load" in err.remote_traceback
+    with pytest.raises(KeyError) as info:
+        err.rerun_here()
+    tb = info.value.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    assert tb.tb_frame.f_code.co_name == "load" and tb.tb_frame.f_code.co_filename == __file__
+    assert tb.tb_frame.f_locals["rows"] == [1, 2] and tb.tb_frame.f_locals["column"] == "los"
