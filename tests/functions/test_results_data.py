@@ -38,7 +38,11 @@ def _functions() -> SimpleNamespace:
 
     def flaky_with(gate: str) -> Any:
         def flaky(lr: float, epochs: int = 1) -> dict:
-            """Raises for lr >= 1 until ``gate`` exists; else a loss and a nested metric."""
+            """Raises for lr >= 1 until ``gate`` exists; else a loss and a nested metric. Runs long enough
+            (0.3 s) for the usage sampler, whose first sample of a replica is 0.1 s after it starts."""
+            import time
+
+            time.sleep(0.3)
             if lr >= 1.0 and not os.path.exists(gate):
                 raise ValueError(f"lr {lr} is too high")
             return {"loss": round(1 / (lr * epochs), 4), "metrics": {"acc": lr / 4}}

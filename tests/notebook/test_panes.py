@@ -248,7 +248,8 @@ def test_unload_stops_the_panes_but_not_the_job(ip: Any, widgets: Any, recorder:
         job.cancel()
         assert job.wait(timeout=30).state == AppState.CANCELLED
         wait_for(lambda: not live.live_threads(), 30, "every follower to end")
-        scheduler_threads = ("jupyter_sched-local-io", "jupyter_sched-reaper")  # the local backend's own
+        # the local backend's own (its usage sampler ends by itself after an idle second)
+        scheduler_threads = ("jupyter_sched-local-io", "jupyter_sched-reaper", "jupyter_sched-usage")
         assert not [t for t in threading.enumerate() if t.name.startswith("jupyter_sched-") and
                     t.name not in scheduler_threads]  # fmt: skip
         assert len(recorder.messages) == sent
