@@ -14,7 +14,7 @@ cd "$root"
 
 TESTS=(  # specs, logs, function jobs, the local scheduler, the runner and the notebook's kernel tests
     tests/specs tests/logs tests/functions/test_submit_local.py tests/functions/test_remote_sources.py
-    tests/schedulers/test_local_scheduler.py tests/schedulers/test_api_registry.py tests/test_runner.py
+    tests/schedulers/local/test_scheduler.py tests/schedulers/test_api_registry.py tests/runner/test_runner.py
     tests/notebook/test_kernel.py tests/notebook/test_extension.py tests/notebook/test_functions_kernel.py
 )
 venv=.venv-newest
