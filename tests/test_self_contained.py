@@ -73,3 +73,14 @@ def test_the_checks_above_catch_what_they_are_for(tmp_path: Path) -> None:
     assert LINK.findall("[a](docs/usage.md) ![b](docs/img/x.png \"t\") [c](https://x.org)") == [
         "docs/usage.md", "docs/img/x.png", "https://x.org"]  # fmt: skip
     assert ABSOLUTE.findall('cwd: "/home/ana/proj/notebooks" and /tmp/x') == ["/home/ana/proj/notebooks", "/tmp/x"]
+
+
+def test_the_scripts_name_only_test_paths_that_exist() -> None:
+    """A lane that names a moved test file would stop with pytest's 'file or directory not found'."""
+    missing = [
+        f"{script.relative_to(ROOT)}: {path}"
+        for script in sorted((ROOT / "scripts").rglob("*.sh"))
+        for path in re.findall(r"(?<![\w/.-])tests/[\w/.*-]+", script.read_text(encoding="utf-8"))
+        if not list(ROOT.glob(path.rstrip("/.")))
+    ]
+    assert not missing, missing
