@@ -16,8 +16,14 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 import pytest
+from hypothesis import settings
 
 from jupyter_sched.runner import Runner, get_runner
+
+# Tests assert no timing: Hypothesis's per-example deadline (200 ms) is one, and a loaded 2-core machine
+# exceeds it on examples that are not slow at all, so no example has a deadline.
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
