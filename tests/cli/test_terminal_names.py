@@ -27,8 +27,10 @@ COMPONENT = f'''from jupyter_sched.specs import AppDef, Role
 
 
 def evil(image: str = "", code: int = 0) -> AppDef:
-    """An app and a role whose names drive a terminal."""
-    return AppDef({APP!r}, [Role({ROLE!r}, image, entrypoint="sh", args=["-c", f"echo hello; exit {{code}}"])])
+    """An app and a role whose names drive a terminal; the replica outlives the first usage sample (0.1 s), so
+    that `top` has a row to name it in."""
+    script = f"echo hello; sleep 0.3; exit {{code}}"
+    return AppDef({APP!r}, [Role({ROLE!r}, image, entrypoint="sh", args=["-c", script])])
 '''
 
 
