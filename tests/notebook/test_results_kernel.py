@@ -175,7 +175,9 @@ def test_a_headless_run_saves_the_ended_sweep_as_its_sorted_record(tmp_path: Any
         SWEEP + "sw = jupyter_sched.sweep(train, {'lr': [0.5, 2.5, 1.0], 'gate': ['.']}, max_concurrent=2)\nsw",
         "print(sw.results(timeout=120, errors='return'))",
         "sw.sort('loss')",  # the notebook's last word on the order: the saved record follows it
-        "job = jupyter_sched.submit(lambda: print('one\\ntwo') or 3)\njob.result(timeout=60)\njob.logs()",
+        # it runs past the usage sampler's first sample (0.1 s after a replica starts), so it has usage to show
+        "job = jupyter_sched.submit(lambda: print('one\\ntwo') or __import__('time').sleep(0.4) or 3)\n"
+        "job.result(timeout=60)\njob.logs()",
         "job.usage()",
     ]
     nb = nbformat.read(str(run_headless(cells, tmp_path)), as_version=4)

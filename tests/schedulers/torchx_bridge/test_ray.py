@@ -132,9 +132,12 @@ def test_since_and_until_are_refused_on_ray_naming_why() -> None:
     assert list(sched.log_iter("127.0.0.1:9-app", "ray", 0, streams=Stream.STDERR)) == []  # one log: stdout
 
 
-def test_a_submit_without_a_cluster_names_it_and_leaves_no_directory(tmp_path: Path) -> None:
+def test_a_submit_without_a_cluster_names_it_and_leaves_no_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from jupyter_sched.schedulers.torchx_bridge.text import TorchXBackendError
 
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # Ray prefers it to the dashboard_address option
     before = set(_staged())
     with get_runner("ray-dry") as runner:
         with pytest.raises(TorchXBackendError) as e:
