@@ -126,9 +126,12 @@ def _column(plain: str, name: str) -> List[str]:
     return [c for c in cells if c]
 
 
+# each run takes a second, so the sweep ends while a later cell waits for it, whose messages then carry its
+# final record (a run forked from the warm zygote could otherwise end before that cell starts)
 SWEEP = (
-    "%load_ext jupyter_sched\nimport jupyter_sched, os\n"
+    "%load_ext jupyter_sched\nimport jupyter_sched, os, time\n"
     "def train(lr, gate=''):\n"
+    "    time.sleep(1)\n"
     "    if lr > 1.5 and not os.path.exists(gate):\n"
     "        raise ValueError('too high')\n"
     "    return {'loss': round(1 / lr, 3)}\n"
