@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Refreshes the locks in requirements/, the exact versions every venv of the suite installs:
-#   requirements/test.txt    .[test] for every Python the suite runs on (3.10-3.13, one universal lock):
+#   requirements/test-lock.txt    .[test] for every Python the suite runs on (3.10-3.13, one universal lock):
 #                            .venv (scripts/setup/python.sh) and the 3.12/3.13 lanes of
 #                            scripts/ci/python_versions.sh install from it
-#   requirements/oldest.txt  the package's own dependencies and the lanes' test tools at the lower bounds
+#   requirements/oldest-lock.txt  the package's own dependencies and the lanes' test tools at the lower bounds
 #                            pyproject.toml states (uv's lowest-direct resolution), on 3.10: the 3.10 lane
 #                            installs from it, so every lower bound is one a test lane ran
 #
@@ -21,8 +21,8 @@ if [ "$("$tools/bin/uv" --version 2>/dev/null | cut -d' ' -f2)" != "$UV_VERSION"
     "$tools/bin/python" -m pip install --quiet "uv==$UV_VERSION"
 fi
 uv=("$tools/bin/uv" pip compile --quiet --no-header --upgrade)
-"${uv[@]}" pyproject.toml --extra test --universal --python-version 3.10 -o requirements/test.txt
+"${uv[@]}" pyproject.toml --extra test --universal --python-version 3.10 -o requirements/test-lock.txt
 "${uv[@]}" pyproject.toml requirements/lane-tools.in --resolution lowest-direct --python-version 3.10 \
-    -o requirements/oldest.txt
-echo "lock: requirements/test.txt ($(grep -c '^[a-zA-Z]' requirements/test.txt) pins)," \
-     "requirements/oldest.txt ($(grep -c '^[a-zA-Z]' requirements/oldest.txt) pins)"
+    -o requirements/oldest-lock.txt
+echo "lock: requirements/test-lock.txt ($(grep -c '^[a-zA-Z]' requirements/test-lock.txt) pins)," \
+     "requirements/oldest-lock.txt ($(grep -c '^[a-zA-Z]' requirements/oldest-lock.txt) pins)"

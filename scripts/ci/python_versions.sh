@@ -3,8 +3,8 @@
 # suite runs on .venv's Python (3.11); this runs specs, logs, components, the front-end layer (config and
 # time parsing), the local scheduler, the runner, local function jobs and the notebook's kernel tests on
 # 3.10, 3.12 and 3.13, each in its own venv (an editable install of this checkout, so the tests import it).
-# Each lane installs from a lock (scripts/lock.sh): 3.12 and 3.13 from requirements/test.txt, as .venv does;
-# 3.10 from requirements/oldest.txt, every dependency at the lower bound pyproject.toml states, so each
+# Each lane installs from a lock (scripts/lock.sh): 3.12 and 3.13 from requirements/test-lock.txt, as .venv does;
+# 3.10 from requirements/oldest-lock.txt, every dependency at the lower bound pyproject.toml states, so each
 # bound is one a lane ran (cloudpickle 3.0 among them).
 #
 #   bash scripts/ci/python_versions.sh              # 3.10 (oldest) 3.12 3.13
@@ -38,8 +38,8 @@ find_python() {
 
 lock_of() {  # the lock a lane installs from
     case "$1" in
-        3.10) echo requirements/oldest.txt ;;
-        *) echo requirements/test.txt ;;
+        3.10) echo requirements/oldest-lock.txt ;;
+        *) echo requirements/test-lock.txt ;;
     esac
 }
 

@@ -29,7 +29,7 @@ done
 
 "$py" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --upgrade pip
-"$work/venv/bin/python" -m pip install --quiet -c requirements/test.txt "$wheel" ipykernel jupyter_client
+"$work/venv/bin/python" -m pip install --quiet -c requirements/test-lock.txt "$wheel" ipykernel jupyter_client
 mkdir "$work/cwd"
 cd "$work/cwd"  # not the checkout: nothing importable from here
 export JUPYTER_SCHED_LOG_DIR="$work/state"
