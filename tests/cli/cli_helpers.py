@@ -52,18 +52,9 @@ class Cli:
         proc = subprocess.Popen(self.argv(args), cwd=self.cwd, env=self.env, stdout=secondary,
                                 stderr=subprocess.PIPE)  # fmt: skip
         os.close(secondary)
-        chunks = []
-        while True:
-            try:
-                data = os.read(primary, 4096)
-            except OSError:  # EIO: the terminal's other side closed
-                break
-            if not data:
-                break
-            chunks.append(data)
-        os.close(primary)
+        received = _drain(primary)
         assert proc.wait(timeout=TIMEOUT) == 0, proc.stderr.read() if proc.stderr else ""
-        return b"".join(chunks)
+        return received
 
     def on_tty(self, *args: str) -> "tuple[int, bytes]":
         """Runs the command with stdout and stderr on one pseudo-terminal (what a user sees); returns the
@@ -73,17 +64,8 @@ class Cli:
         proc = subprocess.Popen(self.argv(args), cwd=self.cwd, env=env, stdout=secondary, stderr=secondary,
                                 stdin=subprocess.DEVNULL)  # fmt: skip
         os.close(secondary)
-        chunks = []
-        while True:
-            try:
-                data = os.read(primary, 4096)
-            except OSError:  # EIO: the terminal's other side closed
-                break
-            if not data:
-                break
-            chunks.append(data)
-        os.close(primary)
-        return proc.wait(timeout=TIMEOUT), b"".join(chunks)
+        received = _drain(primary)
+        return proc.wait(timeout=TIMEOUT), received
 
     def run_app(self, *args: str) -> str:
         """``jupyter-sched run ARGS`` that must succeed; returns the app handle (stdout's first line)."""
@@ -100,3 +82,18 @@ def make_cli(base: Path) -> Cli:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "JUPYTER_SCHED_IMAGE")}
     env["JUPYTER_SCHED_LOG_DIR"] = str(base / "state")
     return Cli(work, env)
+
+
+def _drain(primary: int) -> bytes:
+    """Everything a pseudo-terminal's primary side receives until the other side is closed; closes it."""
+    chunks = []
+    while True:
+        try:
+            data = os.read(primary, 4096)
+        except OSError:  # EIO: the terminal's other side closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(primary)
+    return b"".join(chunks)
