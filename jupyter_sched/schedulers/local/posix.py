@@ -122,13 +122,13 @@ class FirstWrites:
             for fd in fds:
                 self._epoll.register(fd, select.EPOLLIN)
 
-    def order(self) -> List[int]:
-        """The fds, those already readable first in the order they became so; closes the watcher."""
+    def ready(self) -> List[int]:
+        """The fds readable now, in the order they first became so (until one is read: epoll re-queues a
+        level-triggered fd it reported behind those already queued, so asking again keeps the order).
+        Portable: none (the caller keeps its own order)."""
         if self._epoll is None:
-            return self._fds
-        ready = [fd for fd, _ in self._epoll.poll(0)]
-        self.close()
-        return ready + [fd for fd in self._fds if fd not in ready]
+            return []
+        return [fd for fd, _ in self._epoll.poll(0)]
 
     def close(self) -> None:
         if self._epoll is not None:

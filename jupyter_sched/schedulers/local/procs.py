@@ -12,8 +12,10 @@ polling loop.
 epoll reports descriptors in the order they became readable, but only for descriptors it watched when
 that happened: pipes registered after a quick replica had written to both would come out in registration
 order. So on Linux :func:`spawn` watches each replica's pipes from before the process starts
-(``posix.FirstWrites``), and :meth:`ProcessLoop._register` registers them in the order they
-became readable.
+(``posix.FirstWrites``), and until each pipe has been read once, :meth:`ProcessLoop._on_output` reads
+the one that became readable first, whichever the loop's selector names (it is level-triggered: the other
+is named again on the next turn). Ordering the registration alone is not enough: both pipes can become
+readable between asking the watcher and registering them.
 
 A log write that fails (a full disk) is contained in its sink (``sinks``); any other error while
 handling a replica is logged and the loop carries on (see :class:`ProcessLoop`).
@@ -95,7 +97,10 @@ class Replica:
     """Why its logs are incomplete ("" while they are whole)."""
     faults: int = 0
     first_ready: Optional[FirstWrites] = None
-    """Watches the pipes since before the process started: says which became readable first."""
+    """Watches the pipes since before the process started: says which became readable first. Closed once
+    each pipe has been read once."""
+    unread_fds: Set[int] = field(default_factory=set)
+    """Pipes not read yet (while ``first_ready`` is open)."""
 
     @property
     def pid(self) -> int:
@@ -320,10 +325,11 @@ class ProcessLoop:
                 if sink.error:
                     self._set_fault(rep, sink.error)
         fds = [fd for fd in (rep.out_fd, rep.err_fd) if fd >= 0]
-        if rep.first_ready is not None:  # already-readable fds join the ready list in registration order
-            fds = [fd for fd in rep.first_ready.order() if fd in fds]
-            rep.first_ready = None
+        if rep.first_ready is not None:
+            rep.unread_fds = set(fds)
         rep.open_fds = set(fds)
+        for fd in fds:  # the selector may name a pipe another handler of the same turn has drained
+            os.set_blocking(fd, False)
         for fd in fds:
             self._sel.register(fd, selectors.EVENT_READ, ("out" if fd == rep.out_fd else "err", rep))
         watch_exit = getattr(rep.proc, "watch_exit", None)
@@ -341,8 +347,20 @@ class ProcessLoop:
         self._wake()
 
     def _on_output(self, rep: Replica, fd: int, kind: str) -> None:
+        if fd not in rep.open_fds:  # closed by another handler of the same turn
+            return
+        first = rep.first_ready
+        if first is not None and fd in rep.unread_fds:  # a pipe's first read: the one readable first (see top)
+            fd = next((f for f in first.ready() if f in rep.unread_fds), fd)
+            kind = "out" if fd == rep.out_fd else "err"
+            rep.unread_fds.discard(fd)
+            if not rep.unread_fds:
+                first.close()
+                rep.first_ready = None
         try:
             chunk = os.read(fd, _READ_SIZE)
+        except BlockingIOError:  # already drained this turn (read first, in its place: see above)
+            return
         except OSError:
             chunk = b""
         if chunk:
@@ -415,6 +433,9 @@ class ProcessLoop:
             return
         rep.finished = True
         self._live.discard(rep)
+        if rep.first_ready is not None:
+            rep.first_ready.close()
+            rep.first_ready = None
         for sink in rep.sinks:
             sink.close()
         try:
@@ -437,6 +458,9 @@ class ProcessLoop:
                 except OSError:
                     pass
             rep.open_fds.clear()
+            if rep.first_ready is not None:
+                rep.first_ready.close()
+                rep.first_ready = None
             if rep.exited_at is None:
                 Group(rep.pid).signal(signal.SIGKILL)
                 rep.exit_code = rep.proc.wait()
