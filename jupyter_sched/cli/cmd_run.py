@@ -18,7 +18,7 @@ from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.cli.render import render, to_json
 from jupyter_sched.frontend.config import ConfigError, load_config
-from jupyter_sched.frontend.run_args import RunArgs, checked_app, parse_run_args
+from jupyter_sched.frontend.run_args import RunArgs, materialize_line, parse_run_args
 from jupyter_sched.frontend.run_options import HELP
 from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.common.workspace_source import WorkspaceError, is_file_url, is_url, local_path
@@ -98,11 +98,8 @@ def dryrun(runner: Any, app: Any, args: RunArgs) -> AppDryRunInfo:
 def execute(args: RunArgs, runner: Any) -> int:
     """Carries out a parsed ``run``; returns the exit code (1 when a waited-for app did not succeed)."""
     from jupyter_sched.cli.cmd_log import stream_app_logs
-    from jupyter_sched.components import materialize
 
-    app = checked_app(
-        materialize(args.component, args.component_args, args.component_defaults, args.defaults_origin)
-    )
+    app = materialize_line(args)
     info = dryrun(runner, app, args)
     if args.dryrun:
         sys.stdout.write(dryrun_json(info) if args.json else common.shown(format_dryrun(info), common.LINES))

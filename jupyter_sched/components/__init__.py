@@ -30,6 +30,7 @@ from jupyter_sched.components.errors import (
     ComponentHelp,
     ComponentNotFoundError,
     ComponentValidationError,
+    MisplacedFlagError,
 )
 from jupyter_sched.components.finder import (
     get_component,
@@ -44,5 +45,5 @@ __component_modules__ = ("dist", "utils")
 __all__ = [
     "Component", "Flag", "build_component",
     "ComponentArgError", "ComponentError", "ComponentHelp", "ComponentNotFoundError", "ComponentValidationError",
-    "get_component", "list_builtins", "list_components", "materialize",
+    "MisplacedFlagError", "get_component", "list_builtins", "list_components", "materialize",
 ]  # fmt: skip

@@ -78,7 +78,8 @@ _COMMON_ARGS = """\
     num_replicas: how many replicas of the command to run
     cpu: CPUs per replica (enforced by docker and slurm, not locally)
     gpu: GPUs per replica
-    memMB: memory per replica in MB
+    memMB: memory per replica in MB, a limit on local_docker and slurm (a job that fits locally may run out
+        of memory there); the local schedulers ignore it (their limit is the run option memory_limit)
     h: a named resource such as cpu.small or gpu.large; overrides cpu, gpu and memMB
     env: environment variables, e.g. A=1,B=2 (repeat the flag to add more)
     max_retries: how many times a failed replica is restarted (by backends that support retries)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
+import shlex
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
@@ -30,6 +31,7 @@ from jupyter_sched.components.errors import (
     ComponentArgError,
     ComponentHelp,
     ComponentValidationError,
+    MisplacedFlagError,
 )
 from jupyter_sched.components.types import BadValue, ParamType, UnsupportedType, classify
 from jupyter_sched.specs import AppDef
@@ -175,6 +177,9 @@ class Component:
         error in them names the place to fix."""
         values: Dict[str, Any] = {}
         rest: List[str] = []
+        # where the flags ended without a `--`: (index of the token that ended them, index of the first *args
+        # word); the words from there on are checked for this component's own flags
+        flags_end: Optional[Tuple[int, int]] = None
         i = 0
         while i < len(args):
             token = args[i]
@@ -194,7 +199,9 @@ class Component:
                         )
                     )
                 rest = list(args[i:])
+                flags_end = (i, i)
                 break
+            flag_at = i
             flag, inline = self._lookup(token)
             if flag.is_bool and inline is None:
                 nxt = args[i + 1] if i + 1 < len(args) else None
@@ -228,7 +235,13 @@ class Component:
             i += 1
             if flag.name in self.rest_after and self.varargs:
                 rest = list(args[i:])
+                if rest[:1] == ["--"]:  # TorchX's rule: a leading -- of *args is dropped
+                    rest = rest[1:]
+                else:
+                    flags_end = (flag_at, i)
                 break
+        if flags_end is not None:
+            self._check_rest(args, rest, *flags_end)
 
         where = defaults_origin or "defaults"
         for key, raw in (defaults or {}).items():
@@ -261,6 +274,41 @@ class Component:
             else:
                 keywords[flag.name] = values[flag.name]
         return positional + rest, keywords
+
+    def _check_rest(self, args: List[str], rest: List[str], flags_at: int, rest_at: int) -> None:
+        """Refuses this component's own ``--flag`` among the ``*args`` words (up to a ``--``): TorchX passes
+        every word after the first positional on, so ``utils.sh "hostname" --num_replicas 2`` would run
+        ``hostname --num_replicas 2`` as one replica. The error shows the line with the flags first, and
+        the line that passes them on (``--`` before the words)."""
+        found: List[Tuple[int, int]] = []  # (start, end) of each flag and its value in `rest`
+        names: List[str] = []
+        j = 0
+        while j < len(rest) and rest[j] != "--":
+            token = rest[j]
+            body, eq, _ = token.partition("=")
+            name = self._aliases.get(body[2:]) if body.startswith("--") and len(body) > 2 else None
+            if name is None:
+                j += 1
+                continue
+            end = j + 1
+            nxt = rest[end] if end < len(rest) else None
+            if not eq and nxt is not None and nxt != "--":
+                if not self.flags[name].is_bool or nxt.lower() in ("true", "false"):
+                    end += 1
+            found.append((j, end))
+            names.append(body)
+            j = end
+        if not found:
+            return
+        moved = [t for start, end in found for t in rest[start:end]]
+        taken = {k for start, end in found for k in range(start, end)}
+        left = [t for k, t in enumerate(rest) if k not in taken]
+        meant = [*args[:flags_at], *moved, *args[flags_at:rest_at], *left]
+        escaped = [*args[:rest_at], "--", *rest]
+        after = " ".join(shlex.quote(t) for t in args[flags_at:rest_at]) or shlex.quote(rest[0])
+        what = self.varargs_help or "its arguments"
+        args_help = f"{self.varargs} ({what})" if self.varargs else what
+        raise MisplacedFlagError(self.name, list(dict.fromkeys(names)), after, args_help, self.usage(), meant, escaped)
 
     def materialize(
         self,

@@ -6,7 +6,8 @@ it names the component, the flag or parameter at fault, and (for argument errors
 
 from __future__ import annotations
 
-from typing import Optional
+import shlex
+from typing import List, Optional, Sequence
 
 
 class ComponentNotFoundException(Exception):
@@ -45,6 +46,40 @@ class ComponentArgError(ComponentError):
         self.usage = usage
         self.flag = flag
         super().__init__(f"{component}: {problem}\n{usage}")
+
+
+class MisplacedFlagError(ComponentArgError):
+    """A flag of the component came after the first of its ``*args`` words, where TorchX's rule passes every
+    word on to ``*args``: most likely meant for the component, so it is refused rather than passed on.
+    ``meant`` is the argument list with the flags moved before the ``*args``; ``escaped`` passes the words
+    on as written (a ``--`` ends the flags). :meth:`explain` renders both as whole command lines."""
+
+    def __init__(self, component: str, flags: Sequence[str], after: str, args_help: str, usage: str,
+                 meant: List[str], escaped: List[str]) -> None:  # fmt: skip
+        self.flags = list(flags)
+        self.after = after
+        self.args_help = args_help
+        self.meant = list(meant)
+        self.escaped = list(escaped)
+        self.component = component
+        super().__init__(component, self._problem([component]), usage, self.flags[0])
+
+    def _problem(self, prefix: Sequence[str]) -> str:
+        names = " and ".join(self.flags)
+        verb = "are flags" if len(self.flags) > 1 else "is a flag"
+        return (
+            f"{names} {verb} of {self.component}, but here {'they come' if len(self.flags) > 1 else 'it comes'}"
+            f" after {self.after}, from where every word is passed on as {self.args_help}. Meant for"
+            f" {self.component}? Put {'them' if len(self.flags) > 1 else 'it'} first:\n"
+            f"    {shlex.join([*prefix, *self.meant])}\n"
+            f"or, to pass {'them' if len(self.flags) > 1 else 'it'} on as written, end the flags with --:\n"
+            f"    {shlex.join([*prefix, *self.escaped])}"
+        )
+
+    def explain(self, prefix: Sequence[str]) -> str:
+        """The problem with both lines spelled as ``prefix`` (e.g. ``jupyter-sched run -s slurm utils.sh``)
+        followed by the component's arguments."""
+        return self._problem(prefix)
 
 
 class ComponentHelp(Exception):

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.frontend.errors import UsageError
-from jupyter_sched.frontend.run_options import RunLine, build_run_parser, split_run_line
+from jupyter_sched.frontend.run_options import CLI_PROG, RunLine, build_run_parser, error_prefix, split_run_line
 from jupyter_sched.specs import AppDef, CfgVal, InvalidAppError, InvalidRunConfigException, runopts, validate_app
 from jupyter_sched.specs.masking import mask_tree
 
@@ -47,6 +47,13 @@ class RunArgs:
     """Where ``component_defaults`` came from (the config file and table), for errors in them."""
     run_opts: Optional[runopts] = field(default=None, compare=False, repr=False)
     """The scheduler's run options, as read while parsing (so a front end need not ask again)."""
+    head: List[str] = field(default_factory=list, compare=False, repr=False)
+    """The words before the component as typed, and ``prog``, who parsed them: to show a corrected line."""
+    prog: str = field(default=CLI_PROG, compare=False, repr=False)
+
+    def command_line(self, component_args: Sequence[str]) -> List[str]:
+        """This line's words with other arguments for the component: ``prog``, the options, the component."""
+        return [*self.prog.split(), *self.head, self.component, *component_args]
 
 
 def scheduler_runopts(scheduler: str, runner: Any = None) -> runopts:
@@ -90,6 +97,21 @@ def typed_cfg(
             value = os.path.join(base_dir, os.path.expanduser(value))
         out[key] = value
     return out
+
+
+def materialize_line(run_args: RunArgs) -> AppDef:
+    """The component's AppDef for the line (``components.materialize`` with the config file's defaults),
+    checked like any input (:func:`checked_app`). A flag of the component among its ``*args`` is refused
+    with the whole corrected line, as this front end spells it (``%sched_run -s slurm utils.sh ...``)."""
+    from jupyter_sched.components import MisplacedFlagError, materialize
+
+    try:
+        app = materialize(
+            run_args.component, run_args.component_args, run_args.component_defaults, run_args.defaults_origin
+        )
+    except MisplacedFlagError as e:
+        raise UsageError(f"{error_prefix(run_args.prog)}{e.explain(run_args.command_line([]))}") from None
+    return checked_app(app)
 
 
 def checked_app(app: AppDef) -> AppDef:
@@ -157,10 +179,11 @@ def parse_run_line(
     """Parses a split line once: see :func:`parse_run_args`. ``default_scheduler`` stands in for a missing
     ``-s`` (before the config's default); ``layers`` sit between the config file and ``--cfg``."""
     component, component_args = line.component()
-    parser = build_run_parser()
+    parser = build_run_parser(line.prog, line.extra)
     ns = parser.parse_args(line.options)
+    prefix = error_prefix(line.prog)
     if ns.json and not ns.dryrun:
-        raise UsageError("jupyter-sched run: error: --json goes with --dryrun (run prints only the handle)")
+        raise UsageError(f"{prefix}--json goes with --dryrun (run prints only the handle)")
     if config is None:
         try:
             config = load_config()
@@ -170,7 +193,7 @@ def parse_run_line(
     check_config_tables(config)
     if not component:
         raise UsageError(
-            "jupyter-sched run: error: which component? e.g. `jupyter-sched run utils.echo --msg hi`;"
+            f"{prefix}which component? e.g. `{line.prog} utils.echo --msg hi`;"
             f" list them with `jupyter-sched builtins`\n{parser.format_usage().rstrip()}"
         )
     opts = scheduler_runopts(scheduler, runner)
@@ -198,4 +221,6 @@ def parse_run_line(
         component_defaults=dict(config.components.get(component, {})),
         defaults_origin=config.where("components", component) if component in config.components else None,
         run_opts=opts,
+        head=list(line.head),
+        prog=line.prog,
     )

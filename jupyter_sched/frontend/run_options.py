@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from jupyter_sched.frontend.errors import UsageError
-from jupyter_sched.frontend.parsers import RaisingArgumentParser
+from jupyter_sched.frontend.parsers import RaisingArgumentParser, error_prefix
 
 HELP = "run a component on a scheduler (or show what would run, with --dryrun)"
 
@@ -55,19 +55,38 @@ RUN_OPTIONS: Tuple[RunOption, ...] = (
 )
 
 
-def build_run_parser(prog: str = "jupyter-sched run") -> argparse.ArgumentParser:
+CLI_PROG = "jupyter-sched run"
+DEFAULT_MEMORY_NOTE = (
+    "Limits: the utils.* and dist.* components ask for memMB=1024 (1 GiB) per replica unless given --memMB;"
+    " local_docker and slurm enforce it (a job may run out of memory there only), the local schedulers"
+    " ignore it (their limit is the run option memory_limit, none by default)."
+)
+"""Said in ``run --help`` and in the status pane: the same app may have a memory limit on one scheduler and
+none on another."""
+
+
+def build_run_parser(prog: str = CLI_PROG, extra: Sequence[RunOption] = ()) -> argparse.ArgumentParser:
     """The parser of ``run``'s own options (it raises UsageError/ParserExit instead of exiting). Feed it the
-    ``options`` of :func:`split_run_line`; the component and its flags must never reach it."""
+    ``options`` of :func:`split_run_line`; the component and its flags must never reach it. ``extra``: a
+    front end's switches, listed in the usage and help (``split_run_line`` takes them off the line)."""
+    notebook = prog.startswith("%")
+    component_help = f"{prog} COMPONENT --help" if notebook else f"`{CLI_PROG} COMPONENT --help`"
     parser = RaisingArgumentParser(
         prog=prog,
         add_help=False,
         description=HELP + ". Options go before the component; everything after it is the component's.",
         epilog=(
-            "Show a component's flags with `jupyter-sched run COMPONENT --help`; list components with"
-            " `jupyter-sched builtins` and run options with `jupyter-sched runopts SCHEDULER`. On local"
-            " schedulers run waits and streams the logs, since the replicas end with this command."
+            f"Show a component's flags with {component_help}; list components with"
+            " `jupyter-sched builtins` and run options with `jupyter-sched runopts SCHEDULER`. "
+            + (
+                "" if notebook
+                else "On local schedulers run waits and streams the logs, since the replicas end with this command. "
+            )
+            + DEFAULT_MEMORY_NOTE
         ),
     )
+    for opt in extra:
+        parser.add_argument(*opt.flags, dest=opt.dest, action="store_true", help=opt.help)
     for opt in RUN_OPTIONS:
         if opt.dest == "help":
             parser.add_argument(*opt.flags, action="help", help=opt.help)
@@ -92,6 +111,12 @@ class RunLine:
     options: List[str]
     rest: List[str]
     flags: Dict[str, bool] = field(default_factory=dict)
+    head: List[str] = field(default_factory=list)
+    """Every word before the rest, as typed (run options and the front end's switches)."""
+    prog: str = CLI_PROG
+    """Who parses the line, for its messages: ``jupyter-sched run``, ``%sched_run``."""
+    extra: Tuple[RunOption, ...] = ()
+    """The front end's own switches (e.g. the notebook's ``--quiet``), named in its messages."""
 
     def flag(self, dest: str) -> bool:
         return bool(self.flags.get(dest))
@@ -107,16 +132,23 @@ class RunLine:
         token = rest[0]
         if token.startswith("-") and token != "-":
             names = ", ".join(opt.flags[0] for opt in RUN_OPTIONS if opt.dest != "help")
+            own = ", ".join(opt.flags[0] for opt in self.extra)
+            options = f"Options are {own}; run options {names}" if own else f"Run options are {names}"
             raise UsageError(
-                f"jupyter-sched run: error: unknown option {token}. Run options are {names}; a component's"
-                f" flags go after its name (run COMPONENT {token} ...)"
+                f"{error_prefix(self.prog)}unknown option {token}. {options}; a component's flags go after its"
+                f" name ({self.prog} [OPTIONS] COMPONENT {token} ...)\n{self.usage()}"
             )
         return token, rest[1:]
 
+    def usage(self) -> str:
+        """The usage line of the front end that split this line (its own switches included)."""
+        return build_run_parser(self.prog, self.extra).format_usage().rstrip()
 
-def split_run_line(argv: Sequence[str], extra: Sequence[RunOption] = ()) -> RunLine:
+
+def split_run_line(argv: Sequence[str], extra: Sequence[RunOption] = (), prog: str = CLI_PROG) -> RunLine:
     """Takes the leading options of ``argv``: ``RUN_OPTIONS`` (with their values) and the ``extra`` switches
-    of a front end (recorded in ``flags``). Never raises: what it cannot place starts the rest."""
+    of a front end (recorded in ``flags``); ``prog`` names the front end in messages. Never raises: what it
+    cannot place starts the rest."""
     spelled: Dict[str, RunOption] = {flag: opt for opt in (*extra, *RUN_OPTIONS) for flag in opt.flags}
     glued = [f for opt in RUN_OPTIONS if opt.takes_value for f in opt.flags if len(f) == 2]
     options: List[str] = []
@@ -139,7 +171,7 @@ def split_run_line(argv: Sequence[str], extra: Sequence[RunOption] = ()) -> RunL
         else:
             break
         i += 1
-    return RunLine(options, list(argv[i:]), flags)
+    return RunLine(options, list(argv[i:]), flags, list(argv[:i]), prog, tuple(extra))
 
 
 def split_run_argv(argv: Sequence[str]) -> Tuple[List[str], Optional[str], List[str]]:

@@ -38,14 +38,17 @@ def split_line(line: str) -> List[str]:
         raise ArgsError(f"cannot split the arguments ({e}); check the quotes") from None
 
 
-def split_run_line(argv: Sequence[str], allowed: Sequence[str]) -> RunLine:
+def split_run_line(argv: Sequence[str], allowed: Sequence[str], prog: str = "%sched_run") -> RunLine:
     """The leading run options and the notebook switches among them (only those in ``allowed``); the rest
-    starts at the first other token: the component, ``--``, or an unknown option (reported when parsed)."""
-    line = split_options(argv, NOTEBOOK_OPTIONS)
+    starts at the first other token: the component, ``--``, or an unknown option (reported when parsed).
+    ``prog`` (``%sched_run``, ``%%sched_run``) names the magic in messages and its usage, which lists the
+    switches it takes."""
+    line = split_options(argv, NOTEBOOK_OPTIONS, prog)
+    line.extra = tuple(opt for opt in NOTEBOOK_OPTIONS if opt.dest in allowed)
     for dest in line.flags:
         if dest not in allowed:
             flag = next(opt.flags[0] for opt in NOTEBOOK_OPTIONS if opt.dest == dest)
-            raise ArgsError(f"{flag} is not an option of this magic")
+            raise ArgsError(f"{prog}: {flag} is not an option of this magic\n{line.usage()}")
     return line
 
 

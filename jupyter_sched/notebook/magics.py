@@ -14,13 +14,14 @@ from __future__ import annotations
 import warnings
 from collections import ChainMap
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, needs_local_scope
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jupyter_sched.frontend.job import Job
+from jupyter_sched.frontend.line_vars import expand as expand_vars
 from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
 from jupyter_sched.notebook.callsite import CallSite, magic_call_site
 from jupyter_sched.notebook.config import SchedConfig, checked_config
@@ -74,6 +75,11 @@ class SchedMagics(Magics, SchedConfig):
         """The user's variables (a cell's locals first, when a magic runs inside a function)."""
         return ChainMap(local_ns or {}, self.shell.user_ns if self.shell is not None else {})
 
+    def _expand(self, line: str, local_ns: Optional[Dict[str, Any]] = None) -> str:
+        """The line with the notebook's ``$variables`` expanded as a shell would (never ``{...}``: see
+        :mod:`jupyter_sched.frontend.line_vars`); the magics opt out of IPython's own expansion."""
+        return expand_vars(line, self._namespace(local_ns))[0]
+
     def _job(self, target: str, local_ns: Optional[Dict[str, Any]] = None) -> Any:
         """The Job a magic's target names (see ``Session.resolve``); UsageError if there is none."""
         try:
@@ -121,6 +127,7 @@ class SchedMagics(Magics, SchedConfig):
     # -- %sched_run -------------------------------------------------------------------------------------
     @needs_local_scope
     @line_cell_magic
+    @no_var_expand
     def sched_run(self, line: str, cell: Optional[str] = None, local_ns: Optional[Dict[str, Any]] = None) -> Any:
         """Launch an app, exactly as ``jupyter-sched run`` parses it, and show it live.
 
@@ -147,18 +154,27 @@ class SchedMagics(Magics, SchedConfig):
             job = %sched_run -s local_docker --cfg copy_env=HF_* utils.python -m mypkg.train
             %sched_run --dryrun myapp
         """
-        from jupyter_sched.notebook.fn_magic import function_target, run_function
+        from jupyter_sched.notebook.fn_magic import FunctionDryRun, function_target, run_function
         from jupyter_sched.notebook.run_plan import plan_run
 
         namespace = self._namespace(local_ns)
+        typed = line
+        line, expanded = expand_vars(line, namespace)
+        prog = "%%sched_run" if cell is not None else "%sched_run"
         try:
-            allowed = ("quiet", "detach", "no_wait", "python") if cell is not None else ("quiet", "detach", "no_wait")
-            run_line = split_run_line(split_line(line), allowed)  # the line, split once; then one parse per kind
+            if cell is not None:
+                allowed: Tuple[str, ...] = ("quiet", "detach", "no_wait", "python")
+            else:
+                allowed = ("quiet", "detach", "no_wait")
+            run_line = split_run_line(split_line(line), allowed, prog)  # the line, split once; one parse per kind
             if cell is None:  # a notebook function named on the line: see fn_magic
                 component, _ = run_line.component()
                 fn = function_target(component, namespace)
                 if fn is not None:
-                    return run_function(self, run_line, component or "", fn)
+                    launched = run_function(self, run_line, component or "", fn)
+                    if isinstance(launched, FunctionDryRun) and line != typed:
+                        show_expansion(prog, line, expanded, self.interactive)
+                    return launched
             plan = plan_run(
                 run_line,
                 self.session.runner,
@@ -176,6 +192,8 @@ class SchedMagics(Magics, SchedConfig):
         run_args, info = plan.run_args, plan.info
         assert run_args is not None and info is not None  # plan_run sets both unless it returned help
         if run_args.dryrun:
+            if line != typed:
+                show_expansion(prog, line, expanded, self.interactive)
             return info
         try:
             handle = self.session.runner.schedule(info)
@@ -236,6 +254,7 @@ class SchedMagics(Magics, SchedConfig):
     @argument("--snapshot", action="store_true", help="what is logged now; no live updates")
     @needs_local_scope
     @line_magic
+    @no_var_expand
     def sched_logs(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
         """Show the logs of an app's replicas (all of them, interleaved with ``role/k`` gutters, or some).
 
@@ -250,6 +269,7 @@ class SchedMagics(Magics, SchedConfig):
             %sched_logs job trainer -r 0 --regex loss
             %sched_logs local_cwd://default/train-b3k2x9q0d1/trainer/0 -n 50 --snapshot
         """
+        line = self._expand(line, local_ns)
         from jupyter_sched.notebook import logs_cmd
 
         try:
@@ -265,9 +285,11 @@ class SchedMagics(Magics, SchedConfig):
     @argument("target", nargs="?", default="", help="app handle, id, name or Job variable; default: the last job")
     @needs_local_scope
     @line_magic
+    @no_var_expand
     def sched_status(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
         """The state of an app and of each replica: a live status pane (with Cancel) until it ends, or the
         AppStatus as text outside a widget front end. Works for apps of earlier kernels of the session."""
+        line = self._expand(line, local_ns)
         args = _parse(self.sched_status, line)
         job = self._job(args.target, local_ns)
         status = job.fetch_status()
@@ -286,12 +308,14 @@ class SchedMagics(Magics, SchedConfig):
     @argument("target", nargs="?", default="", help="app handle, id, name or Job variable; default: the last job")
     @needs_local_scope
     @line_magic
+    @no_var_expand
     def sched_job(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
         """The Job of an app, to keep in a variable: ``job = %sched_job HANDLE``. It is the object
         ``%sched_run`` returns (``job.wait()``, ``job.result()``, ``job.logs()``, ``job.cancel()``), for
         any app of the session, also one launched by an earlier kernel or from the command line, or
         after an interrupt (a function job's, from ``jupyter_sched.submit`` or ``%sched_run`` of a
         function, with its ``result()``). Displayed, it shows the live view (assigned, too)."""
+        line = self._expand(line, local_ns)
         args = _parse(self.sched_job, line)
         site = magic_call_site()
         job = self._job(args.target, local_ns)
@@ -312,8 +336,10 @@ class SchedMagics(Magics, SchedConfig):
     @argument("target", nargs="?", default="", help="app handle, id, name or Job variable; default: the last job")
     @needs_local_scope
     @line_magic
+    @no_var_expand
     def sched_describe(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
         """The definition of an app (roles, commands, replicas) and its replicas' states."""
+        line = self._expand(line, local_ns)
         from jupyter_sched.schedulers.api import DescribeAppResponse
 
         args = _parse(self.sched_describe, line)
@@ -333,11 +359,13 @@ class SchedMagics(Magics, SchedConfig):
     @argument("-s", "--scheduler", action="append", help="ask only this scheduler (repeatable)")
     @argument("--all", action="store_true", help="ask every registered scheduler")
     @line_magic
+    @no_var_expand
     def sched_list(self, line: str = "") -> Any:
         """The apps of this session (also those of earlier kernels): running first, newest first, with
         start time and age; a live table with Cancel on running rows and Open (shows the app's live view
         under the table), or a text table. Asks the default scheduler, ``SchedMagics.list_schedulers`` and every
         scheduler used in the session."""
+        line = self._expand(line)
         from jupyter_sched.notebook.list_pane import ListPane, TimeBook, rows_text
 
         args = _parse(self.sched_list, line)
@@ -355,8 +383,10 @@ class SchedMagics(Magics, SchedConfig):
     @argument("--wait", action="store_true", help="wait until the apps have stopped")
     @needs_local_scope
     @line_magic
+    @no_var_expand
     def sched_cancel(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> None:
         """Cancel apps (SIGTERM, then SIGKILL after the grace period; docker: stop the containers)."""
+        line = self._expand(line, local_ns)
         args = _parse(self.sched_cancel, line)
         jobs = [self._job(t, local_ns) for t in (args.targets or [""])]
         for job in jobs:
@@ -373,6 +403,25 @@ class SchedMagics(Magics, SchedConfig):
                 with self.detach_on_interrupt(job):
                     job.wait()
                 print(f"{job.handle}: {job.last_status.state if job.last_status else 'UNKNOWN'}")
+
+
+def show_expansion(prog: str, line: str, variables: List[str], interactive: bool = True) -> None:
+    """Says above a dry run what the line became once the notebook's variables were expanded (the run
+    shown below is that line's)."""
+    from IPython.display import display
+
+    from jupyter_sched.notebook.theme import code, esc
+
+    names = ", ".join(dict.fromkeys(variables))
+    text = f"{prog} {line}"
+    head = f"the line after expanding {names}:"
+    if not interactive:
+        print(f"{head}\n  {text}")
+        return
+    display({
+        "text/plain": f"{head}\n  {text}",
+        "text/html": f'<div class="jsched-expanded" style="font-size:12px">{esc(head)} {code(text)}</div>',
+    }, raw=True)  # fmt: skip
 
 
 def detach_message(job: Any, site: Optional[CallSite] = None) -> str:

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from jupyter_sched.components.errors import ComponentError, ComponentHelp
-from jupyter_sched.components.finder import materialize
 from jupyter_sched.frontend.errors import ParserExit
-from jupyter_sched.frontend.run_args import RunArgs, checked_app, parse_run_line
+from jupyter_sched.frontend.run_args import RunArgs, checked_app, materialize_line, parse_run_line
 from jupyter_sched.frontend.run_options import RunLine
 from jupyter_sched.notebook.args import ArgsError
 from jupyter_sched.specs import AppDef, AppDryRunInfo
@@ -76,8 +75,10 @@ def _cell_line(line: RunLine, cell: str) -> RunLine:
         raise ArgsError("%%sched_run: the cell is empty (only blank lines); write the script in the cell")
     rest = line.rest[1:] if line.rest[:1] == ["--"] else list(line.rest)
     if line.flag("python"):
-        return RunLine(line.options, ["utils.python", *rest, "-c", cell_script(cell)], line.flags)
-    return RunLine(line.options, ["utils.sh", *rest, "--", cell_script(cell)], line.flags)
+        argv = ["utils.python", *rest, "-c", cell_script(cell)]
+    else:
+        argv = ["utils.sh", *rest, "--", cell_script(cell)]
+    return RunLine(line.options, argv, line.flags, line.head, line.prog, line.extra)
 
 
 def cell_script(cell: str) -> str:
@@ -124,9 +125,7 @@ def _app(run_args: RunArgs, namespace: Mapping[str, Any], is_cell: bool) -> AppD
             )
         return value
     try:
-        return materialize(
-            run_args.component, run_args.component_args, run_args.component_defaults, run_args.defaults_origin
-        )
+        return materialize_line(run_args)
     except ComponentError as e:
         if run_args.component in namespace and run_args.component.isidentifier() and not is_cell:
             raise ArgsError(

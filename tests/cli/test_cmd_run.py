@@ -145,6 +145,14 @@ def test_bad_input_exits_2_at_once_saying_what_exists(cli: Cli) -> None:
             "utils.echo",
         ): "Unknown run option 'log_dri'. Did you mean 'log_dir'?",
         ("run", "--verbose", "utils.echo"): "unknown option --verbose",
+        ("run", "-s", "local_cwd", "utils.sh", "hostname; sleep 5", "--num_replicas", "2"): (
+            "jupyter-sched run: error: --num_replicas is a flag of utils.sh, but here it comes after"
+            " 'hostname; sleep 5', from where every word is passed on as args (the command and its arguments,"
+            " or one shell script). Meant for utils.sh? Put it first:\n"
+            "    jupyter-sched run -s local_cwd utils.sh --num_replicas 2 'hostname; sleep 5'\n"
+            "or, to pass it on as written, end the flags with --:\n"
+            "    jupyter-sched run -s local_cwd utils.sh -- 'hostname; sleep 5' --num_replicas 2"
+        ),
         ("run",): "which component?",
         (
             "run",

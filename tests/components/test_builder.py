@@ -10,6 +10,7 @@ from jupyter_sched.components import (
     ComponentArgError,
     ComponentHelp,
     ComponentValidationError,
+    MisplacedFlagError,
     build_component,
 )
 from jupyter_sched.components.builder import (
@@ -260,8 +261,12 @@ def bad_rest(*args: str, m: Optional[str] = None) -> AppDef:
 
 def test_rest_after_ends_the_flags_like_python_dash_m() -> None:
     comp = build_component("t.runmod", runmod)
-    app = comp.materialize(["--n", "2", "-m", "mod", "--n", "3", "--help"])
-    assert app.name == "mod" and app.roles[0].args == ["2", "--n", "3", "--help"]
+    app = comp.materialize(["--n", "2", "-m", "mod", "--lr", "3", "--help"])
+    assert app.name == "mod" and app.roles[0].args == ["2", "--lr", "3", "--help"]
+    # TorchX's rule: a leading -- of the program's arguments is dropped; behind it a flag of the
+    # component is passed on (without it, it is refused: see test_a_flag_of_the_component_among_its_args...)
+    app = comp.materialize(["--n", "2", "-m", "mod", "--", "--n", "3"])
+    assert app.roles[0].args == ["2", "--n", "3"]
     assert comp.usage() == "usage: t.runmod [-n INT] [-m STR] [args ...]"
     with pytest.raises(ComponentValidationError, match=r"rest_after names no parameter 'nope'"):
         build_component("t.bad", bad_rest)
@@ -311,3 +316,39 @@ def test_dash_h_of_a_component_with_a_parameter_h_points_to_help() -> None:
         comp.materialize(["-h"])
     with pytest.raises(ComponentHelp):
         comp.materialize(["--help"])
+
+
+def test_a_flag_of_the_component_among_its_args_is_refused_with_the_line_meant() -> None:
+    """TorchX passes every word after the first positional to *args, so `utils.sh "hostname" --num_replicas 2`
+    would run one replica of `hostname --num_replicas 2`: a flag of the component there is refused, with the
+    line that puts it first and the line that passes it on (after --)."""
+    comp = build_component("t.everything", everything)
+    with pytest.raises(MisplacedFlagError) as info:
+        comp.materialize(["--name", "x", "hostname; sleep 5", "--count", "2", "--debug", "-v", "--ratio=0.1"])
+    e = info.value
+    assert e.flags == ["--count", "--debug", "--ratio"] and e.flag == "--count"
+    assert e.meant == ["--name", "x", "--count", "2", "--debug", "--ratio=0.1", "hostname; sleep 5", "-v"]
+    assert e.escaped == ["--name", "x", "--", "hostname; sleep 5", "--count", "2", "--debug", "-v", "--ratio=0.1"]
+    text = str(e)
+    assert text.startswith(
+        "t.everything: --count and --debug and --ratio are flags of t.everything, but here they come after"
+        " 'hostname; sleep 5', from where every word is passed on as args (the command)."
+    )
+    assert "\n    t.everything --name x --count 2 --debug --ratio=0.1 'hostname; sleep 5' -v\n" in text
+    assert "\n    t.everything --name x -- 'hostname; sleep 5' --count 2 --debug -v --ratio=0.1\n" in text
+    assert e.explain(["jupyter-sched", "run", "-s", "slurm", "t.everything"]).endswith(
+        "\n    jupyter-sched run -s slurm t.everything --name x -- 'hostname; sleep 5' --count 2 --debug -v"
+        " --ratio=0.1"
+    )
+    # the escape: -- before the words passes them on as written; other words that look like flags pass too
+    for args in (["--", "hostname", "--count", "2"], ["hostname", "--verbose", "-c", "--", "--count"]):
+        CALLS.clear()
+        comp.materialize(args)
+        assert CALLS[-1]["args"] == (args[1:] if args[0] == "--" else args)
+    # after -m MODULE (python -m semantics) likewise, and the escape is TorchX's leading --
+    mod = build_component("t.runmod", runmod)
+    with pytest.raises(MisplacedFlagError) as info:
+        mod.materialize(["-m", "train", "--lr", "1", "--n", "3"])
+    assert info.value.meant == ["--n", "3", "-m", "train", "--lr", "1"]
+    assert info.value.escaped == ["-m", "train", "--", "--lr", "1", "--n", "3"]
+    assert "here it comes after -m train," in str(info.value)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.components import ComponentArgError, materialize
+from jupyter_sched.components import ComponentArgError, MisplacedFlagError, materialize
 from jupyter_sched.specs import AppState, BindMount, VolumeMount, named_resources
 
 RunLocal = Any  # the run_local fixture of conftest.py
@@ -84,8 +84,12 @@ def test_everything_after_m_c_or_script_belongs_to_the_program() -> None:
         "b",
         "--help",
     ]
+    # ... but a flag of utils.python there is most likely meant for it: refused, unless after -- (whose
+    # leading -- is dropped, as TorchX does)
+    with pytest.raises(MisplacedFlagError, match=r"utils.python --num_replicas 2 --num_replicas 3 --script t.py"):
+        materialize("utils.python", ["--num_replicas", "2", "--script", "t.py", "--num_replicas", "3"])
     app = materialize(
-        "utils.python", ["--num_replicas", "2", "--script", "t.py", "--num_replicas", "3"]
+        "utils.python", ["--num_replicas", "2", "--script", "t.py", "--", "--num_replicas", "3"]
     )
     assert app.roles[0].num_replicas == 2 and app.roles[0].args == ["t.py", "--num_replicas", "3"]
 

@@ -56,6 +56,56 @@ def test_run_bad_arguments_raise_usage_error(ip: Any, magics: Any, line: str, ne
         run(ip, line)
 
 
+def test_a_flag_after_the_command_is_refused_with_the_line_meant(ip: Any, magics: Any) -> None:
+    """Issue 26: `%sched_run utils.sh "hostname; sleep 5" --num_replicas 2` ran one replica of a broken command."""
+    with pytest.raises(UsageError) as info:
+        run(ip, "-s local_cwd utils.sh \"hostname; sleep 5\" --num_replicas 2")
+    text = str(info.value)
+    assert text.startswith("%sched_run: --num_replicas is a flag of utils.sh") and "jupyter-sched" not in text
+    assert "\n    %sched_run -s local_cwd utils.sh --num_replicas 2 'hostname; sleep 5'\n" in text
+    assert text.endswith("\n    %sched_run -s local_cwd utils.sh -- 'hostname; sleep 5' --num_replicas 2")
+    info = run(ip, "--dryrun -s local_cwd utils.sh -- \"hostname; sleep 5\" --num_replicas 2")  # the escape
+    assert info.app.roles[0].args == ["-c", "'hostname; sleep 5' --num_replicas 2"]
+    assert info.app.roles[0].num_replicas == 1
+
+
+@pytest.mark.parametrize("line", ["--num_replicas 2 utils.sh hostname", "", "--json utils.echo"])
+def test_usage_errors_speak_as_the_magic_and_list_its_own_flags(ip: Any, magics: Any, line: str) -> None:
+    with pytest.raises(UsageError) as info:
+        run(ip, line)
+    text = str(info.value)
+    assert text.startswith("%sched_run: ") and "jupyter-sched run " not in text, text
+    if line.startswith("--num"):
+        assert "Options are --quiet, --detach, --no-wait; run options -s, --cfg" in text
+        assert "usage: %sched_run [--quiet] [--detach] [--no-wait]" in text
+    with pytest.raises(UsageError) as info:
+        ip.run_cell_magic("sched_run", "-s", "echo hi")
+    text = str(info.value)
+    assert text.startswith("%%sched_run: argument -s/--scheduler: expected one argument\n"), text
+    assert "usage: %%sched_run [--quiet] [--detach] [--no-wait] [--python]" in text
+
+
+def test_braces_are_never_expanded_and_a_dry_run_shows_what_dollars_became(ip: Any, magics: Any,
+                                                                           capsys: Any) -> None:  # fmt: skip
+    """Issue 26: IPython expanded `{i}` inside the code of `-c`; the magics expand only `$name`, as a shell
+    does (not in single quotes, not names the notebook lacks), and a dry run says what the line became."""
+    ip.user_ns.update(i=2, n=3, lr=0.5)
+    result = ip.run_cell(
+        "info = %sched_run --dryrun utils.python --num_replicas $n -c \"print(f'epoch {i}', '$lr', $lr, '$HOME')\""
+    )
+    assert result.error_in_exec is None
+    info = ip.user_ns["info"]
+    assert info.app.roles[0].num_replicas == 3
+    assert info.app.roles[0].args == ["-c", "print(f'epoch {i}', '0.5', 0.5, '$HOME')"]
+    out = capsys.readouterr().out
+    assert out.startswith("the line after expanding $n, $lr:\n  %sched_run --dryrun utils.python --num_replicas 3")
+    ip.run_cell("info = %sched_run --dryrun utils.sh 'echo $lr ${replica_id} {i}'")
+    assert ip.user_ns["info"].app.roles[0].args == ["-c", "echo $lr ${replica_id} {i}"]
+    assert capsys.readouterr().out == ""  # nothing was expanded: nothing to say
+    ip.run_cell("%sched_logs --regex 'x{2}' nosuchapp")  # the other magics follow the same rule
+    assert "x2" not in capsys.readouterr().err
+
+
 def test_usage_error_shows_no_traceback(ip: Any, magics: Any, capsys: Any) -> None:
     result = ip.run_cell("%sched_run --bogus utils.echo")
     out = capsys.readouterr()
@@ -65,7 +115,9 @@ def test_usage_error_shows_no_traceback(ip: Any, magics: Any, capsys: Any) -> No
 
 def test_help_prints_usage_and_runs_nothing(ip: Any, magics: Any, capsys: Any) -> None:
     assert run(ip, "--help") is None
-    assert "usage: jupyter-sched run" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("usage: %sched_run [--quiet] [--detach] [--no-wait]") and "jupyter-sched run " not in out
+    assert "memMB=1024" in out  # the default memory limit of the utils.* components is said
     assert run(ip, "utils.echo --help") is None
     assert "--msg" in capsys.readouterr().out
 
