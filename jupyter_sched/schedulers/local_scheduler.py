@@ -214,21 +214,26 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
 
     def stop_owned_apps(self, grace: float) -> None:
         """SIGTERM to every running app this process owns (not those meant to outlive it), SIGKILL after
-        ``grace`` seconds: the clean-up this scheduler registers for the owner's signals."""
+        ``grace`` seconds: the clean-up this scheduler registers for the owner's signals. The apps end
+        FAILED, "owner process N exited" (the owner is on its way out; nobody cancelled them)."""
         for app in list(self._apps.values()):
             if not app.record.outlive_owner:
-                app.cancel(grace=grace)
+                app.stop_for_owner(grace, owner_exit_message())
 
     def close(self) -> None:
         """Stops this scheduler's running apps (SIGTERM, then SIGKILL after at most 2 s) and its IO thread.
-        Idempotent; never raises. Log files are kept."""
+        Idempotent; never raises. Log files are kept. The apps end FAILED with the reason: their owner
+        exited (a clean exit, e.g. a kernel's restart or shutdown), or closed the scheduler while it ran
+        on (``Runner.close``)."""
         if self._closed:
             return
         self._closed = True
+        closed = f"owner process {os.getpid()} closed its scheduler; its replicas were stopped"
+        msg = owner_exit_message() if _EXITING else closed
         try:
             running = [a for a in self._apps.values() if not a.record.done and not a.record.outlive_owner]
             for app in running:
-                app.cancel(grace=min(2.0, app.record.cancel_grace))
+                app.stop_for_owner(min(2.0, app.record.cancel_grace), msg)
             if sys.is_finalizing():  # the IO thread cannot run any more: the reaper finishes the job
                 return
             if in_io_thread():  # collected on an IO thread, which must not wait: the apps end on their own
@@ -340,12 +345,21 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
 
 
 _OPEN: "weakref.WeakSet[LocalScheduler]" = weakref.WeakSet()
+_EXITING = False
+
+
+def owner_exit_message() -> str:
+    """Why an app ended whose owner (this process) exited: the reaper records the same words when the
+    owner dies without a clean exit."""
+    return f"owner process {os.getpid()} exited; its replicas were stopped"
 
 
 @atexit.register
 def _close_open_schedulers() -> None:
     """At a clean exit, close every scheduler while its IO thread still runs (a ``__del__`` during
     interpreter shutdown would find it frozen), so the apps it stopped record how they ended."""
+    global _EXITING
+    _EXITING = True
     for scheduler in list(_OPEN):
         scheduler.close()
 

@@ -149,6 +149,18 @@ class OwnedApp:
         )  # fmt: skip
         save_record(self.record)
 
+    def stop_for_owner(self, grace: float, msg: str) -> None:
+        """Stops the running replicas because their owner is going away (it exits, or closes its scheduler):
+        SIGTERM now, SIGKILL after ``grace``. Unlike :meth:`cancel` nobody asked for it, so the app ends
+        FAILED and says why in ``msg`` (as the reaper says when the owner dies without a word)."""
+        record = self.record
+        if record.done:
+            return
+        if not record.cancelled:
+            record.msg = record.msg or msg
+            save_record(record)
+        stop_replicas(self.replicas, grace, self.loop)
+
     def cancel(self, grace: Optional[float] = None) -> None:
         """SIGTERM to every running replica now, SIGKILL after ``grace`` (default: the app's
         ``cancel_grace``) seconds; returns at once. The app ends CANCELLED."""

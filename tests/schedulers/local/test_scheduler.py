@@ -427,7 +427,7 @@ MODE
 def _start_owner(log_dir: str, mode: str, outlive: bool = False):  # type: ignore[no-untyped-def]
     proc = subprocess.Popen(
         [PY, "-c", OWNER.replace("MODE", mode), log_dir, "1" if outlive else "0"],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert proc.stdout is not None
     app_id, *pids = proc.stdout.readline().split()
@@ -523,7 +523,30 @@ def test_close_is_idempotent_and_stops_running_apps(log_dir: str) -> None:
     sched.close()
     assert pid is not None and not pid_alive(pid)
     with open(os.path.join(log_dir, "closing", app_id, "state.json")) as f:
-        assert json.load(f)["state"] == "CANCELLED"
+        state = json.load(f)
+    # nobody cancelled it: it failed, and says why (TorchX's close() kills the apps, which then read FAILED)
+    assert state["state"] == "FAILED"
+    assert state["msg"] == f"owner process {os.getpid()} closed its scheduler; its replicas were stopped"
+
+
+@pytest.mark.parametrize("how", ["exit", "sigterm"])
+def test_an_owner_that_exits_leaves_its_apps_failed_saying_so(log_dir: str, how: str) -> None:
+    """A clean exit (atexit: a Jupyter kernel's restart or shutdown) and SIGTERM stop the replicas as the
+    reaper does for a SIGKILLed owner: FAILED, "owner process N exited", not CANCELLED (nobody cancelled)."""
+    sched = create_cwd_scheduler("test", log_dir=log_dir)
+    proc, app_id, pids = _start_owner(log_dir, "sys.stdin.readline()" if how == "exit" else "time.sleep(600)")
+    assert all(pid_alive(p) for p in pids)
+    if how == "exit":
+        proc.communicate(input="\n", timeout=60)
+    else:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    wait_until(lambda: sched.describe(app_id).state.is_terminal, what="the owner's apps to end")
+    desc = sched.describe(app_id)
+    assert desc.state == AppState.FAILED
+    assert desc.msg == f"owner process {proc.pid} exited; its replicas were stopped"
+    assert {r.exit_code for r in desc.roles_statuses[0].replicas} == {-signal.SIGTERM}
+    assert not any(pid_alive(p) for p in pids)
 
 
 def test_a_log_iterator_built_the_torchx_way_follows_to_the_end(log_dir: str) -> None:
