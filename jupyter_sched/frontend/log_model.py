@@ -80,6 +80,8 @@ class LogMux:
         self.sources: List[Source] = list(sources)
         self._terms = [TerminalBuffer(keep_lines, max_line_chars) for _ in self.sources]
         self._seqs: List[Deque[int]] = [deque(maxlen=keep_lines) for _ in self.sources]
+        #: Per source, the sequence number of the run that last wrote to its open (unfinished) line.
+        self._open_seq: List[Optional[int]] = [None] * len(self.sources)
         self._inbox: List[Deque[Tuple[float, float, str]]] = [deque() for _ in self.sources]
         self._reorder: Reorder[str] = Reorder(len(self.sources), reorder_s, max_held=4 * keep_lines)
         self._ending: List[int] = []
@@ -168,12 +170,26 @@ class LogMux:
         self._feed(index, "".join(items), seq)
 
     def _feed(self, index: int, text: str, seq: int) -> None:
+        """Feeds text and numbers the lines it commits. A line that was open before and gets only its end
+        now (``"\\n"`` after a progress bar's last frame) keeps the number of the run that last wrote its
+        text: it was written then, and a line that another stream wrote between the two (a warning on
+        stderr) comes after it, as it did in time."""
         term = self._terms[index]
         before = term.total_lines
+        open_seq = self._open_seq[index] if term.current.text else None
         term.feed(text)
         new = term.total_lines - before
         if new:
-            self._seqs[index].extend(itertools.repeat(seq, min(new, self._seqs[index].maxlen or new)))
+            seqs = self._seqs[index]
+            ends_only = open_seq is not None and text.lstrip("\r").startswith(("\n", "\r\n"))
+            first = open_seq if ends_only and open_seq is not None else seq
+            seqs.extend([first] + [seq] * (min(new, seqs.maxlen or new) - 1))
+        if term.current.text:
+            last_line = text.rsplit("\n", 1)[-1]
+            if new or last_line.strip("\r") or self._open_seq[index] is None:
+                self._open_seq[index] = seq
+        else:
+            self._open_seq[index] = None
 
     def end(self, index: int, notice: Optional[str] = None) -> None:
         """The source has no more output (its follower finished); ``notice`` is shown in the pane. Its last
@@ -200,6 +216,11 @@ class LogMux:
     def total(self, view: str = ALL) -> int:
         """Lines committed so far in ``view`` (shown or not)."""
         return sum(self._terms[i].total_lines + self.skipped[i] for i in self._indices(view))
+
+    def line_count(self, view: str = ALL) -> int:
+        """Lines in ``view`` as a person counts them on screen: the committed ones and each open line (a
+        progress bar redrawn with ``\\r`` that has no line end yet)."""
+        return self.total(view) + sum(1 for i in self._indices(view) if self._terms[i].current.text)
 
     def rows(self, view: str = ALL, last_n: int = 400) -> Tuple[List[Tuple[int, Line]], int]:
         """The last ``last_n`` rows of ``view`` as ``(source index, line)`` in arrival order (open lines

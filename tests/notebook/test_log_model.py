@@ -125,3 +125,32 @@ def test_held_items_are_shown_in_the_order_they_were_written() -> None:
     ]  # fmt: skip
     mux.end(0)
     assert mux.all_ended
+
+
+def test_a_line_whose_end_comes_late_keeps_the_place_of_its_text() -> None:
+    """Issue 26: a progress bar's last frame, then its "\\n" after a warning on stderr had been read (the
+    streams are read apart: docker delivers them in arrival order) showed the warning above "100%". The
+    line was written when its text was: it comes first, in the live pane and in the record alike."""
+    mux = LogMux([Source("python", 0, "stdout"), Source("python", 0, "stderr")])
+    for frame in ("\r10%", "\r50%", "\r100%"):
+        mux.push(0, frame, 1.0)
+    mux.drain()
+    assert mux.plain() == ["python/0 | 100%"]
+    assert mux.line_count() == 1  # an open line is a line on screen, and is counted
+    mux.push(1, "warning: docker\n", 2.0)
+    mux.drain()
+    assert mux.plain() == ["python/0 ! warning: docker", "python/0 | 100%"]  # the open bar stays at the bottom
+    mux.push(0, "\n", 3.0)
+    mux.push(0, "done\n", 3.0)
+    mux.drain()
+    assert mux.plain() == ["python/0 | 100%", "python/0 ! warning: docker", "python/0 | done"]
+    assert mux.line_count() == 3 == mux.total()
+    # text written after the warning on the same line still puts the line after it
+    late = LogMux([Source("w", 0, "stdout"), Source("w", 0, "stderr")])
+    late.push(0, "start ", 1.0)
+    late.drain()
+    late.push(1, "warn\n", 2.0)
+    late.drain()
+    late.push(0, "end\n", 3.0)
+    late.drain()
+    assert late.plain() == ["w/0 ! warn", "w/0 | start end"]
