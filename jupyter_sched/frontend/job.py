@@ -14,7 +14,6 @@ the exception as its one line (``_render_traceback_``), not a traceback through 
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
@@ -22,9 +21,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 from jupyter_sched.frontend.log_model import ALL, MAX_LINE_CHARS, app_sources, read_snapshot
+from jupyter_sched.frontend.reasons import app_message, exit_text, replica_reason
 from jupyter_sched.runner import failed_replica
 from jupyter_sched.schedulers.api import Stream
-from jupyter_sched.specs import NONE, AppState, AppStatus, parse_app_handle
+from jupyter_sched.specs import AppState, AppStatus, parse_app_handle
+from jupyter_sched.specs.labels import app_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.frontend.usage_table import UsageSamples
@@ -81,6 +82,9 @@ class Job:
         self.fail_fast = False
         #: The replicas end with this process (local schedulers without ``--detach``), as far as known.
         self.bound_to_kernel = False
+        #: The pid of the kernel that launched the app, when a notebook kernel did (the notebook's session
+        #: records it, also for a later kernel): a local app its exit ended is then said to be the kernel's.
+        self.kernel_pid: Optional[int] = None
 
     def __repr__(self) -> str:
         """The handle, and the state only once it is final (a running state here would go stale in a
@@ -145,7 +149,7 @@ class Job:
         longer known. ``TimeoutError`` if it is still running after ``timeout`` seconds."""
         status = self.wait(timeout)
         if status is not None and not status.is_terminal():
-            raise TimeoutError(f"{self.handle} is still {status.state} after {timeout} s")
+            raise TimeoutError(f"{app_label(self.handle)} is still {status.state} after {timeout} s")
         failure = self.failure(status)
         if failure is not None:
             raise failure
@@ -230,43 +234,36 @@ class JobFailed(RuntimeError):
         return [f"\x1b[31mJobFailed\x1b[0m: {self}"]
 
 
-def replica_error(job: Job, role: str, replica: Any) -> str:
-    """What went wrong in one replica: its structured error if the backend recorded one, else the last
-    line it wrote to stderr (a Python traceback ends with the exception), else its exit code."""
-    structured = getattr(replica, "structured_error_msg", NONE)
-    if structured and structured != NONE:
-        try:
-            data = json.loads(structured)
-            message = data.get("message", data) if isinstance(data, dict) else data
-            if isinstance(message, dict):
-                message = message.get("message", message)
-            return " ".join(str(message).split())[:300]
-        except ValueError:
-            return " ".join(structured.split())[:300]
+def replica_error(job: Job, role: str, replica: Any, status: Optional[AppStatus] = None) -> str:
+    """What went wrong in one replica, in the words of the panes (:func:`reasons.replica_reason`): out of
+    memory, its owner's exit (a kernel's restart), its error file, the last line it wrote to stderr, its
+    exit code."""
     try:
         lines = list(job.runner.log_lines(job.handle, role, replica.id, streams=Stream.STDERR))
     except Exception:  # noqa: BLE001 - whatever reading stderr raised, the one line says what we know
         lines = []
-    last = next((line.strip() for line in reversed("".join(lines).splitlines()) if line.strip()), "")
-    if last:
-        return last[:300]
-    return f"exit code {replica.exit_code}" if replica.exit_code is not None else "no error recorded"
+    stderr = "".join(lines).splitlines()[-20:]
+    return replica_reason(replica, status, stderr, job.kernel_pid)
 
 
 def failure_message(job: Job, status: Optional[AppStatus], fail_fast: bool = False) -> str:
-    """One line: the app, its final state, the first failed replica and its error, the handle."""
+    """One line: the app, its final state, the first failed replica and its error, and the app as its id and
+    scheduler (JupyterLab would link half of a handle in an error output: see ``specs.labels``)."""
+    label = app_label(job.handle)
     if status is None:
-        return f"{job.name}: the scheduler no longer knows {job.handle} (its records were removed)"
+        return f"{job.name}: the scheduler no longer knows {label} (its records were removed)"
     first = failed_replica(status)
     line = f"{job.name} {status.state}"
     if first is not None:
         role, replica = first
-        code = f" (exit code {replica.exit_code})" if replica.exit_code is not None else ""
-        line += f": {role}/{replica.id} FAILED{code}: {replica_error(job, role, replica)}"
+        code = f" (exit code {exit_text(replica.exit_code)})" if replica.exit_code is not None else ""
+        line += f": {role}/{replica.id} FAILED{code}: {replica_error(job, role, replica, status)}"
         if fail_fast and "fail_fast" in (status.msg or ""):
             line += "; the other replicas were stopped (--fail-fast)"
     elif status.state == AppState.CANCELLED:
         line += ": cancelled outside this wait (a %sched_cancel, another kernel or the CLI)"
-    elif status.msg and status.msg != NONE:
-        line += f": {' '.join(status.msg.split())[:300]}"
-    return f"{line} [{job.handle}]"
+    else:
+        message = app_message(status)
+        if message:
+            line += f": {' '.join(message.split())[:300]}"
+    return f"{line} [{label}]"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, TypeVar
 
+from jupyter_sched.specs.labels import app_label
+
 E = TypeVar("E", bound="RunContext")
 
 
@@ -54,7 +56,7 @@ class FunctionError(RunContext, RuntimeError):
         call_file: str = "",
         world_size: int = 1,
     ) -> None:
-        super().__init__(f"{exc_type}: {message} (raised in replica {replica} of {handle})")
+        super().__init__(f"{exc_type}: {message} (raised in replica {replica} of {app_label(handle)})")
         self.handle = handle
         self.replica = replica
         self.rank = rank
@@ -75,9 +77,8 @@ class FunctionError(RunContext, RuntimeError):
         return f"<FunctionError in {where}: {self.exc_type}: {_short(self.message)}>"
 
     def _render_traceback_(self) -> List[str]:
-        where = f"run {self.run} (replica {self.replica} of {self.handle})" if self.run else (
-            f"replica {self.replica} of {self.handle}"
-        )
+        app = app_label(self.handle)  # not the handle: JupyterLab would link half of it in error output
+        where = f"run {self.run} (replica {self.replica} of {app})" if self.run else f"replica {self.replica} of {app}"
         return [
             f"\x1b[31mFunctionError\x1b[0m in {where}:",
             *self.remote_traceback.rstrip().splitlines(),
@@ -91,7 +92,9 @@ class FunctionError(RunContext, RuntimeError):
         source line. Needs the job directory (``call_file``): gone if it was deleted."""
         __tracebackhide__ = True  # noqa: F841 - IPython and pytest start the traceback at the user's code
         if not self.call_file:
-            raise ValueError(f"no call to re-run: the FunctionError of {self.handle} does not name its job directory")
+            raise ValueError(
+                f"no call to re-run: the FunctionError of {app_label(self.handle)} does not name its job directory"
+            )
         from jupyter_sched.functions.rerun import run_file
 
         return run_file(self.call_file, self.rank, self.world_size)
@@ -121,7 +124,7 @@ class ResultError(RunContext, RuntimeError):
     (``.replica``, ``role/k``), the file (``.path``) and the reason (``.reason``)."""
 
     def __init__(self, handle: str, replica: str, rank: int, path: str, reason: str, writing: bool = False) -> None:
-        what = f"replica {replica} of {handle}" if handle else f"replica {replica}"
+        what = f"replica {replica} of {app_label(handle)}" if handle else f"replica {replica}"
         if writing:
             text = f"{what} could not write its result to {path}: {reason}"
         else:

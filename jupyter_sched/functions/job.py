@@ -23,6 +23,7 @@ from jupyter_sched.functions.launch import FunctionRequest, job_root, launch, pr
 from jupyter_sched.functions.results import Outcome, read_outcome
 from jupyter_sched.runner import Runner
 from jupyter_sched.specs import AppStatus, Resource, parse_app_handle
+from jupyter_sched.specs.labels import app_label
 
 OnLaunch = Callable[[Job], None]
 """What a front end does with a job it did not create itself (the notebook: record it in its session)."""
@@ -75,8 +76,8 @@ class FunctionJob(Job):
             got = self.outcome(rank)
             if got is None:
                 raise MissingResultError(
-                    f"replica {self.role}/{rank} of {self.handle} ended {status.state}"
-                    f" without writing a result to {self.job_dir}; see its logs: %sched_logs {self.handle}"
+                    f"replica {self.role}/{rank} of {app_label(self.handle)} ended {status.state}"
+                    f" without writing a result to {self.job_dir}; see its logs: %sched_logs {self.app_id}"
                 )
             values.append(got.value)
         return values

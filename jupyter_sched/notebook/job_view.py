@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional
 from jupyter_sched.frontend.job import VIEW_MAKERS, Job
 from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
 from jupyter_sched.notebook import record
+from jupyter_sched.notebook.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.job_display import display_of, take_compact
 from jupyter_sched.notebook.log_files import links_html, save_logs
@@ -29,7 +30,7 @@ from jupyter_sched.notebook.log_model import HtmlLogMux
 from jupyter_sched.notebook.log_pane import STDERR_WINDOW, LogPane, follow_limit, frame_html
 from jupyter_sched.notebook.record import RecordSource, filter_bundle, live_bundle, reattach_hint
 from jupyter_sched.notebook.status_pane import StatusPane, failures_text, status_html
-from jupyter_sched.notebook.theme import code, esc, fmt_clock, pill
+from jupyter_sched.notebook.theme import PANE_STYLE, code, esc, fmt_clock, pill
 
 
 class JobRecord:
@@ -76,8 +77,15 @@ class JobRecord:
             got, _ = mux.rows(view, STDERR_WINDOW if separate else 20)
             return [line.text for i, line in got if mux.sources[i].is_stderr or not separate][-20:]
 
-        html = status_html(job, status, None, stderr_tail, None if ended else as_of_ts)
-        return record.job_bundle(job, status, html, failures_text(status, stderr_tail), log_html, lines, as_of_ts)
+        def shows(role: str, k: int, wanted: List[str], last_n: int = record.HTML_LOG_LINES) -> bool:
+            rows = mux.rows(ALL, last_n)[0]
+            seen = {line.text.strip() for i, line in rows if mux.sources[i].replica == f"{role}/{k}"}
+            return all(w.strip() in seen for w in wanted if w.strip())
+
+        html = status_html(job, status, None, stderr_tail, None if ended else as_of_ts, shown=shows)
+        failures = failures_text(status, stderr_tail, job.kernel_pid,
+                                 lambda role, k, wanted: shows(role, k, wanted, record.TEXT_LOG_LINES))  # fmt: skip
+        return record.job_bundle(job, status, html, failures, log_html, lines, as_of_ts)
 
 
 class JobView(RecordSource):
@@ -98,20 +106,28 @@ class JobView(RecordSource):
         mux = HtmlLogMux(sources, settings.keep_lines, settings.max_line_chars)
         self.log_pane = LogPane(mux, settings, title="logs", live=True)
         self.status_pane = StatusPane(job, settings, status, stderr_tail=self.log_pane.stderr_tail)
+        self.status_pane.shown = self.log_pane.shows  # a failure's traceback once: in the logs below
         self.log_pane.on_all_ended = self.status_pane.wake
         self.save_button = w.Button(
             description="Save logs", icon="download", layout=w.Layout(width="auto", flex="0 0 auto"),
             tooltip="write each replica's full log next to the notebook and link it",
         )
-        self.saved_links = w.HTML()
+        # the links get a row of their own under the buttons, not a squeeze between them
+        self.saved_links = w.HTML(layout=w.Layout(display="none"))
+        self.saved_links.add_class("jsched-saved")
         self.save_button.on_click(self._on_save)
+        serve_on_side_thread(self.save_button)
+        serve_on_side_thread(self.log_pane.follow)
         controls = w.HBox([*self.status_pane.controls, *self.log_pane.controls, self.save_button,
-                           self.saved_links, self.status_pane.hint])  # fmt: skip
+                           self.status_pane.hint])  # fmt: skip
         controls.add_class("jsched-controls")
-        top = w.VBox([self.status_pane.html, controls])
+        top = w.VBox([self.status_pane.html, controls, self.saved_links])
         top.add_class("jsched-status")
         self.widget = w.VBox([top, self.log_pane.html])
         self.widget.add_class("jsched-job")
+        #: When "Save logs" last wrote the files (None before), and whether the app had ended then.
+        self.saved_at: Optional[float] = None
+        self.saved_final = False
         self._ended_at: Optional[float] = None
         self._final_lock = threading.Lock()
         self._final_callbacks: List[Callable[[], None]] = []
@@ -131,12 +147,19 @@ class JobView(RecordSource):
         replicas = list(dict.fromkeys((s.role, s.k) for s in self.log_pane.mux.sources))
         self.save_button.disabled = True
         try:
+            status = self.job.fetch_status()  # the pane's may lag by a tick: is the app over now?
+            final = status is None or status.is_terminal()
+            saved_at = time.time()
             self.saved = save_logs(self.job.runner, self.job.handle, self.job.app_id, replicas)
-            self.saved_links.value = links_html(self.saved)
+            self.saved_at, self.saved_final = saved_at, final
+            value = links_html(self.saved, None if final else saved_at)
         except Exception as e:  # noqa: BLE001 - shown in the pane, never raised on a comm thread
-            self.saved_links.value = f'<span style="color:#e75c58;font-size:12px">{esc(f"could not save: {e}")}</span>'
+            value = f'<span style="color:#e75c58;font-size:12px">{esc(f"could not save: {e}")}</span>'
         finally:
             self.save_button.disabled = False
+        with self.saved_links.hold_sync():
+            self.saved_links.value = f'<div style="{PANE_STYLE}">{value}</div>'
+            self.saved_links.layout.display = ""
 
     # -- the record ------------------------------------------------------------------------------------
     @property
@@ -180,14 +203,22 @@ class JobView(RecordSource):
         callback()
 
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+        """The view frozen (see :func:`record.job_bundle`): the status pane with its chart's last frame, the
+        saved logs' links on their own line, the log pane's tail; the failure text once."""
         with self.status_pane.lock:
             status = self.status_pane.status
         ended = status is None or status.is_terminal()
         when = None if ended else as_of_ts
+        text_lines = record.TEXT_LOG_LINES
+
+        def in_text(role: str, k: int, lines: List[str]) -> bool:
+            return self.log_pane.shows(role, k, lines, text_lines)
+
+        failures = failures_text(status, self.log_pane.stderr_tail, self.job.kernel_pid, in_text)
+        saved = links_html(self.saved, None if self.saved_final else self.saved_at)
         return record.job_bundle(
-            self.job, status, self.status_pane.static_html(when), failures_text(status, self.log_pane.stderr_tail),
-            self.log_pane.static_html(when) + links_html(self.saved), self.log_pane.static_text(record.TEXT_LOG_LINES),
-            when,
+            self.job, status, self.status_pane.static_html(when), failures, self.log_pane.static_html(when),
+            self.log_pane.static_text(text_lines), when, f'<div class="jsched-saved">{saved}</div>' if saved else "",
         )  # fmt: skip
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import html
 import os
-from typing import TYPE_CHECKING, List, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
-from jupyter_sched.notebook.theme import esc, plural
+from jupyter_sched.notebook.theme import esc, fmt_clock, plural
 from jupyter_sched.schedulers.api import Stream
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,12 +52,16 @@ def save_logs(runner: "Runner", handle: str, app_id: str, replicas: Sequence[Tup
     return out
 
 
-def links_html(saved: Sequence[Tuple[str, int, str, int]]) -> str:
-    """Relative links to the saved files (they open in JupyterLab)."""
+def links_html(saved: Sequence[Tuple[str, int, str, int]], as_of_ts: Optional[float] = None) -> str:
+    """Relative links to the saved files (they open in JupyterLab). ``as_of_ts``: saved while the app ran,
+    so the files hold what was logged by then, and the line says so."""
     items = [
         f'<a href="{html.escape(path, quote=True)}" target="_blank" style="text-decoration:underline">'
         f"{esc(role)}/{k}</a>"
         f' <span style="opacity:0.7">({plural(lines, "line")})</span>'
         for role, k, path, lines in saved
     ]
-    return f'<span style="font-size:12px">full logs: {" &middot; ".join(items)}</span>' if items else ""
+    if not items:
+        return ""
+    when = f" as of {fmt_clock(as_of_ts)} (the app was still running; save again for more)" if as_of_ts else ""
+    return f'<div style="font-size:12px;margin:2px 0">full logs{esc(when)}: {" &middot; ".join(items)}</div>'

@@ -23,7 +23,7 @@ from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Follower, Ticker
 from jupyter_sched.notebook.log_model import HtmlLogMux
 from jupyter_sched.notebook.record import HTML_LOG_CHARS, HTML_LOG_LINES, TEXT_LOG_LINES
-from jupyter_sched.notebook.theme import MONO, esc, fmt_clock, plural
+from jupyter_sched.notebook.theme import MONO, PANE_STYLE, esc, fmt_clock, plural
 from jupyter_sched.schedulers.api import Stream
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,7 +35,10 @@ kernel memory when the ticker lags, while letting a flood arrive in runs long en
 MAX_FOLLOWERS = 32
 STDERR_WINDOW = 2000
 """Rows of a replica searched for its last stderr lines (a flood on stdout pushes them back)."""
-_PRE_STYLE = f"flex:none;margin:0;padding:2px 4px;white-space:pre;{MONO};font-size:12px;line-height:1.35"
+_PRE_STYLE = (
+    f"flex:none;margin:0;padding:2px 4px;white-space:pre;{MONO};font-size:12px;line-height:1.35;"
+    "background:none;border:none;color:inherit"
+)
 _BOX_STYLE = (
     "display:flex;flex-direction:column-reverse;max-height:{height}px;overflow:auto;"
     "border:1px solid rgba(128,128,128,0.3);border-radius:3px"
@@ -78,8 +81,10 @@ class LogPane:
         self.selector = w.Dropdown(
             options=views, value=ALL, description="replica", layout=w.Layout(width="auto", flex="0 0 auto")
         )
-        self.follow = w.ToggleButton(
-            value=True, description="Follow", icon="pause", tooltip="pause / resume updates",
+        #: Whether new lines are shown as they come; the button's label and icon are what a click does.
+        self.following = True
+        self.follow = w.Button(
+            description="Pause", icon="pause", tooltip="stop updating the lines shown (the logs are still read)",
             layout=w.Layout(width="auto", flex="0 0 auto"),
         )
         #: The pane's controls (a job view puts them into its one row of buttons).
@@ -89,7 +94,7 @@ class LogPane:
         self._on_done: List[Callable[[], None]] = []
         self.widget = w.VBox([w.HBox(self.controls), self.html])
         self.selector.observe(self._on_control, names="value")
-        self.follow.observe(self._on_control, names="value")
+        self.follow.on_click(self._on_follow)
         self._live = live
         self._stopped = False
         if not live:
@@ -153,7 +158,7 @@ class LogPane:
     def _tick(self) -> bool:
         with self.lock:
             self.mux.drain()
-            if self.follow.value:
+            if self.following:
                 self._render_locked()
             return not self.mux.all_ended
 
@@ -215,8 +220,36 @@ class LogPane:
             wanted = [line.text for i, line in rows if self.mux.sources[i].is_stderr or not separate]
             return wanted[-last_n:]
 
+    def set_following(self, following: bool) -> None:
+        """Resumes or pauses the updates of the lines shown; the button then offers the other."""
+        self.following = following
+        with self.follow.hold_sync():
+            self.follow.description = "Pause" if following else "Follow"
+            self.follow.icon = "pause" if following else "play"
+            self.follow.tooltip = (
+                "stop updating the lines shown (the logs are still read)" if following
+                else "show the latest lines again, and keep them updating"
+            )  # fmt: skip
+        self.render(force=True)
+
+    def _on_follow(self, _button: Any = None) -> None:
+        self.set_following(not self.following)
+
+    def shows(self, role: str, k: int, lines: List[str], last_n: Optional[int] = None) -> bool:
+        """The pane (all replicas, its last ``last_n`` lines: by default as many as the record keeps) shows
+        every one of ``lines`` of that replica: the status pane then need not repeat them."""
+        wanted = [line.strip() for line in lines if line.strip()]
+        if not wanted:
+            return True
+        n = min(self.settings.tail_lines, HTML_LOG_LINES) if last_n is None else last_n
+        view = f"{role}/{k}"
+        with self.lock:
+            self.mux.drain()
+            rows, _ = self.mux.rows(ALL, n)
+            seen = {line.text.strip() for i, line in rows if self.mux.sources[i].replica == view}
+        return all(line in seen for line in wanted)
+
     def _on_control(self, change: Dict[str, Any]) -> None:
-        self.follow.icon = "pause" if self.follow.value else "play"
         self.render(force=True)
 
     # -- rendering --------------------------------------------------------------------------------------
@@ -229,7 +262,7 @@ class LogPane:
         if not force and self._rendered_version == self.mux.version:
             return
         view = self.selector.value
-        if self.follow.value or not self._body:
+        if self.following or not self._body:
             body, hidden = self.mux.to_html(view, self.settings.tail_lines, self.settings.max_update_chars)
             self._body, self._hidden = body, hidden
             self._rendered_version = self.mux.version
@@ -244,7 +277,7 @@ class LogPane:
     def _state(self) -> str:
         if not self.mux.sources:
             state = "no replicas to show"
-        elif not self.follow.value:
+        elif not self.following:
             state = "paused"
         elif not self._live:
             state = "snapshot"
@@ -273,8 +306,9 @@ class LogPane:
 
 
 def frame_html(mux: LogMux, title: str, view: str, body: str, hidden: int, state: str, height_px: int = 360) -> str:
-    """A log pane's HTML: a header (title, view, line counts, state, notices) over the scrolling lines."""
-    total = mux.total(view)
+    """A log pane's HTML: a header (title, view, line counts, state, notices) over the scrolling lines. The
+    count is of the lines a person sees, a progress bar's line without its end included."""
+    total = mux.line_count(view)
     parts = [f"<b>{esc(title)}</b>" if title else "", esc(view), plural(total, "line")]
     if hidden:
         parts.append(f"{plural(hidden, 'earlier line')} not shown")
@@ -282,9 +316,10 @@ def frame_html(mux: LogMux, title: str, view: str, body: str, hidden: int, state
     notices = "".join(f'<div style="color:#e75c58">{esc(n)}</div>' for n in mux.notices[-5:])
     text = " \u00b7 ".join(p for p in parts if p)
     return (
+        f'<div style="{PANE_STYLE}">'
         f'<div class="jsched-log-header" style="font-size:12px;opacity:0.8">{text}</div>{notices}'
         f'<div style="{_BOX_STYLE.format(height=height_px)}">'
-        f'<pre class="jsched-log-text" style="{_PRE_STYLE}">{body}</pre></div>'
+        f'<pre class="jsched-log-text" style="{_PRE_STYLE}">{body}</pre></div></div>'
     )
 
 

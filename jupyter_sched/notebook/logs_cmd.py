@@ -19,6 +19,7 @@ from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
 from jupyter_sched.frontend.tail import tail
 from jupyter_sched.frontend.targets import parse_identifier
 from jupyter_sched.notebook.args import ArgsError, parse_replicas, parse_time
+from jupyter_sched.specs.labels import app_label
 
 READ_ENDED_SECONDS = 10.0
 """How long ``%sched_logs`` of an ended app waits for its logs to be read before it shows them."""
@@ -69,7 +70,7 @@ def run(session: "Session", args: Any, *, namespace: Mapping[str, Any], on_inter
     job, role, ids = resolve_target(session, args.target, args.role, args.replicas, namespace)
     status = job.fetch_status()
     if status is None:
-        raise ArgsError(f"no app {job.handle}: it was never submitted, or its records were removed")
+        raise ArgsError(f"no app {app_label(job.handle)}: it was never submitted, or its records were removed")
     if args.regex:
         try:
             re.compile(args.regex)
@@ -81,7 +82,7 @@ def run(session: "Session", args: Any, *, namespace: Mapping[str, Any], on_inter
     try:
         sources = app_sources(status, role, ids, args.streams)
     except ValueError as e:
-        raise ArgsError(f"{job.handle}: {e}") from None
+        raise ArgsError(f"{app_label(job.handle)}: {e}") from None
     settings = session.settings()
     if args.tail:
         settings = replace(settings, tail_lines=args.tail, keep_lines=max(settings.keep_lines, args.tail))

@@ -27,6 +27,7 @@ from jupyter_sched.notebook.callsite import CallSite, magic_call_site
 from jupyter_sched.notebook.config import SchedConfig, checked_config
 from jupyter_sched.notebook.job_display import compact_in_this_cell, shown_in_this_cell
 from jupyter_sched.notebook.session import Session
+from jupyter_sched.specs.labels import app_label
 
 
 class Detached(KeyboardInterrupt):
@@ -43,7 +44,7 @@ def _usage(e: Exception) -> UsageError:
 
 
 def _no_app(job: Any) -> UsageError:
-    return UsageError(f"no app {job.handle}: it was never submitted, or its records were removed")
+    return UsageError(f"no app {app_label(job.handle)}: it was never submitted, or its records were removed")
 
 
 def _parse(magic: Any, line: str) -> Any:
@@ -105,9 +106,12 @@ class SchedMagics(Magics, SchedConfig):
                 site.bind(self.shell.user_ns if self.shell is not None else {}, job)
             if self.cancel_on_interrupt:
                 job.cancel()
-                raise Detached(f"Interrupted: cancelling {job.handle} (cancel_on_interrupt is set).") from None
+                label = app_label(job.handle)
+                raise Detached(f"Interrupted: cancelling {label} (cancel_on_interrupt is set).") from None
             print(detach_message(job, site), flush=True)
-            raise Detached(f"Interrupted: stopped waiting for {job.handle} (the app was not stopped).") from None
+            raise Detached(
+                f"Interrupted: stopped waiting for {app_label(job.handle)} (the app was not stopped)."
+            ) from None
 
     def _wait(self, job: Any, site: Optional[CallSite] = None, before: Any = None) -> None:
         """Blocks until the app ends (after calling ``before``), waiting in short slices so that an
@@ -226,7 +230,7 @@ class SchedMagics(Magics, SchedConfig):
             return job
 
         def announce() -> None:
-            print(f"{job.name} launched: {handle} (waiting; interrupt to detach)", flush=True)
+            print(f"{job.name} launched: {app_label(handle)} (waiting; interrupt to detach)", flush=True)
             if run_args.log:
                 from jupyter_sched.frontend.log_model import app_sources
                 from jupyter_sched.notebook.logs_cmd import print_follow
@@ -394,15 +398,15 @@ class SchedMagics(Magics, SchedConfig):
             if status is None:
                 raise _no_app(job)
             if status.is_terminal():
-                print(f"{job.handle} already ended ({status.state}); nothing to cancel")
+                print(f"{app_label(job.handle)} already ended ({status.state}); nothing to cancel")
                 continue
             job.cancel()
-            print(f"cancelling {job.handle}")
+            print(f"cancelling {app_label(job.handle)}")
         if args.wait:
             for job in jobs:
                 with self.detach_on_interrupt(job):
                     job.wait()
-                print(f"{job.handle}: {job.last_status.state if job.last_status else 'UNKNOWN'}")
+                print(f"{app_label(job.handle)}: {job.last_status.state if job.last_status else 'UNKNOWN'}")
 
 
 def show_expansion(prog: str, line: str, variables: List[str], interactive: bool = True) -> None:
@@ -442,7 +446,7 @@ def detach_message(job: Any, site: Optional[CallSite] = None) -> str:
     name = site.global_name if site is not None else None
     kept = f"`{name}` holds it; " if name else ""
     return (
-        f"Stopped waiting for {job.name} ({state}): {job.handle}\n{fate}\n"
-        f"{kept}get it back with: job = %sched_job {job.handle}  |  stop it: %sched_cancel {job.handle}"
+        f"Stopped waiting for {job.name} ({state}): {app_label(job.handle)}\n{fate}\n"
+        f"{kept}get it back with: job = %sched_job {job.app_id}  |  stop it: %sched_cancel {job.app_id}"
     )
 

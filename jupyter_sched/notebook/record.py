@@ -31,7 +31,7 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional
 
 from jupyter_sched.notebook.reprs import REPLICA_HEADERS, app_span, replica_rows
-from jupyter_sched.notebook.theme import NO_MATH, as_of, esc, fmt_duration, text_table
+from jupyter_sched.notebook.theme import NO_MATH, PANE_STYLE, as_of, esc, fmt_duration, text_table
 
 TEXT_LOG_LINES = 40
 """Log lines in a record's ``text/plain``."""
@@ -284,17 +284,25 @@ def forget_all() -> None:
 # -- the record of a job ------------------------------------------------------------------------------
 
 
+def hint_text(handle: str, ended: bool) -> str:
+    """How to get back to the app from another cell; ``stop`` only while there is something to stop."""
+    hint = f"re-attach: %sched_status {handle} \u00b7 logs: %sched_logs {handle}"
+    return hint if ended else f"{hint} \u00b7 stop: %sched_cancel {handle}"
+
+
 def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log_html: str,
-               log_lines: List[str], as_of_ts: Optional[float]) -> Dict[str, str]:  # fmt: skip
-    """``text/plain`` and ``text/html`` of a job's record. ``as_of_ts`` given and the app not ended: the
-    state is labelled with the time it was true."""
+               log_lines: List[str], as_of_ts: Optional[float], saved_html: str = "") -> Dict[str, str]:  # fmt: skip
+    """``text/plain`` and ``text/html`` of a job's record: the live view frozen, in its layout (status, the
+    row the buttons were in, now the re-attach hint alone, the saved logs' links, the log pane). ``as_of_ts``
+    given and the app not ended: the state is labelled with the time it was true."""
     ended = status is None or status.is_terminal()
     when = "" if ended or as_of_ts is None else f" ({as_of(as_of_ts)})"
-    hint = reattach_hint(job)
+    hint = hint_text(job.handle, ended)
     html = (
-        f'<div class="jsched-record jsched-job {NO_MATH}" style="font-size:13px">'
-        f'<div class="jsched-status">{status_html}'
-        f'<div style="font-size:11px;opacity:0.7;margin:2px 0">{esc(hint)}</div></div>'
+        f'<div class="jsched-record jsched-job {NO_MATH}" style="{PANE_STYLE}">'
+        f'<div class="jsched-status">{status_html}</div>'
+        f'<div class="jsched-hint" style="font-size:11px;opacity:0.7;margin:4px 0 2px">{esc(hint)}</div>'
+        f"{saved_html}"
         f'<div class="jsched-log" style="margin-top:4px">{log_html}</div></div>'
     )
     head = job.summary(final_only=False) + when
@@ -311,11 +319,10 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
 
 
 def reattach_hint(job: Any) -> str:
-    """How to get a job back in another cell: its status pane, its logs, and how to stop it."""
-    return (
-        f"re-attach: %sched_status {job.handle} | logs: %sched_logs {job.handle}"
-        f" | stop: %sched_cancel {job.handle}"
-    )
+    """How to get a job back in another cell: its status pane, its logs, and how to stop it while it runs
+    (as far as last seen)."""
+    status = job.last_status
+    return hint_text(job.handle, status is not None and status.is_terminal())
 
 
 def _span_text(status: Any) -> str:

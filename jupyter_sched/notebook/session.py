@@ -93,9 +93,15 @@ class Session:
         return job
 
     def adopt(self, job: Job) -> None:
-        """Knows ``job`` from now on (``%sched_job`` finds it) and shows it with this session's settings."""
+        """Knows ``job`` from now on (``%sched_job`` finds it) and shows it with this session's settings; a
+        job a kernel of the session launched learns that kernel's pid from the registry (its panes then say
+        that the kernel's exit ended a local app)."""
         track(job, self.settings, self.interactive)
         self.jobs[job.handle] = job
+        if job.kernel_pid is None:
+            entry = next((e for e in reversed(self.registry()) if e["handle"] == job.handle), None)
+            pid = entry.get("kernel_pid") if entry is not None else None
+            job.kernel_pid = pid if isinstance(pid, int) else None
 
     def launched_job(self, job: Job) -> None:
         """A job launched outside the magics (``jupyter_sched.submit``, a sweep's run): recorded like theirs."""
@@ -108,10 +114,12 @@ class Session:
         return Launcher(self.runner, on_launch=self.launched_job, adopt=self.adopt)
 
     def launched(self, handle: str, name: str) -> Job:
-        """Records a launch in this kernel and in the registry file."""
+        """Records a launch in this kernel and in the registry file (with this kernel's pid: the owner
+        of a local app, whose exit a restarted kernel can then name)."""
         job = self.job(handle, name)
+        job.kernel_pid = os.getpid()
         self.launches.append(handle)
-        self._append_registry({"handle": handle, "name": name, "submitted": time.time()})
+        self._append_registry({"handle": handle, "name": name, "submitted": time.time(), "kernel_pid": os.getpid()})
         return job
 
     def _registry_path(self) -> str:

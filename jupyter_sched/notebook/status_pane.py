@@ -16,47 +16,37 @@ The rendering functions are pure (status in, HTML or text out) so that the cell'
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
+from jupyter_sched.frontend.reasons import app_message, error_file_message, replica_reason
 from jupyter_sched.notebook.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
 from jupyter_sched.notebook.record import reattach_hint
-from jupyter_sched.notebook.reprs import app_span, messages_html, replica_table_html
-from jupyter_sched.notebook.theme import MONO, as_of, code, esc, exit_text, fmt_duration, pill
-from jupyter_sched.notebook.usage_view import UsageView, totals_html
-from jupyter_sched.specs import NONE, AppState, AppStatus, ReplicaStatus
+from jupyter_sched.notebook.reprs import app_span, replica_table_html
+from jupyter_sched.notebook.theme import MONO, PANE_STYLE, as_of, code, esc, exit_text, fmt_duration, pill
+from jupyter_sched.notebook.usage_view import UsageView
+from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.frontend.job import Job
 
 CONFIRM_SECONDS = 4.0
 REASON_LINES = 6
+FAIL_COLOR = "#e75c58"
 #: ``(role, k) -> last stderr lines`` of a replica (empty when unknown).
 StderrTail = Callable[[str, int], List[str]]
 
 
-def error_file_message(text: Optional[str]) -> str:
-    """The message of a TorchX-style error file (``{"message": {"message": ...}}``), or its first line."""
-    if not text or text == NONE:
-        return ""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text.strip().splitlines()[0] if text.strip() else ""
-    message = data.get("message", data) if isinstance(data, dict) else data
-    if isinstance(message, dict):
-        message = message.get("message", "")
-    return str(message or "").strip()
 
 
 def failures(
-    status: Optional[AppStatus], stderr_tail: Optional[StderrTail] = None
+    status: Optional[AppStatus], stderr_tail: Optional[StderrTail] = None, kernel_pid: Optional[int] = None
 ) -> List[Tuple[ReplicaStatus, str, List[str]]]:
-    """Failed replicas, first to fail first: (replica, one-line reason, detail lines)."""
+    """Failed replicas, first to fail first: (replica, one-line reason, detail lines: its error file's
+    message, else its last stderr lines). The reason is :func:`reasons.replica_reason`'s, as in JobFailed."""
     if status is None:
         return []
     failed = [rep for role in status.roles for rep in role.replicas if rep.state == AppState.FAILED]
@@ -65,16 +55,20 @@ def failures(
     for rep in failed:
         message = error_file_message(rep.structured_error_msg)
         tail = [line for line in (stderr_tail(rep.role, rep.id) if stderr_tail else []) if line.strip()]
-        tail = tail[-REASON_LINES:]
-        code_text = f"exit code {exit_text(rep.exit_code)}" if rep.exit_code is not None else ""
-        reason = message or (tail[-1].strip() if tail else "") or code_text or "failed"
-        detail = ([message] if message else []) + ([] if message else tail)
+        reason = replica_reason(rep, status, tail, kernel_pid)
+        detail = [message] if message and message != reason else ([] if message else tail[-REASON_LINES:])
+        if [line.strip() for line in detail] == [reason]:
+            detail = []
         out.append((rep, reason, detail))
     return out
 
 
+def _exit(rep: ReplicaStatus) -> str:
+    return f" (exit code {exit_text(rep.exit_code)})" if rep.exit_code is not None else ""
+
+
 def header_html(
-    job: "Job", status: Optional[AppStatus], now: Optional[float], stderr_tail: Optional[StderrTail] = None,
+    job: "Job", status: Optional[AppStatus], now: Optional[float], first: Optional[Tuple[ReplicaStatus, str]] = None,
     as_of_ts: Optional[float] = None,
 ) -> str:  # fmt: skip
     """Name, app id, scheduler, state pill and elapsed time (``now`` None: only once terminal), and the
@@ -85,10 +79,9 @@ def header_html(
     took = f" &middot; {fmt_duration(span)}" if show and span is not None else ""
     stale = status is not None and not status.is_terminal() and as_of_ts is not None
     when = f" <i>{esc(as_of(as_of_ts))}</i>" if stale else ""
-    first = failures(status, stderr_tail)[:1]
     failed = (
-        f'<div style="color:#e75c58;font-size:12px;font-weight:600">{esc(first[0][0].role)}/{first[0][0].id} FAILED:'
-        f" {esc(first[0][1])}</div>"
+        f'<div class="jsched-failure" style="color:{FAIL_COLOR};font-size:12px;font-weight:600">'
+        f"{esc(first[0].role)}/{first[0].id} FAILED{esc(_exit(first[0]))}: {esc(first[1])}</div>"
         if first
         else ""
     )
@@ -98,42 +91,68 @@ def header_html(
     )
 
 
-def failures_html(status: Optional[AppStatus], stderr_tail: Optional[StderrTail] = None) -> str:
-    """Why each failed replica failed: exit code (and signal), then its error message or last stderr lines."""
+ShownInLogs = Callable[[str, int, List[str]], bool]
+"""``(role, k, lines) -> bool``: the log pane below shows all of these lines of that replica."""
+
+
+def failures_html(found: List[Tuple[ReplicaStatus, str, List[str]]], shown: Optional[ShownInLogs] = None) -> str:
+    """Why each failed replica failed, under the table: one line each (the first is in the header already),
+    then its error message or last stderr lines unless the log pane below shows them (a traceback once)."""
     out = []
-    for rep, _, detail in failures(status, stderr_tail):
-        code_text = f" &middot; exit code {esc(exit_text(rep.exit_code))}" if rep.exit_code is not None else ""
-        body = "\n".join(detail)
+    for n, (rep, reason, detail) in enumerate(found):
+        if detail and shown is not None and shown(rep.role, rep.id, detail):
+            detail = []
+        line = (
+            ""
+            if n == 0
+            else f'<div style="font-size:12px"><b style="color:{FAIL_COLOR}">{esc(rep.role)}/{rep.id} FAILED</b>'
+            f"{esc(_exit(rep))}: {esc(reason)}</div>"
+        )
         pre = (
-            f'<pre style="{MONO};font-size:12px;white-space:pre-wrap;margin:2px 0 4px 12px;'
-            f'border-left:2px solid #e75c58;padding-left:6px">{esc(body)}</pre>'
-            if body
+            f'<pre style="{MONO};font-size:12px;line-height:1.35;white-space:pre-wrap;margin:2px 0 4px 12px;'
+            f'padding:0 0 0 6px;border:none;border-left:2px solid {FAIL_COLOR};background:none">'
+            f'{esc(chr(10).join(detail))}</pre>'
+            if detail
             else ""
         )
-        failed = f'<b style="color:#e75c58">{esc(rep.role)}/{rep.id} FAILED</b>'
-        out.append(f'<div style="font-size:12px">{failed}{code_text}</div>{pre}')
+        out.append(line + pre)
     return "".join(out)
 
 
-def failures_text(status: Optional[AppStatus], stderr_tail: Optional[StderrTail] = None) -> List[str]:
+def failures_text(status: Optional[AppStatus], stderr_tail: Optional[StderrTail] = None,
+                  kernel_pid: Optional[int] = None, shown: Optional[ShownInLogs] = None) -> List[str]:  # fmt: skip
     out = []
-    for rep, reason, detail in failures(status, stderr_tail):
-        code_text = f" (exit code {exit_text(rep.exit_code)})" if rep.exit_code is not None else ""
-        out.append(f"{rep.role}/{rep.id} FAILED{code_text}: {reason}")
-        out.extend(f"    {line}" for line in detail if line.strip() != reason)
+    for rep, reason, detail in failures(status, stderr_tail, kernel_pid):
+        out.append(f"{rep.role}/{rep.id} FAILED{_exit(rep)}: {reason}")
+        if not (detail and shown is not None and shown(rep.role, rep.id, detail)):
+            out.extend(f"    {line}" for line in detail if line.strip() != reason)
     return out
+
+
+def app_message_html(status: AppStatus) -> str:
+    """The app's message, less what the pane says elsewhere (see :func:`reasons.app_message`)."""
+    message = app_message(status)
+    return f'<div class="jsched-message" style="font-size:12px">{esc(message)}</div>' if message else ""
 
 
 def status_html(
     job: "Job", status: Optional[AppStatus], now: Optional[float], stderr_tail: Optional[StderrTail] = None,
-    as_of_ts: Optional[float] = None,
+    as_of_ts: Optional[float] = None, usage_html: Optional[str] = None, shown: Optional[ShownInLogs] = None,
 ) -> str:  # fmt: skip
-    """The pane's body: header, replica table, why replicas failed, the scheduler's messages."""
-    body = header_html(job, status, now, stderr_tail, as_of_ts)
+    """The pane's body: header, replica table, usage (``usage_html``; default: the kept totals of an ended
+    app), why replicas failed (without what the log pane below shows, ``shown``), the app's message."""
+    found = failures(status, stderr_tail, job.kernel_pid)
+    first = (found[0][0], found[0][1]) if found else None
+    body = header_html(job, status, now, first, as_of_ts)
     if status is None:
-        return body + '<div style="font-size:12px">the scheduler does not know this app (any more)</div>'
-    totals = totals_html(status) if status.is_terminal() else ""  # what each replica used, kept after the end
-    return body + replica_table_html(status, now) + totals + failures_html(status, stderr_tail) + messages_html(status)
+        unknown = '<div style="font-size:12px">the scheduler does not know this app (any more)</div>'
+        return f'<div style="{PANE_STYLE}">{body}{unknown}</div>'
+    if usage_html is None:
+        usage_html = UsageView().html(status, job.scheduler) if status.is_terminal() else ""
+    return (
+        f'<div style="{PANE_STYLE}">{body}{replica_table_html(status, now)}{usage_html}'
+        f"{failures_html(found, shown)}{app_message_html(status)}</div>"
+    )
 
 
 class StatusPane:
@@ -147,6 +166,8 @@ class StatusPane:
         self.settings = settings
         self.status = status
         self.stderr_tail = stderr_tail
+        #: Set by a job view: which failure details its log pane shows already (they are not repeated).
+        self.shown: Optional[ShownInLogs] = None
         self.lock = threading.Lock()
         self.notice = ""
         self.ticker: Optional[Ticker] = None
@@ -218,10 +239,20 @@ class StatusPane:
             self._render_locked()
             return not self.terminal
 
+    def body_html(self, as_of_ts: Optional[float] = None, live: bool = False) -> str:
+        """The pane's HTML (the caller holds the lock): live, with elapsed times ticking; else frozen, for the
+        cell's record (``as_of_ts`` while the app runs). The same layout either way: the usage chart's last
+        frame stays once the app has ended."""
+        status = self.status
+        now = time.time() if live and not self.terminal else None
+        usage = self.usage.html(status, self.job.scheduler) if status is not None else ""
+        when = None if self.terminal else as_of_ts
+        return status_html(self.job, status, now, self.stderr_tail, when, usage, self.shown)
+
     def static_html(self, as_of_ts: Optional[float] = None) -> str:
         """What the pane shows, without widgets, for the cell's record (``as_of_ts`` while running)."""
         with self.lock:
-            return status_html(self.job, self.status, None, self.stderr_tail, as_of_ts if not self.terminal else None)
+            return self.body_html(as_of_ts)
 
     @property
     def final(self) -> bool:
@@ -240,22 +271,20 @@ class StatusPane:
         text = [head]
         if status is not None and status.roles:
             text.append(text_table(REPLICA_HEADERS, replica_rows(status, html=False)))
-        text += failures_text(status, self.stderr_tail)
+        text += failures_text(status, self.stderr_tail, self.job.kernel_pid)
         hint = reattach_hint(self.job)
         text.append(hint)
         html += f'<div style="font-size:11px;opacity:0.7;margin-top:2px">{esc(hint)}</div>'
         return {
             "text/plain": "\n".join(text),
-            "text/html": f'<div class="jsched-record jsched-status {NO_MATH}">{html}</div>',
+            "text/html": f'<div class="jsched-record jsched-status {NO_MATH}" style="{PANE_STYLE}">{html}</div>',
         }
 
     def poll(self) -> None:
         """Nothing to do: the ticker polls."""
 
     def _render_locked(self) -> None:
-        status = self.status
-        now = None if self.terminal else time.time()
-        body = status_html(self.job, status, now, self.stderr_tail) + ("" if self.terminal else self.usage.html())
+        body = self.body_html(live=True)
         if self.notice:
             body += f'<div style="color:#e75c58;font-size:12px">{esc(self.notice)}</div>'
         confirming = time.monotonic() < self._confirm_until

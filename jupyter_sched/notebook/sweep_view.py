@@ -25,6 +25,7 @@ from jupyter_sched.functions.table import format_value, table_rows
 from jupyter_sched.notebook import record
 from jupyter_sched.notebook.record import widget_mimes
 from jupyter_sched.notebook.theme import NO_MATH, as_of, esc, fmt_duration, pill, table, text_table
+from jupyter_sched.specs.labels import app_label
 
 #: Seconds between drawings of a running sweep's table (its elapsed times move on).
 TICK = 1.0
@@ -191,7 +192,7 @@ class SweepView:
             if job is None:
                 print("this run has not started (queued, or cancelled before it started)")
             else:
-                print(f"run {self.pick.value}: {job.handle}")
+                print(f"run {self.pick.value}: {app_label(job.handle)}")
                 display(job)
 
     def widget_bundle(self) -> Dict[str, Any]:

@@ -17,9 +17,11 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import re
-import signal
 import time
 from typing import Any, Iterable, Mapping, Optional, Sequence
+
+# exit codes in the panes are spelled as JobFailed spells them
+from jupyter_sched.frontend.reasons import exit_text as exit_text
 
 STATE_COLORS: Mapping[str, str] = {
     "UNSUBMITTED": "#808080",
@@ -33,10 +35,16 @@ STATE_COLORS: Mapping[str, str] = {
 }
 
 MONO = "font-family:var(--jp-code-font-family, Menlo, 'DejaVu Sans Mono', consolas, monospace)"
-TABLE_STYLE = "border-collapse:collapse;font-size:12px;margin:2px 0"
-CELL_STYLE = "padding:1px 8px;text-align:left"
-ROW_STYLE = "border-bottom:1px solid rgba(128,128,128,0.25);vertical-align:top"
-
+PANE_STYLE = (
+    "font-family:var(--jp-ui-font-family, system-ui, sans-serif);font-size:13px;line-height:1.45;"
+    "color:var(--jp-content-font-color1, inherit)"
+)
+"""The font of every pane, set on its outermost element: the live widget (ipywidgets' HTML sets a 28 px line
+height) and the cell's record (JupyterLab's rendered-HTML styles) then look the same."""
+TABLE_STYLE = "border-collapse:collapse;font-size:12px;line-height:1.45;margin:2px 0;table-layout:auto"
+CELL_STYLE = "padding:1px 8px;text-align:left;vertical-align:top;line-height:1.45;border:none"
+ROW_STYLE = "border-bottom:1px solid rgba(128,128,128,0.25);background:none"
+CODE_STYLE = "background:rgba(128,128,128,0.12);border-radius:3px;padding:0 4px;font-size:12px"
 
 
 NO_MATH = "tex2jax_ignore mathjax_ignore"
@@ -59,20 +67,6 @@ def as_of(ts: Optional[float] = None) -> str:
     """``as of 14:02:11``: the moment a shown state was true (a saved notebook must not present an old
     state as current)."""
     return f"as of {fmt_clock(time.time() if ts is None else ts)}"
-
-
-def exit_text(code: Optional[int]) -> str:
-    """An exit code as a person reads it: ``1``, ``-15 (SIGTERM)``, ``137 (128+SIGKILL)``; ``""`` for None."""
-    if code is None:
-        return ""
-    number = -code if code < 0 else code - 128 if 128 < code < 160 else 0
-    try:
-        name = signal.Signals(number).name if number else ""
-    except ValueError:
-        name = ""
-    if not name:
-        return str(code)
-    return f"{code} ({name})" if code < 0 else f"{code} (128+{name})"
 
 
 def pill(state: Any) -> str:
@@ -138,7 +132,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], raw: bool = Fal
 
 def code(text: Any) -> str:
     """Inline monospace text that selects as one unit (for handles and command lines)."""
-    return f'<code style="{MONO};user-select:all;white-space:pre-wrap">{esc(text)}</code>'
+    return f'<code style="{MONO};{CODE_STYLE};user-select:all;white-space:pre-wrap">{esc(text)}</code>'
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -1,20 +1,24 @@
-"""The status pane's usage part: per-replica CPU % and memory now/peak, and a small time-series chart.
+"""The status pane's usage part: per-replica CPU % and memory now/peak/limit, and a chart of them.
 
-The chart is an inline SVG inside the pane's HTML, not a plotting library or a widget: it costs no extra
-comm message (the pane sets one HTML trait per tick whatever the replica count, so its traffic stays at
-``1 / status_interval`` messages per second), it needs no JavaScript, and it stays readable in a saved
-notebook or an HTML export. The history is bounded (:data:`MAX_POINTS`), and so is the table
-(:data:`MAX_ROWS` replicas, then a summary row), so a message never grows with the job's age or size.
+The chart (:mod:`.usage_chart`) is an image inside the pane's HTML, not a plotting library or a widget: it
+costs no extra comm message (the pane sets one HTML trait per tick whatever the replica count, so its
+traffic stays at ``1 / status_interval`` messages per second), it needs no JavaScript, and it stays in a
+saved notebook or an HTML export: when the app ends, the record keeps the chart's last frame under the
+replicas' kept totals. The history is bounded (:data:`MAX_POINTS`), and so is the table (:data:`MAX_ROWS`
+replicas, then a summary row), so a message never grows with the job's age or size.
 
-A replica above 90 % of its memory limit is shown in the warning colour.
+A replica above 90 % of its memory limit is shown in the warning colour. A limit of exactly the components'
+default ``memMB`` (1 GiB) on a scheduler that enforces it is pointed out: the same job has no limit on the
+local schedulers, so running out of memory only in a container or on Slurm would otherwise be a surprise.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Deque, List, Sequence, Tuple
+from typing import Deque, List, Optional, Sequence, Tuple
 
 from jupyter_sched.notebook.theme import esc, table
+from jupyter_sched.notebook.usage_chart import Point, chart_img
 from jupyter_sched.specs import AppStatus
 from jupyter_sched.specs.usage import UsageSample, format_bytes
 
@@ -22,10 +26,11 @@ MAX_POINTS = 60
 MAX_ROWS = 32
 WARN_FRACTION = 0.9
 WARN_COLOR = "#e75c58"
-CPU_COLOR = "#208ffb"
-MEM_COLOR = "#d160c4"
 HEADERS = ("replica", "CPU %", "memory", "peak", "limit")
-_W, _H, _PAD = 240, 48, 2
+TOTALS_HEADERS = ("replica", "peak memory", "limit", "CPU time", "wall time")
+DEFAULT_LIMIT = 1024 << 20
+"""The memory limit the built-in components ask for (``--memMB 1024``) unless given another."""
+_NOTE_STYLE = "font-size:11px;opacity:0.75;margin:1px 0 2px"
 
 
 class UsageView:
@@ -33,7 +38,7 @@ class UsageView:
 
     def __init__(self, max_points: int = MAX_POINTS) -> None:
         self.samples: List[UsageSample] = []
-        self.history: Deque[Tuple[float, float, int]] = deque(maxlen=max_points)
+        self.history: Deque[Point] = deque(maxlen=max_points)
         self.error = ""
 
     def update(self, usage_fn) -> None:  # type: ignore[no-untyped-def]
@@ -50,18 +55,46 @@ class UsageView:
         self.samples = list(samples)
         live = [s for s in self.samples if s.running]
         if live:
+            limits = [s.mem_limit_bytes for s in live]
             self.history.append((
                 max(s.timestamp for s in live),
                 sum(s.cpu_percent for s in live),
                 sum(s.rss_bytes for s in live),
+                sum(limit for limit in limits if limit) if all(limits) else None,
             ))
 
-    def html(self) -> str:
-        if self.error:
+    def html(self, status: Optional[AppStatus] = None, scheduler: str = "") -> str:
+        """The usage part of the pane: while the app runs the live table and the chart; once ``status``
+        has ended, each replica's kept totals and the chart's last frame."""
+        ended = status is not None and status.is_terminal()
+        if self.error and not ended:
             return f'<div style="font-size:12px;color:{WARN_COLOR}">{esc(self.error)}</div>'
-        if not self.samples:
+        if ended:
+            assert status is not None
+            body = totals_html(status)
+            limits = [r.usage.mem_limit_bytes for role in status.roles for r in role.replicas if r.usage is not None]
+        elif self.samples:
+            body = usage_table_html(self.samples)
+            limits = [s.mem_limit_bytes for s in self.samples]
+        else:
             return ""
-        return f'<div class="jsched-usage">{usage_table_html(self.samples)}{chart_svg(list(self.history))}</div>'
+        chart = chart_img(list(self.history), ended=ended)
+        note = default_limit_note(limits, scheduler)
+        if not (body or chart):
+            return ""
+        return f'<div class="jsched-usage">{body}{note}{chart}</div>'
+
+
+def default_limit_note(limits: Sequence[Optional[int]], scheduler: str) -> str:
+    """A line under the table when a replica's limit is the built-in components' default, on a scheduler
+    that enforces it (the local ones never do)."""
+    local = scheduler.startswith("local_") and scheduler != "local_docker"
+    if local or DEFAULT_LIMIT not in limits:
+        return ""
+    return (
+        f'<div class="jsched-note" style="{_NOTE_STYLE}">limit 1 GiB: the component\'s default --memMB 1024,'
+        f" enforced on {esc(scheduler)} (the local schedulers set none); give --memMB to change it</div>"
+    )
 
 
 def _warn(sample: UsageSample) -> bool:
@@ -85,7 +118,7 @@ def usage_rows(samples: Sequence[UsageSample]) -> List[Tuple[str, ...]]:
         mem = format_bytes(s.rss_bytes) if s.running else "ended"
         cpu = f"{s.cpu_percent:.0f}" if s.running else f"{s.cpu_seconds:.1f} s total"
         rows.append((
-            esc(f"{s.role}[{s.replica}]"),
+            esc(f"{s.role}/{s.replica}"),
             esc(cpu),
             f"<span{color}>{esc(mem)}</span>",
             f"<span{color}>{esc(format_bytes(s.peak_rss_bytes))}</span>",
@@ -109,40 +142,6 @@ def usage_table_html(samples: Sequence[UsageSample]) -> str:
     return table(headers, usage_rows(samples), raw=True)
 
 
-def _polyline(points: List[Tuple[float, float]], color: str) -> str:
-    coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-    return f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{coords}"/>'
-
-
-def chart_svg(history: List[Tuple[float, float, int]]) -> str:
-    """Total CPU % and memory over the last :data:`MAX_POINTS` readings, each scaled to its own maximum
-    (named in the legend), as a self-contained SVG."""
-    if len(history) < 2:
-        return ""
-    t0, t1 = history[0][0], history[-1][0]
-    span = max(t1 - t0, 1e-9)
-    cpu_max = max(max(h[1] for h in history), 1.0)
-    mem_max = max(max(h[2] for h in history), 1)
-
-    def xy(t: float, v: float, top: float) -> Tuple[float, float]:
-        return (_PAD + (t - t0) / span * (_W - 2 * _PAD), _H - _PAD - v / top * (_H - 2 * _PAD))
-
-    cpu = _polyline([xy(t, c, cpu_max) for t, c, _ in history], CPU_COLOR)
-    mem = _polyline([xy(t, float(m), float(mem_max)) for t, _, m in history], MEM_COLOR)
-    legend = (
-        f'<span style="color:{CPU_COLOR}">CPU max {cpu_max:.0f} %</span> &middot; '
-        f'<span style="color:{MEM_COLOR}">memory max {esc(format_bytes(mem_max))}</span> &middot; '
-        f"last {span:.0f} s"
-    )
-    return (
-        f'<div style="font-size:11px;opacity:0.85">'
-        f'<svg class="jsched-usage-chart" width="{_W}" height="{_H}" viewBox="0 0 {_W} {_H}" '
-        f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="CPU and memory over time">'
-        f'<rect x="0" y="0" width="{_W}" height="{_H}" fill="none" stroke="rgba(128,128,128,0.4)"/>'
-        f"{cpu}{mem}</svg><div>{legend}</div></div>"
-    )
-
-
 def totals_html(status: AppStatus) -> str:
     """The kept totals of ended replicas (for ``job.status`` and ``describe`` displays); "" if none."""
     rows = []
@@ -151,10 +150,10 @@ def totals_html(status: AppStatus) -> str:
             if rep.usage is not None:
                 u = rep.usage
                 rows.append(tuple(esc(c) for c in (
-                    f"{role.role}[{rep.id}]", format_bytes(u.peak_rss_bytes or None), format_bytes(u.mem_limit_bytes),
+                    f"{role.role}/{rep.id}", format_bytes(u.peak_rss_bytes or None), format_bytes(u.mem_limit_bytes),
                     f"{u.cpu_seconds:.2f} s", f"{u.wall_seconds:.2f} s",
                 )))
     if not rows:
         return ""
-    return table(("replica", "peak memory", "limit", "CPU time", "wall time"), rows, raw=True)
+    return table(TOTALS_HEADERS, rows, raw=True)
 

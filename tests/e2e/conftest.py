@@ -420,6 +420,24 @@ class Lab:
         locator.screenshot(path=str(path))
         return path
 
+    def set_theme(self, dark: bool) -> None:
+        """Switches JupyterLab's theme (its own command, as the Settings menu does) and waits until applied."""
+        name = "JupyterLab Dark" if dark else "JupyterLab Light"
+        self.page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", name)
+        self.page.wait_for_function(
+            "(dark) => document.body.dataset.jpThemeLight === (dark ? 'false' : 'true')", arg=dark, timeout=30_000
+        )
+        self.page.wait_for_timeout(500)  # the theme's stylesheet is applied after the attribute changes
+
+    def screenshot_themes(self, locator: Any, name: str) -> List[Path]:
+        """``name-light.png`` and ``name-dark.png``: the same output in both themes (back to light after)."""
+        shots = []
+        for dark in (False, True):
+            self.set_theme(dark)
+            shots.append(self.screenshot(locator, f"{name}-{'dark' if dark else 'light'}"))
+        self.set_theme(False)
+        return shots
+
 
 def make_lab(context: Any, server: LabServer) -> Lab:
     page = context.new_page()

@@ -133,7 +133,7 @@ def test_dryrun_table_is_shown(quickstart: Lab) -> None:
 
 def test_cancelled_job_in_the_notebook(quickstart: Lab) -> None:
     out = output_of(quickstart, "%sched_cancel --wait long")
-    assert re.search(r"local_cwd://default/long-\w+: CANCELLED", out.inner_text())
+    assert re.search(r"long-\w+ on local_cwd: CANCELLED", out.inner_text())
     # The live pane of that job (shown by the cell before) followed it to the end.
     pane = output_of(quickstart, "long = %sched_run")
     pane.locator(".jsched-status .jsched-pill", has_text="CANCELLED").first.wait_for(timeout=15_000)
@@ -148,7 +148,7 @@ def test_cancel_button_cancels_a_running_job(quickstart: Lab) -> None:
     status.locator(".jsched-pill", has_text="RUNNING").first.wait_for(timeout=30_000)
     # The progress bar is moving before we stop it.
     out.locator("pre.jsched-log-text", has_text="train:").wait_for(timeout=30_000)
-    # One row of controls: Cancel (only while it can cancel), Follow, Save logs.
+    # One row of controls: Cancel (only while it can cancel), Pause, Save logs.
     row = out.locator(".jsched-controls")
     assert row.locator("button", has_text="Cancel").count() == 1
     assert row.locator("button", has_text="Save logs").count() == 1
@@ -158,7 +158,7 @@ def test_cancel_button_cancels_a_running_job(quickstart: Lab) -> None:
     # "Save logs" writes each replica's whole log next to the notebook and links it; the link opens the
     # file in JupyterLab.
     row.locator("button", has_text="Save logs").click()
-    link = row.locator("a", has_text="python/0")
+    link = out.locator(".jsched-saved a", has_text="python/0")  # on a line of its own, under the buttons
     link.wait_for(timeout=30_000)
     href = link.get_attribute("href") or ""
     assert re.fullmatch(r"jsched-logs/button-\w+/python-0\.log", href), href

@@ -121,8 +121,16 @@ def test_restart_finds_the_apps_again(lab: Lab, lab_server: LabServer, replica_p
     expect(short_row.locator(".jsched-pill")).to_have_text("SUCCEEDED", timeout=PANE_TIMEOUT)
     expect(long_row.locator(".jsched-pill")).to_have_text("RUNNING", timeout=PANE_TIMEOUT)
     bound_row = listing.locator(".widget-hbox", has_text=bound_handle)
-    expect(bound_row.locator(".jsched-pill")).to_have_text(re.compile(r"^(FAILED|CANCELLED)$"), timeout=PANE_TIMEOUT)
+    # nobody cancelled it: the kernel's restart (its owner's exit) ended it, and it says so
+    expect(bound_row.locator(".jsched-pill")).to_have_text("FAILED", timeout=PANE_TIMEOUT)
     assert process_ended(bound_pid), f"the owner-bound replica (pid {bound_pid}) outlived its kernel"
+    bound_out = cell_output(lab, lab.append_and_run(f"%sched_status {bound_handle}"))
+    expect(bound_out.locator(".jsched-failure")).to_have_text(
+        re.compile(rf"sh/0 FAILED \(exit code -15 \(SIGTERM\)\): stopped when the kernel that launched it \(process"
+                   rf" {old_pid}\) was restarted or shut down; launch with --detach to keep a job through a restart"),
+        timeout=PANE_TIMEOUT,
+    )
+    lab.screenshot_themes(bound_out, "restart-bound-ended")
     expect(short_row.locator("button", has_text="Cancel")).to_be_disabled()
     expect(long_row.locator("button", has_text="Cancel")).to_be_enabled()
     expect(short_row).to_contain_text(short_name)

@@ -11,6 +11,7 @@ import jupyter_sched
 from jupyter_sched.frontend.job import Job
 from jupyter_sched.functions import FunctionError, UnpicklableError
 from jupyter_sched.specs import AppState
+from jupyter_sched.specs.labels import app_label
 
 
 def test_a_closure_over_a_variable_returns_its_value() -> None:
@@ -266,7 +267,7 @@ def test_a_result_that_does_not_fit_on_the_disk_is_an_error_naming_it(small_disk
     err = info.value
     path = os.path.join(job.job_dir, "result-0.pkl")
     assert err.writing and err.path == path and err.replica == f"{job.role}/0" and err.handle == job.handle
-    assert "No space left on device" in str(err) and job.handle in str(err) and path in str(err)
+    assert "No space left on device" in str(err) and app_label(job.handle) in str(err) and path in str(err)
     assert "4,000,0" in err.reason, "the size that did not fit"
     assert not [n for n in os.listdir(job.job_dir) if n.endswith(".tmp")], "no temporary file is left behind"
     assert job.state == AppState.FAILED
@@ -288,7 +289,8 @@ def test_a_damaged_result_file_is_an_error_naming_the_job_replica_and_file() -> 
         with pytest.raises(ResultError) as info:
             job.result()
         text = str(info.value)
-        assert text.startswith(f"cannot read the result of replica {job.role}/0 of {job.handle} from {path}: ")
+        label = app_label(job.handle)
+        assert text.startswith(f"cannot read the result of replica {job.role}/0 of {label} from {path}: ")
         assert why in text and not info.value.writing
 
 
@@ -312,7 +314,7 @@ def test_a_value_of_a_class_that_exists_only_in_the_replica_is_an_error_naming_t
     with pytest.raises(ResultError) as info:
         job.result(timeout=60)
     assert f"module '{name}'" in info.value.reason and "cannot import" in info.value.reason
-    assert job.handle in str(info.value) and f"{job.role}/0" in str(info.value)
+    assert app_label(job.handle) in str(info.value) and f"{job.role}/0" in str(info.value)
     sweep = jupyter_sched.sweep(lambda k: make() if k == 2 else k, {"k": [1, 2, 3]})
     with pytest.raises(ResultError, match=name):
         sweep.results(timeout=120)

@@ -28,7 +28,9 @@ def test_wait_raises_job_failed_naming_the_replica_and_error(ip: Any, magics: An
     assert failed.state == AppState.FAILED and isinstance(failed.job, Job)
     message = str(failed)
     assert message.startswith("python FAILED: python/1 FAILED (exit code 1): KeyError: 'y'")
-    assert failed.handle in message and "\n" not in message
+    # the app by id and scheduler: JupyterLab would turn half of a handle into a dead link (issue 26)
+    assert message.endswith(f" [{failed.job.app_id} on local_cwd]") and "://" not in message
+    assert "\n" not in message
     assert failed._render_traceback_() == [f"\x1b[31mJobFailed\x1b[0m: {message}"]
     assert failed.job.wait().state == AppState.FAILED  # wait() returns the status, it does not raise
     with pytest.raises(JobFailed):

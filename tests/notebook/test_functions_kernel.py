@@ -119,5 +119,6 @@ def test_a_value_the_kernel_cannot_unpickle_is_one_line_naming_the_module(saved)
     (error,) = [o for o in saved.cells[9].outputs if o.output_type == "error"]
     assert error.ename == "ResultError" and len(error.traceback) == 1
     line = error.traceback[0]
-    assert "cannot read the result of replica replica_only/0 of local_cwd://" in line and "result-0.pkl" in line
+    assert "cannot read the result of replica replica_only/0 of replica_only-" in line and "result-0.pkl" in line
+    assert " on local_cwd from " in line
     assert "module 'replica_only_mod'" in line

@@ -139,28 +139,37 @@ def test_restart_finds_the_apps_again(kernel: Tuple[Any, Any]) -> None:
         "d = %sched_run --detach utils.sh 'echo hello-detached; sleep 60'\n"
         "b = %sched_run utils.sh 'echo hello-bound; sleep 60'\n"
         "import time; time.sleep(0.5)\n"
-        "print(d.handle, b.handle, d.status.roles[0].replicas[0].pid)"
+        "import os; print(d.handle, b.handle, d.status.roles[0].replicas[0].pid, os.getpid())"
     ))  # fmt: skip
-    detached, bound, pid = out.split()
-    km.restart_kernel(now=True)
+    detached, bound, pid, kernel_pid = out.split()
+    km.restart_kernel(now=False)  # as JupyterLab restarts it: the kernel is asked to shut down, and exits
     kc.wait_for_ready(timeout=60)
     run_ok(kc, "%load_ext jupyter_sched\n%config SchedMagics.interactive = False")
 
     def state_of(handle: str) -> str:
         return run_ok(kc, f"print(get_ipython().run_line_magic('sched_status', '{handle}').state)").strip()
 
-    wait_for(lambda: state_of(bound) in ("FAILED", "CANCELLED"), 30, "the owner-bound app to end with its kernel")
+    wait_for(lambda: state_of(bound) == "FAILED", 30, "the owner-bound app to end with its kernel")
     assert state_of(detached) == "RUNNING" and alive(int(pid))
+    # nobody cancelled it: the kernel's exit ended it, and the new kernel says so (issue 26)
+    reply, _ = execute(kc, f"b = %sched_job {bound.rsplit('/', 1)[1]}\nb.result()")
+    assert reply["content"]["ename"] == "JobFailed", reply["content"]
+    line = reply["content"]["traceback"][0]
+    assert (
+        f"sh/0 FAILED (exit code -15 (SIGTERM)): stopped when the kernel that launched it (process {kernel_pid})"
+        " was restarted or shut down; launch with --detach to keep a job through a restart"
+    ) in line, line
     listing = run_ok(kc, "%sched_list")
     rows = {line.split()[0]: line.split()[2] for line in listing.splitlines()[1:]}
-    assert rows[detached] == "RUNNING" and rows[bound] in ("FAILED", "CANCELLED")
+    assert rows[detached] == "RUNNING" and rows[bound] == "FAILED"
     assert "hello-detached" in run_ok(kc, f"%sched_logs {detached.rsplit('/', 1)[1]} --snapshot")
     assert "hello-bound" in run_ok(kc, "%sched_logs sh --streams stdout")  # by name: the latest 'sh'
     run_ok(kc, "%config SchedMagics.interactive = True")
     reply, msgs = execute(kc, f"%sched_status {detached}")
     assert reply["content"]["status"] == "ok" and any(m["msg_type"] == "comm_open" for m in msgs)
     run_ok(kc, "%config SchedMagics.interactive = False")
-    assert f"{detached}: CANCELLED" in run_ok(kc, f"%sched_cancel {detached} --wait")
+    cancelled = run_ok(kc, f"%sched_cancel {detached} --wait")
+    assert f"{detached.rsplit('/', 1)[1]} on local_cwd: CANCELLED" in cancelled
     wait_for(lambda: not alive(int(pid)), 30, "the detached replica to end after %sched_cancel")
     time.sleep(0)
 
@@ -196,7 +205,7 @@ def test_restart_finds_docker_apps_again(kernel: Tuple[Any, Any], docker_engine:
         assert any(line.split()[0] == handle and line.split()[2] == "RUNNING" for line in listing.splitlines())
         app_id = handle.rsplit("/", 1)[1]
         wait_for(lambda: "from-docker" in run_ok(kc, f"%sched_logs {app_id} --snapshot"), 30, "the docker log")
-        assert f"{handle}: CANCELLED" in run_ok(kc, f"%sched_cancel {app_id} --wait")
+        assert f"{app_id} on local_docker: CANCELLED" in run_ok(kc, f"%sched_cancel {app_id} --wait")
     finally:
         ids = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=jupyter_sched.session={session}"],
                              capture_output=True, text=True).stdout.split()  # fmt: skip

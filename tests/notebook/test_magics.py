@@ -273,11 +273,11 @@ def test_interrupting_wait_detaches_and_the_job_keeps_running(ip: Any, magics: A
         run(ip, "--wait utils.sh 'sleep 30'")
     message = info.value._render_traceback_()
     assert len(message) == 1 and message[0].startswith("Interrupted: stopped waiting for")
-    assert "not stopped" in message[0]
-    handle = message[0].split()[4]
+    assert "not stopped" in message[0] and "://" not in message[0]  # no handle for JupyterLab to half-link
+    app_id = message[0].split()[4]
     assert isinstance(info.value, KeyboardInterrupt)
     monkeypatch.undo()
-    job = magics.session.job(handle)
+    job = magics.session.job(magics.session.resolve(app_id))
     assert job.state == AppState.RUNNING
     magics.cancel_on_interrupt = True
     monkeypatch.setattr(Job, "wait", interrupted)
@@ -294,12 +294,15 @@ def test_detached_prints_one_line_in_a_cell(ip: Any, magics: Any, monkeypatch: A
     ip.run_cell("%sched_run --wait utils.sh 'sleep 30'")
     out = capsys.readouterr()
     lines = (out.out + out.err).strip().splitlines()
-    handle = lines[0].split()[-5]
-    assert lines[0].startswith("sh launched:") and lines[1].startswith("Stopped waiting for sh (RUNNING)")
+    app_id = lines[0].split()[-7]
+    label = f"{app_id} on local_cwd"  # an app id, not a handle, in stream output: JupyterLab half-links handles
+    assert lines[0] == f"sh launched: {label} (waiting; interrupt to detach)"
+    assert lines[1] == f"Stopped waiting for sh (RUNNING): {label}"
     # the truth about a local app: it ends with the kernel unless --detach; how to get the Job back
     assert "restarting or shutting down the kernel ends its replicas" in lines[2] and "--detach" in lines[2]
-    assert f"job = %sched_job {handle}" in lines[3] and f"%sched_cancel {handle}" in lines[3]
-    assert lines[4] == f"Interrupted: stopped waiting for {handle} (the app was not stopped)." and len(lines) == 5
+    assert f"job = %sched_job {app_id}" in lines[3] and f"%sched_cancel {app_id}" in lines[3]
+    assert lines[4] == f"Interrupted: stopped waiting for {label} (the app was not stopped)." and len(lines) == 5
+    assert "://" not in out.out + out.err
     monkeypatch.undo()
     next(reversed(magics.session.jobs.values())).cancel()
 
@@ -442,7 +445,7 @@ def test_cancel(ip: Any, magics: Any, logged: Job, capsys: Any) -> None:
     job = run(ip, "utils.sh 'sleep 30'")
     ip.run_line_magic("sched_cancel", f"{job.app_id} --wait")
     out = capsys.readouterr().out
-    assert f"cancelling {job.handle}" in out and f"{job.handle}: CANCELLED" in out
+    assert f"cancelling {job.app_id} on local_cwd" in out and f"{job.app_id} on local_cwd: CANCELLED" in out
     ip.run_line_magic("sched_cancel", logged.handle)
     assert "already ended (SUCCEEDED)" in capsys.readouterr().out
     with pytest.raises(UsageError, match="no app"):

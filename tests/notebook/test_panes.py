@@ -148,11 +148,13 @@ def test_log_pane_replica_selector_and_pause(widgets: Any, recorder: Any, colour
     pane.selector.value = "python/1"
     assert "oops 1" in pane.html.value and "oops 0" not in pane.html.value
     body = pane.html.value.split("<pre", 1)[1]
-    pane.follow.value = False
+    assert (pane.follow.description, pane.follow.icon) == ("Pause", "pause")  # the label says what a click does
+    pane.follow.click()
     assert "paused" in pane.html.value and pane.html.value.split("<pre", 1)[1] == body
+    assert (pane.follow.description, pane.follow.icon) == ("Follow", "play")
     pane.selector.value = "all"
     assert pane.html.value.split("<pre", 1)[1] == body  # paused: the lines stay as they were
-    pane.follow.value = True
+    pane.follow.click()
     assert "oops 0" in pane.html.value and "paused" not in pane.html.value
 
 

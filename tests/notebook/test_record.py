@@ -74,7 +74,10 @@ def test_failed_replica_says_why(executed: Dict[str, Any]) -> None:
     text, html = data["text/plain"], data["text/html"]
     assert text.startswith("broken FAILED: ")
     assert "python/0 FAILED (exit code 1): KeyError: 'y'" in text
-    assert "python/0 FAILED:" in html and "KeyError: &#x27;y&#x27;" in html and "exit code 1" in html
+    assert "python/0 FAILED (exit code 1): KeyError: &#x27;y&#x27;" in html
+    # the traceback once: in the log tail, not again in the failure block above it (issue 26)
+    assert html.count("Traceback (most recent call last)") == 1
+    assert text.count("Traceback (most recent call last)") == 1
 
 
 def test_magics_on_ended_apps_are_static(executed: Dict[str, Any]) -> None:

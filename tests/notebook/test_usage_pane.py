@@ -1,5 +1,6 @@
 """The status pane with usage, driven by a real local job of many replicas, every comm message recorded:
-per-replica usage columns and the chart appear, the totals stay after the end, and the pane sends at
+per-replica usage columns and the chart appear, the totals and the chart's last frame stay after the end,
+and the pane sends at
 most one update per tick however many replicas there are (counted, not timed)."""
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ def test_usage_in_the_status_pane_with_bounded_traffic(ip: Any, widgets: Any, re
     wait_for(lambda: "jsched-usage-chart" in pane.html.value and pane.html.value.count("MiB") > REPLICAS, 120,
              "usage columns for every replica and a chart")
     value = pane.html.value
-    assert ">CPU %<" in value and ">peak<" in value and f"w[{REPLICAS - 1}]" not in value  # role is 'python'
-    assert f"python[{REPLICAS - 1}]" in value
+    assert ">CPU %<" in value and ">peak<" in value
+    assert f"python/{REPLICAS - 1}" in value and f"python[{REPLICAS - 1}]" not in value  # one spelling
     ticks_before, sent_before = pane.ticker.ticks, len(recorder.updates(comm_id))
     wait_for(lambda: pane.ticker.ticks >= ticks_before + 5, 60, "five more ticks")
     ticks, sent = pane.ticker.ticks - ticks_before, len(recorder.updates(comm_id)) - sent_before
@@ -37,5 +38,8 @@ def test_usage_in_the_status_pane_with_bounded_traffic(ip: Any, widgets: Any, re
     stop.write_text("")
     assert job.wait(timeout=120).state.is_terminal
     wait_for(lambda: not pane.ticker.alive, 60, "the pane's final tick")
-    final = pane.html.value  # the live rows give way to the kept totals
-    assert "peak memory" in final and f"python[{REPLICAS - 1}]" in final and "jsched-usage-chart" not in final
+    final = pane.html.value  # the live rows give way to the kept totals; the chart stays, as its last frame
+    assert "peak memory" in final and f"python/{REPLICAS - 1}" in final and "jsched-usage-chart" in final
+    assert ">CPU %<" not in final
+    record = job.view().record_bundle()["text/html"]  # the cell's record is the pane frozen: chart included
+    assert "jsched-usage-chart" in record and "peak memory" in record

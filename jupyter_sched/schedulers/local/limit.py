@@ -146,8 +146,8 @@ def limit_message(env: dict, exit_code: Optional[int], stderr_path: str, peak: O
     if not any(marker in tail for marker in _OOM_MARKERS):
         return None
     return (
-        f"failed: out of memory (limit {format_bytes(limit)} of address space (RLIMIT_AS),"
-        f" peak {format_bytes(peak or 0)} resident)"
+        f"failed: out of memory (limit {format_bytes(limit)}, peak {format_bytes(peak or 0)} in use: the limit"
+        " also counts memory reserved but not used)"
     )
 
 

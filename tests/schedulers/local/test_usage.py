@@ -93,7 +93,8 @@ def test_memory_limit_is_opt_in_and_a_replica_over_it_says_so(sched: LocalSchedu
     assert rep.state == AppState.FAILED
     assert rep.usage.mem_limit_bytes == 128 * MB
     assert enforcement() == "rlimit"  # this machine: no writable cgroup v2 memory controller
-    assert rep.msg.startswith("failed: out of memory (limit 128 MiB of address space (RLIMIT_AS)")
+    assert rep.msg.startswith("failed: out of memory (limit 128 MiB, peak ")
+    assert rep.msg.endswith(" in use: the limit also counts memory reserved but not used)")
     assert desc.msg.startswith("main[0]: failed: out of memory")
 
     # Under the limit, the same program runs; the limit reaches it in the environment.

@@ -1,0 +1,140 @@
+"""Why a replica failed and what an app's message adds, in the words the panes and ``JobFailed`` share.
+
+Pure functions of an ``AppStatus`` (no widgets, no I/O): the status pane's header and failure lines, the
+cell's record and the one-line ``JobFailed`` all take a failed replica's reason from :func:`replica_reason`,
+so one replica is explained the same way everywhere, and spelled one way (``python/0``).
+
+The order of what explains a failure best:
+
+1. out of memory, as the backend recorded it on the replica (``replica.msg``), in plain words:
+   ``out of memory (limit 128 MiB, peak 21.4 MiB)`` rather than the ``MemoryError`` the program printed;
+2. its owner's exit: a local replica stopped because the process that launched it exited, which in a
+   notebook is the kernel's restart or shutdown (said so when the job's kernel is known);
+3. the error file the replica wrote (TorchX's ``{"message": ...}``), then the last line it wrote to
+   stderr (a Python traceback ends with the exception), then its exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from typing import List, Optional, Sequence
+
+from jupyter_sched.specs import NONE, AppState, AppStatus, ReplicaStatus
+from jupyter_sched.specs.labels import app_label
+
+__all__ = [
+    "app_label", "app_message", "error_file_message", "exit_text", "out_of_memory", "owner_exit", "replica_reason",
+]  # fmt: skip
+
+OWNER_EXIT = re.compile(r"\bowner process (\d+) exited\b")
+_OOM = re.compile(r"^(?:killed|failed): (out of memory\b.*)$")
+_BARE_STATE = re.compile(r"^[A-Z][A-Z_]+$")
+_SIGNALLED = {-15, -9, 128 + 15, 128 + 9}
+
+
+def exit_text(code: Optional[int]) -> str:
+    """An exit code as a person reads it: ``1``, ``-15 (SIGTERM)``, ``137 (128+SIGKILL)``; ``""`` for None."""
+    if code is None:
+        return ""
+    number = -code if code < 0 else code - 128 if 128 < code < 160 else 0
+    try:
+        name = signal.Signals(number).name if number else ""
+    except ValueError:
+        name = ""
+    if not name:
+        return str(code)
+    return f"{code} ({name})" if code < 0 else f"{code} (128+{name})"
+
+
+def error_file_message(text: Optional[str]) -> str:
+    """The message of a TorchX-style error file (``{"message": {"message": ...}}``), or its first line."""
+    if not text or text == NONE:
+        return ""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text.strip().splitlines()[0] if text.strip() else ""
+    message = data.get("message", data) if isinstance(data, dict) else data
+    if isinstance(message, dict):
+        message = message.get("message", "")
+    return str(message or "").strip()
+
+
+def out_of_memory(replica: ReplicaStatus) -> str:
+    """``out of memory (limit ..., peak ...)`` when the backend says the replica failed at its memory
+    limit (its ``msg``: ``killed: out of memory ...`` or ``failed: out of memory ...``), else ""."""
+    for part in (replica.msg or "").split("; "):
+        match = _OOM.match(part.strip())
+        if match:
+            return match.group(1)
+    return ""
+
+
+def owner_exit(status: Optional[AppStatus]) -> Optional[int]:
+    """The pid of the owner whose exit stopped the app (a local app's message says so), else None."""
+    match = OWNER_EXIT.search(status.msg or "") if status is not None else None
+    return int(match.group(1)) if match else None
+
+
+def owner_reason(pid: int, kernel_pid: Optional[int]) -> str:
+    """Why a replica was stopped when its owner exited: a kernel's restart or shutdown, when the app was
+    launched by that kernel."""
+    if kernel_pid is not None and pid == kernel_pid:
+        return (
+            f"stopped when the kernel that launched it (process {pid}) was restarted or shut down;"
+            " launch with --detach to keep a job through a restart"
+        )
+    return f"stopped when its owner, process {pid}, exited"
+
+
+def replica_reason(
+    replica: ReplicaStatus,
+    status: Optional[AppStatus] = None,
+    stderr: Sequence[str] = (),
+    kernel_pid: Optional[int] = None,
+) -> str:
+    """One line saying why ``replica`` failed (see the module docstring for the order); ``stderr`` is its
+    last stderr lines, if known."""
+    oom = out_of_memory(replica)
+    if oom:
+        return oom
+    pid = owner_exit(status)
+    if pid is not None and (replica.exit_code in _SIGNALLED or replica.exit_code is None):
+        return owner_reason(pid, kernel_pid)
+    message = error_file_message(replica.structured_error_msg)
+    if message:
+        return " ".join(message.split())[:300]
+    last = next((line.strip() for line in reversed(stderr) if line.strip()), "")
+    if last:
+        return last[:300]
+    return f"exit code {replica.exit_code}" if replica.exit_code is not None else "failed"
+
+
+def app_message(status: Optional[AppStatus]) -> str:
+    """What the app's message adds to the panes: without the notes about single replicas (``role[k]: ...``,
+    which the panes show with the replica, spelled ``role/k``), without a scheduler's bare state word
+    (Slurm's ``RUNNING``, ``COMPLETED``: the state pill says it), and without an owner's exit that the
+    failed replicas' reasons already give."""
+    if status is None or not status.msg or status.msg == NONE:
+        return ""
+    explained = owner_exit(status) is not None and any(
+        rep.exit_code in _SIGNALLED or rep.exit_code is None
+        for role in status.roles for rep in role.replicas if rep.state == AppState.FAILED
+    )  # fmt: skip
+    text = status.msg
+    for role in status.roles:
+        for rep in role.replicas:
+            if rep.msg:
+                text = text.replace(f"{rep.role}[{rep.id}]: {rep.msg}", "")
+    kept: List[str] = []
+    for part in text.split("; "):
+        head, sep, rest = part.partition(": ")
+        if sep and _BARE_STATE.match(head):  # Slurm's "FAILED: sh[0]: ..."
+            part = rest
+        if explained and (OWNER_EXIT.match(part) or part.startswith("its replicas ")):
+            continue
+        if part.strip() and not _BARE_STATE.match(part.strip()):
+            kept.append(part.strip())
+    return "; ".join(kept)
