@@ -215,7 +215,7 @@ class JobView(RecordSource):
             return self.log_pane.shows(role, k, lines, text_lines)
 
         failures = failures_text(status, self.log_pane.stderr_tail, self.job.kernel_pid, in_text)
-        saved = links_html(self.saved, None if self.saved_final else self.saved_at)
+        saved = links_html(self.saved, None if self.saved_final else self.saved_at, ended)
         return record.job_bundle(
             self.job, status, self.status_pane.static_html(when), failures, self.log_pane.static_html(when),
             self.log_pane.static_text(text_lines), when, f'<div class="jsched-saved">{saved}</div>' if saved else "",

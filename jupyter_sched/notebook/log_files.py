@@ -52,9 +52,11 @@ def save_logs(runner: "Runner", handle: str, app_id: str, replicas: Sequence[Tup
     return out
 
 
-def links_html(saved: Sequence[Tuple[str, int, str, int]], as_of_ts: Optional[float] = None) -> str:
+def links_html(saved: Sequence[Tuple[str, int, str, int]], as_of_ts: Optional[float] = None,
+               ended: bool = False) -> str:  # fmt: skip
     """Relative links to the saved files (they open in JupyterLab). ``as_of_ts``: saved while the app ran,
-    so the files hold what was logged by then, and the line says so."""
+    so the files hold what was logged by then, and the line says so (``ended``: the app has ended since,
+    and a record cannot save again)."""
     items = [
         f'<a href="{html.escape(path, quote=True)}" target="_blank" style="text-decoration:underline">'
         f"{esc(role)}/{k}</a>"
@@ -63,5 +65,10 @@ def links_html(saved: Sequence[Tuple[str, int, str, int]], as_of_ts: Optional[fl
     ]
     if not items:
         return ""
-    when = f" as of {fmt_clock(as_of_ts)} (the app was still running; save again for more)" if as_of_ts else ""
+    if not as_of_ts:
+        when = ""
+    elif ended:
+        when = f" as of {fmt_clock(as_of_ts)}, saved while the app ran"
+    else:
+        when = f" as of {fmt_clock(as_of_ts)} (the app was still running; save again for more)"
     return f'<div style="font-size:12px;margin:2px 0">full logs{esc(when)}: {" &middot; ".join(items)}</div>'

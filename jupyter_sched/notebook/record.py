@@ -300,9 +300,9 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
     hint = hint_text(job.handle, ended)
     html = (
         f'<div class="jsched-record jsched-job {NO_MATH}" style="{PANE_STYLE}">'
-        f'<div class="jsched-status">{status_html}</div>'
+        f'<div class="jsched-status">{status_html}'
         f'<div class="jsched-hint" style="font-size:11px;opacity:0.7;margin:4px 0 2px">{esc(hint)}</div>'
-        f"{saved_html}"
+        f"{saved_html}</div>"
         f'<div class="jsched-log" style="margin-top:4px">{log_html}</div></div>'
     )
     head = job.summary(final_only=False) + when

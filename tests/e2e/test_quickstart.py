@@ -68,7 +68,7 @@ def test_status_pane_reaches_succeeded(quickstart: Lab) -> None:
     assert out.locator(".jsched-record").count() == 1 and out.locator(".jupyter-widgets").count() == 0
     # The summary --wait prints when the job has ended.
     assert re.search(r"train SUCCEEDED: local_cwd://default/train-\w+ \(exit code 0\)", out.inner_text())
-    quickstart.screenshot(out.locator(".jsched-job").first, "quickstart-panes")
+    quickstart.screenshot_themes(out.locator(".jsched-job").first, "quickstart-panes")
     shot = quickstart.screenshot(quickstart.cell(quickstart.cell_index_containing("--steps 30")), "quickstart-cell")
     if os.environ.get("JSCHED_UPDATE_DOCS_IMG"):  # refresh the README's picture from this run
         DOCS_IMG.parent.mkdir(parents=True, exist_ok=True)
@@ -154,7 +154,7 @@ def test_cancel_button_cancels_a_running_job(quickstart: Lab) -> None:
     assert row.locator("button", has_text="Save logs").count() == 1
     tops = row.locator("button").evaluate_all("els => els.map(e => Math.round(e.getBoundingClientRect().top))")
     assert len(set(tops)) == 1, f"the buttons are not in one row: {tops}"
-    quickstart.screenshot(out.locator(".jsched-job").first, "quickstart-running")
+    quickstart.screenshot_themes(out.locator(".jsched-job").first, "quickstart-running")
     # "Save logs" writes each replica's whole log next to the notebook and links it; the link opens the
     # file in JupyterLab.
     row.locator("button", has_text="Save logs").click()
@@ -177,7 +177,7 @@ def test_cancel_button_cancels_a_running_job(quickstart: Lab) -> None:
     status.locator(".jsched-pill", has_text="CANCELLED").first.wait_for(timeout=30_000)
     out.locator(".jsched-record").wait_for(timeout=30_000)  # the ended view became its record
     assert out.locator("button", has_text="Cancel").count() == 0
-    quickstart.screenshot(out.locator(".jsched-job").first, "quickstart-cancelled")
+    quickstart.screenshot_themes(out.locator(".jsched-job").first, "quickstart-cancelled")
 
 
 def test_flood_of_200000_lines_keeps_the_page_responsive(quickstart: Lab) -> None:

@@ -150,7 +150,7 @@ def test_restart_finds_the_apps_again(lab: Lab, lab_server: LabServer, replica_p
     status = status_out.locator(".jsched-status")
     expect(status.locator(".jsched-pill").first).to_have_text("RUNNING", timeout=PANE_TIMEOUT)
     assert replica_pid(status) == long_pid, "the re-attached pane shows another process than the one started"
-    lab.screenshot(status, "restart-status-running")
+    lab.screenshot_themes(status, "restart-status-running")
     status.locator("button", has_text="Cancel").click()
     confirm = status.locator("button", has_text="Confirm cancel?")
     expect(confirm).to_be_visible(timeout=10_000)
@@ -159,7 +159,7 @@ def test_restart_finds_the_apps_again(lab: Lab, lab_server: LabServer, replica_p
     # The ended pane became its record in place: static, and nothing left to cancel.
     expect(status_out.locator(".jsched-record")).to_have_count(1, timeout=PANE_TIMEOUT)
     expect(status_out.locator("button", has_text="Cancel")).to_have_count(0)
-    lab.screenshot(status, "restart-status-cancelled")
+    lab.screenshot_themes(status, "restart-status-cancelled")
     # The live list follows: the long app's row ends CANCELLED too, and the process is gone.
     expect(long_row.locator(".jsched-pill")).to_have_text("CANCELLED", timeout=PANE_TIMEOUT)
     expect(long_row.locator("button", has_text="Cancel")).to_be_disabled()

@@ -68,7 +68,7 @@ def test_every_job_cell_shows_its_final_state_and_logs(reopened: Lab) -> None:
     expect = {
         1: ["waited", "SUCCEEDED", "hello-waited", "green", "step 3/3", "to-stderr"],
         2: ["later", "SUCCEEDED", "background-done"],
-        5: ["broken", "FAILED", "python/0 FAILED: KeyError: 'y'", "exit code 1"],
+        5: ["broken", "FAILED", "python/0 FAILED (exit code 1): KeyError: 'y'"],
         6: ["hello-waited"],
         7: ["waited", "SUCCEEDED"],
         8: ["cost $A and $B \\(x\\)"],
@@ -87,7 +87,7 @@ def test_every_job_cell_shows_its_final_state_and_logs(reopened: Lab) -> None:
     assert not lab.page_problems()
     for index, name in ((1, "saved-waited"), (2, "saved-background"), (5, "saved-failed"), (8, "saved-dollars"),
                         (9, "saved-dryrun-dollars")):
-        lab.screenshot(lab.cell(index), name)
+        lab.screenshot_themes(lab.cell(index), name)
 
 
 def test_maths_looking_text_stays_literal_in_a_live_kernel(lab: Lab, lab_server: LabServer) -> None:
