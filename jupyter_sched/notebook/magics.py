@@ -148,6 +148,10 @@ class SchedMagics(Magics, SchedConfig):
         ``--python`` runs the cell with Python (default: ``sh``), and the rest of the line are flags of
         ``utils.sh``/``utils.python`` such as ``--num_replicas 2 --name prep``.
 
+        The notebook's variables are expanded as a shell expands its own (``--lr $lr``; never ``{...}``, not
+        inside single quotes; see :mod:`jupyter_sched.frontend.line_vars`), and ``--dryrun`` says what the
+        line became. A flag of the component after its first argument is refused with the line meant.
+
         Returns a Job (``job = %sched_run ...``): ``job.status``, ``job.wait()``, ``job.logs()``,
         ``job.cancel()``, ``job.handle``; it displays as the live status and log view. With ``--dryrun``
         returns the AppDryRunInfo (a table per replica). Interrupting ``--wait`` detaches.

@@ -54,7 +54,8 @@ print(*job.logs(), sep="\n")
 #
 # `--mounts type=bind,src=HOST_DIR,dst=CONTAINER_DIR[,readonly]` makes a host directory visible inside
 # every replica. `readonly` protects your data from the job. (`type=volume` mounts a named Docker volume
-# instead.)
+# instead.) `$data` puts the notebook's variable `data` into the line, as a shell would; `{...}` is left
+# as written, so Python code and `${replica_id}` in a line stay intact.
 
 # %%
 import tempfile
@@ -65,7 +66,7 @@ data = Path(tempfile.mkdtemp(prefix="jsched-docker-"))
 print(data)
 
 # %%
-job = %sched_run --wait -s local_docker utils.sh --image jupyter-sched/busybox:local --mounts type=bind,src={data},dst=/data,readonly 'wc -l < /data/numbers.txt; touch /data/new 2>/dev/null || echo "cannot write: read-only"'
+job = %sched_run --wait -s local_docker utils.sh --image jupyter-sched/busybox:local --mounts type=bind,src=$data,dst=/data,readonly 'wc -l < /data/numbers.txt; touch /data/new 2>/dev/null || echo "cannot write: read-only"'
 print(*job.logs(), sep="\n")
 
 # %% [markdown]
