@@ -5,6 +5,7 @@ this kernel's)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Tuple
 
@@ -36,7 +37,7 @@ def test_the_pane_follows_a_ray_job_live(ray_cluster: str, kernel: Tuple[Any, An
     reply = reply_to(kc, msg_id, timeout=180)
     assert reply["content"]["ename"] == "JobFailed" and len(reply["content"]["traceback"]) == 1
     assert "ray/0 FAILED: pane-" in reply["content"]["traceback"][0]  # its last line, then the exit code
-    assert "; exit code 3 [torchx:ray://" in reply["content"]["traceback"][0]
+    assert re.search(r"; exit code 3 \[\S+-paned-\w+ on torchx:ray\]$", reply["content"]["traceback"][0])
     io.until(lambda: "pane-err" in shown(), "the job's last lines in the pane", timeout=60)
     final = shown()
     assert final.count("pane-after") == 1 and final.count("pane-err") == 1  # one log, not stdout and stderr
