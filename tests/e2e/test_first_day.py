@@ -21,10 +21,12 @@ from tests.e2e.conftest import Lab, LabServer
 TIMEOUT = 120_000  # ms: upper bounds for what must become visible on a shared machine
 
 SCRIPTS = {
-    "broken.py": (
-        "import sys, time\n"
+    "broken.py": (  # ends once the test has looked at its live pane: when the file "go" exists
+        "import os, sys, time\n"
         "for s in range(1, 31):\n"
         "    print(f'\\rstep {s}/30', end='', flush=True); time.sleep(0.1)\n"
+        "while not os.path.exists('go'):\n"
+        "    time.sleep(0.1)\n"
         "print()\n"
         "print('warning: tiny', file=sys.stderr)\n"
         "print('done')\n"
@@ -107,8 +109,10 @@ def test_what_a_first_day_user_meets(lab: Lab, lab_server: LabServer) -> None:
     index = lab.append_and_run(f"%sched_run --wait utils.python --name broken-{tag} --script broken.py")
     out = lab.cell(index).locator(".jp-Cell-outputArea")
     expect(out.locator(".jsched-job .jsched-usage-chart")).to_be_visible(timeout=TIMEOUT)
+    expect(out.locator("pre.jsched-log-text")).to_contain_text("step 30/30", timeout=TIMEOUT)
     live_row = row_height(out)
     lab.screenshot_themes(out.locator(".jsched-job").first, "first-day-live")
+    (lab_server.root_dir / "go").write_text("")
     lab.wait_executed(index, timeout=TIMEOUT)
     expect(out.locator(".jsched-record")).to_have_count(1, timeout=TIMEOUT)
     record = out.locator(".jsched-record")
@@ -118,6 +122,7 @@ def test_what_a_first_day_user_meets(lab: Lab, lab_server: LabServer) -> None:
     assert text.count("Traceback (most recent call last)") == 1, text
     assert "stop: %sched_cancel" not in text and out.locator("button").count() == 0
     assert "python/0 FAILED (exit code 1): KeyError: 'y'" in text and "8 lines" in text
+    (lab_server.root_dir / "go").unlink()
     assert links(out) == [], links(out)
     lab.screenshot_themes(record, "first-day-record")
 

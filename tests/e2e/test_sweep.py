@@ -3,6 +3,8 @@ controls stay (sort again, open a run's panes) and the cell's saved record is th
 
 from __future__ import annotations
 
+import re
+
 from tests.e2e.conftest import JS_PANEL, Lab
 
 CELLS = [
@@ -56,7 +58,8 @@ def test_a_sweep_table_sorts_cancels_and_ends_as_a_record(lab: Lab) -> None:
     )  # fmt: skip
     view.locator(".widget-dropdown", has_text="run").locator("select").select_option(index=2)
     view.locator("button", has_text="Show panes").click()
-    view.get_by_text("run 2: local_cwd://").wait_for(timeout=30_000)  # run 2's own panes (its record: it ended)
+    # run 2's own panes (its record: it ended), under a line naming it by id (JupyterLab half-links handles)
+    view.get_by_text(re.compile(r"run 2: \S+ on local_cwd")).wait_for(timeout=30_000)
     view.locator(".jsched-record.jsched-job").filter(has_text="SUCCEEDED").first.wait_for(timeout=30_000)
     lab.screenshot(view, "sweep-ended")
     # what the notebook saves: the record beside the widget, final and sorted as shown
