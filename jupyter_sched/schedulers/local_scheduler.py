@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 import threading
 import time
@@ -212,12 +213,17 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
             return
         cancel_recorded(record)
 
-    def stop_owned_apps(self, grace: float) -> None:
+    def stop_owned_apps(self, grace: float, signum: int = signal.SIGTERM) -> None:
         """SIGTERM to every running app this process owns (not those meant to outlive it), SIGKILL after
-        ``grace`` seconds: the clean-up this scheduler registers for the owner's signals. The apps end
-        FAILED, "owner process N exited" (the owner is on its way out; nobody cancelled them)."""
+        ``grace`` seconds: the clean-up this scheduler registers for the owner's signals. On SIGINT (Ctrl-C
+        outside IPython) the user asked to stop: the apps end CANCELLED. On SIGTERM they end FAILED, "owner
+        process N exited" (the owner is on its way out; nobody cancelled them)."""
         for app in list(self._apps.values()):
-            if not app.record.outlive_owner:
+            if app.record.outlive_owner:
+                continue
+            if signum == signal.SIGINT:
+                app.cancel(grace=grace)
+            else:
                 app.stop_for_owner(grace, owner_exit_message())
 
     def close(self) -> None:

@@ -32,13 +32,13 @@ class SignalCleanup:
     """Calls every registered clean-up on SIGTERM (always) and SIGINT (outside IPython), then chains to the
     handler that was installed before. Installed once, from the main thread only."""
 
-    _callbacks: "list[weakref.WeakMethod[Callable[[float], None]]]" = []
+    _callbacks: "list[weakref.WeakMethod[Callable[[float, int], None]]]" = []
     _installed = False
     _previous: Dict[int, Any] = {}
 
     @classmethod
-    def register(cls, stop: Callable[[float], None]) -> None:
-        """``stop(grace)`` is called on the signal; ``stop`` must be a bound method (held weakly)."""
+    def register(cls, stop: Callable[[float, int], None]) -> None:
+        """``stop(grace, signum)`` is called on the signal; ``stop`` must be a bound method (held weakly)."""
         cls._callbacks = [ref for ref in cls._callbacks if ref() is not None]
         cls._callbacks.append(weakref.WeakMethod(stop))
         if cls._installed or threading.current_thread() is not threading.main_thread():
@@ -56,7 +56,7 @@ class SignalCleanup:
         for ref in list(cls._callbacks):
             stop = ref()
             if stop is not None:
-                stop(STOP_GRACE_S)
+                stop(STOP_GRACE_S, signum)
         previous = cls._previous.get(signum)
         if callable(previous):
             previous(signum, frame)

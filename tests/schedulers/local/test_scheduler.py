@@ -462,7 +462,9 @@ def test_sigkill_of_the_owner_ends_its_replicas(log_dir: str) -> None:
 
 
 @pytest.mark.parametrize("sig, previous", [(signal.SIGTERM, "handler"), (signal.SIGINT, "default")])
-def test_signals_end_replicas_in_a_plain_script_and_chain(log_dir: str, sig: int, previous: str) -> None:
+def test_signals_end_replicas_in_a_plain_script_and_chain(
+    sched: LocalScheduler, log_dir: str, sig: int, previous: str
+) -> None:
     mode = (
         "import signal, os\n"
         "signal.signal(signal.SIGTERM, lambda *a: (print('previous handler ran', flush=True), sys.exit(7)))\n"
@@ -474,7 +476,7 @@ def test_signals_end_replicas_in_a_plain_script_and_chain(log_dir: str, sig: int
         script = script.replace("s = create_cwd_scheduler", mode.rsplit("\n", 1)[0] + "\ns = create_cwd_scheduler")
     proc = subprocess.Popen([PY, "-c", script, log_dir, "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    _, *pids = proc.stdout.readline().split()
+    app_id, *pids = proc.stdout.readline().split()
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
     if previous == "handler":
@@ -482,6 +484,12 @@ def test_signals_end_replicas_in_a_plain_script_and_chain(log_dir: str, sig: int
     else:
         assert "KeyboardInterrupt" in err
     wait_until(lambda: not any(pid_alive(int(p)) for p in pids), what="replicas to end")
+    # Ctrl-C is the user asking to stop: CANCELLED; SIGTERM takes the owner away: FAILED, saying so
+    desc = sched.describe(app_id)
+    if sig == signal.SIGINT:
+        assert desc.state == AppState.CANCELLED, desc
+    else:
+        assert desc.state == AppState.FAILED and "owner process" in desc.msg and "exited" in desc.msg, desc
 
 
 def test_inside_ipython_sigint_is_left_alone() -> None:
