@@ -54,7 +54,7 @@ def _jobs_completed(jobs: List[Any], deadline: Optional[float], timeout: Optiona
         oldest = pending[0]
         step = SLICE if deadline is None else max(0.0, min(SLICE, deadline - time.monotonic()))
         try:
-            oldest.runner.wait(oldest.handle, wait_interval=step, timeout=step)
+            oldest.runner.wait_for_change(oldest.handle, step)  # any pending job's end wakes it (local)
         except Exception:  # noqa: BLE001
             time.sleep(step)
 

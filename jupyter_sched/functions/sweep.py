@@ -45,7 +45,8 @@ QUEUED = "QUEUED"
 #: How the front end that shows sweeps live in this process makes a sweep's view (the notebook registers its
 #: table when the extension loads); :meth:`Sweep.view` uses the last one registered.
 VIEW_MAKERS: List[Callable[["Sweep"], Any]] = []
-#: Seconds the feeder waits on the oldest running app before it looks at all of them again.
+#: Seconds the feeder waits for news of its running apps (the local backend wakes it at once) before it
+#: looks at all of them again.
 FEED_SLICE = 0.05
 
 
@@ -152,7 +153,7 @@ class Sweep:
                 if finished:
                     break
                 try:
-                    self.runner.wait(active[0].handle, wait_interval=FEED_SLICE, timeout=FEED_SLICE)
+                    self.runner.wait_for_change(active[0].handle, FEED_SLICE)  # any active run's end wakes it
                 except Exception:  # noqa: BLE001 - a scheduler hiccup: look again after a pause
                     time.sleep(FEED_SLICE)
         finally:

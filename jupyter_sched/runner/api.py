@@ -325,6 +325,14 @@ class Runner:
             sched.wait_for_change(app_id, step)
             delay = min(delay * 1.5, 1.0)
 
+    def wait_for_change(self, app_handle: AppHandle, timeout: float) -> None:
+        """Blocks until ``app_handle``'s backend may have news, or ``timeout`` seconds: the local backend
+        wakes it as soon as any replica of this process prints or ends (not only that app's), the others
+        sleep. For whoever watches several apps at once (a sweep's feeder, ``as_completed``): waiting in
+        :meth:`wait` on one of them would miss the others' ends until it ends or times out."""
+        sched, app_id = self._resolve(app_handle)
+        sched.wait_for_change(app_id, timeout)
+
     def cancel(self, app_handle: AppHandle) -> None:
         """Asks the app to stop; returns at once. Unknown or finished apps are left alone."""
         with self._handle_event("cancel", app_handle):

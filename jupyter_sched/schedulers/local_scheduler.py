@@ -97,6 +97,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
         self._apps: "OrderedDict[str, OwnedApp]" = OrderedDict()
         self._bases: List[str] = [os.path.abspath(os.path.expanduser(log_dir or default_log_dir()))]
         self._loop = ProcessLoop()
+        self._seen = threading.local()  # per thread: the loop's version when it last described an app
         self._zygotes = ZygotePool(self._loop)
         self._lock = threading.Lock()
         self._closed = False
@@ -185,6 +186,7 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
         return find_record(self._bases, self.session_name, app_id)
 
     def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
+        self._seen.version = self._loop.version  # before the read: see wait_for_change
         record = self._record(app_id)
         if record is None:
             return None
@@ -327,9 +329,12 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Wakes as soon as a replica of this process ends (or prints); polls the state file briefly for
-        apps owned by another process."""
+        apps owned by another process. A change since this thread's last ``describe`` wakes it at once:
+        one that came between that read and this call would otherwise be missed until ``timeout``."""
         if app_id in self._apps:
-            self._loop.wait_for_change(self._loop.version, timeout)
+            since = getattr(self._seen, "version", self._loop.version)
+            self._loop.wait_for_change(since, timeout)
+            self._seen.version = self._loop.version  # a second call without a describe waits for news
         else:
             time.sleep(min(timeout, 0.02))
 
