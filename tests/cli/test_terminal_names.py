@@ -35,7 +35,9 @@ def evil(image: str = "", code: int = 0) -> AppDef:
 
 
 def screen_of(output: bytes) -> pyte.Screen:
-    screen = pyte.Screen(200, 60)
+    # tall enough for all of it: `list -s local_docker` lists every container of the test run, and lines
+    # scrolled off a short screen would be lost, whatever they held
+    screen = pyte.Screen(200, max(60, output.count(b"\n") + 2))
     pyte.Stream(screen).feed(output.decode("utf-8", "replace"))
     return screen
 
