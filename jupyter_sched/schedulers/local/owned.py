@@ -83,6 +83,7 @@ class OwnedApp:
         start stops the ones already started and the error names it. The IO loop is not told yet."""
         record = self.record
         started: List[Replica] = []
+        owner_env = dict(os.environ)
         try:
             for role_name, params in request.role_params.items():
                 for k, param in enumerate(params):
@@ -95,8 +96,9 @@ class OwnedApp:
                         error_file=param.env.get(ERROR_FILE_ENV, ""),
                     )
                     rep = spawn(
-                        param, rep_record, request.outlive_owner, partial(self.replica_done, rep_record), self.zygotes
-                    )
+                        param, rep_record, request.outlive_owner, partial(self.replica_done, rep_record), self.zygotes,
+                        owner_env,
+                    )  # fmt: skip
                     rep.on_fault = partial(self.log_fault, rep_record)
                     started.append(rep)
                     record.replicas.append(rep_record)
