@@ -119,7 +119,11 @@ class Session:
         job = self.job(handle, name)
         job.kernel_pid = os.getpid()
         self.launches.append(handle)
-        self._append_registry({"handle": handle, "name": name, "submitted": time.time(), "kernel_pid": os.getpid()})
+        entry: Dict[str, Any] = {"handle": handle, "name": name, "submitted": time.time(), "kernel_pid": os.getpid()}
+        notebook = os.environ.get("JPY_SESSION_NAME")  # the notebook Jupyter started this kernel for
+        if notebook:
+            entry["notebook"] = notebook
+        self._append_registry(entry)
         return job
 
     def _registry_path(self) -> str:

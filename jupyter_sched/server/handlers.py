@@ -1,0 +1,249 @@
+"""The HTTP API under ``{base_url}jupyter-sched/api/``; every route needs the server's login.
+
+========================================  ==================================================================
+``GET  jobs``                              the list: ``?offset=&limit=`` (at most 500 entries a page),
+                                           ``?notebook=&session=&scheduler=&state=&sweep=`` filters
+``GET  jobs/<handle>``                     one job: its row, status per replica (secrets masked), usage
+``GET  jobs/<handle>/logs``                a snapshot of replica ``?role=&k=`` (``&lines=&stream=``)
+``GET  jobs/<handle>/logs/stream``         the same replica live, as server-sent events (``event: log``)
+``POST jobs/<handle>/cancel``              cancel (XSRF-checked like every non-GET request of the server)
+========================================  ==================================================================
+
+``<handle>`` is the app handle URL-encoded as one path segment (``encodeURIComponent``). It is checked as
+the CLI checks it (a known scheduler, and a session and app id that are plain names, so no path is built
+outside the log dir) before anything reads it: a malformed one is a 400 naming the problem, an unknown one
+a 404. Every blocking call (listing, status, log reads, cancel) runs on the extension's thread pool, never
+on the server's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+from tornado.iostream import StreamClosedError
+
+from jupyter_sched.frontend.errors import UsageError
+from jupyter_sched.frontend.targets import check_handle
+from jupyter_sched.server import rows as table
+from jupyter_sched.server.index import JobIndex, UnknownJob
+from jupyter_sched.server.logs import STREAMS, Cursor, Followers, TooManyFollowers, snapshot
+from jupyter_sched.specs import MalformedAppHandleException
+from jupyter_sched.specs.handles import parse_safe_handle
+
+AUTH_RESOURCE = "jupyter_sched"
+"""The resource name jupyter_server's authorizer sees for every route here."""
+T = TypeVar("T")
+TICK_S = 0.25
+"""How often a live log stream looks for new lines (at most four events a second)."""
+KEEPALIVE_S = 15.0
+QUERY = ("offset", "limit", "notebook", "session", "scheduler", "state", "sweep")
+
+
+class Context:
+    """What the handlers share: the job index, the log followers, the thread pool."""
+
+    def __init__(self, index: JobIndex, followers: Followers, executor: ThreadPoolExecutor,
+                 max_snapshot_lines: int) -> None:  # fmt: skip
+        self.index = index
+        self.followers = followers
+        self.executor = executor
+        self.max_snapshot_lines = max_snapshot_lines
+
+    def close(self) -> None:
+        self.followers.stop_all()
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.index.close()
+
+
+class Base(APIHandler):
+    auth_resource = AUTH_RESOURCE
+
+    def initialize(self, context: Context) -> None:
+        self.ctx = context
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """JSON ``{"message", "reason"}`` as every API of the server; the message as written (tornado keeps
+        an argument-less message with each ``%`` doubled)."""
+        exc = (kwargs.get("exc_info") or (None, None, None))[1]
+        if isinstance(exc, web.HTTPError) and exc.log_message and not exc.args:
+            self.set_header("Content-Type", "application/json")
+            self.finish(json.dumps({"message": exc.log_message.replace("%%", "%"), "reason": exc.reason}))
+            return
+        super().write_error(status_code, **kwargs)
+
+    async def blocking(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.ctx.executor, fn, *args)
+
+    def handle_arg(self, raw: str) -> str:
+        """The handle in the URL, checked as the CLI checks it: 400 if malformed or unsafe."""
+        try:
+            handle = check_handle(raw)
+            parse_safe_handle(handle)
+        except (UsageError, MalformedAppHandleException, ValueError) as e:
+            raise web.HTTPError(400, f"bad job handle: {e}") from None
+        return handle
+
+    async def job_status(self, handle: str) -> Any:
+        try:
+            return await self.blocking(self.ctx.index.status, handle)
+        except UnknownJob:
+            raise web.HTTPError(404, f"no job {handle}: it was never submitted, or its records were removed") from None
+
+    def replica_args(self, status: Any) -> Tuple[str, int, str]:
+        """``?role=&k=&stream=``, checked against the job's replicas: 400 if malformed, 404 if absent."""
+        role = self.get_query_argument("role", None)
+        raw_k = self.get_query_argument("k", "0")
+        stream = self.get_query_argument("stream", "combined")
+        if stream not in STREAMS:
+            raise web.HTTPError(400, f"stream={stream!r}: give one of {', '.join(STREAMS)}")
+        try:
+            k = int(raw_k)
+        except ValueError:
+            raise web.HTTPError(400, f"k={raw_k!r}: give a replica number (0, 1, ...)") from None
+        roles = {r.role: sorted(rep.id for rep in r.replicas) for r in status.roles}
+        if role is None:
+            if not roles:
+                raise web.HTTPError(404, "this job has no replicas yet (it has not started)")
+            role = next(iter(roles))
+        if role not in roles:
+            raise web.HTTPError(404, f"no role {role!r}; the job's roles are: {', '.join(roles) or '(none yet)'}")
+        if k not in roles[role]:
+            have = ", ".join(str(i) for i in roles[role]) or "none yet"
+            raise web.HTTPError(404, f"role {role!r} has no replica {k}; its replicas are: {have}")
+        return role, k, stream
+
+
+class JobsHandler(Base):
+    @web.authenticated
+    @authorized("read")
+    async def get(self) -> None:
+        try:
+            query = table.check_query({key: self.get_query_argument(key, None) for key in QUERY})
+        except ValueError as e:
+            raise web.HTTPError(400, str(e)) from None
+        listing = await self.blocking(self.ctx.index.listing)
+        filters: Dict[str, Optional[str]] = query["filters"]
+        rows = [r for r in listing.rows if table.matches(r, filters)]
+        if filters["sweep"]:  # one sweep's runs, one row each
+            entries = sorted(({"kind": "job", **r} for r in rows), key=table.sort_key)
+        else:
+            entries = table.group(rows)
+        body = table.page(entries, query["offset"], query["limit"])
+        body.update(
+            notices=listing.notices, sessions=listing.sessions, schedulers=listing.schedulers,
+            generated=listing.at, apps=len(rows),
+        )  # fmt: skip
+        self.finish(json.dumps(body))
+
+
+class JobHandler(Base):
+    @web.authenticated
+    @authorized("read")
+    async def get(self, raw: str) -> None:
+        handle = self.handle_arg(raw)
+        try:
+            detail = await self.blocking(self.ctx.index.detail, handle)
+        except UnknownJob:
+            raise web.HTTPError(404, f"no job {handle}: it was never submitted, or its records were removed") from None
+        self.finish(json.dumps(detail))
+
+
+class CancelHandler(Base):
+    @web.authenticated
+    @authorized("write")
+    async def post(self, raw: str) -> None:
+        handle = self.handle_arg(raw)
+        try:
+            result = await self.blocking(self.ctx.index.cancel, handle)
+        except UnknownJob:
+            raise web.HTTPError(404, f"no job {handle}: it was never submitted, or its records were removed") from None
+        self.finish(json.dumps(result))
+
+
+class LogHandler(Base):
+    @web.authenticated
+    @authorized("read")
+    async def get(self, raw: str) -> None:
+        handle = self.handle_arg(raw)
+        status = await self.job_status(handle)
+        role, k, stream = self.replica_args(status)
+        raw_lines = self.get_query_argument("lines", "400")
+        top = self.ctx.max_snapshot_lines
+        try:
+            lines = int(raw_lines)
+            if not 1 <= lines <= top:
+                raise ValueError
+        except ValueError:
+            raise web.HTTPError(400, f"lines={raw_lines!r}: give 1 to {top}") from None
+        runner = self.ctx.index.runner_for(handle)
+        body = await self.blocking(snapshot, runner, handle, role, k, lines, stream)
+        body["state"] = status.state.name
+        self.finish(json.dumps(body))
+
+
+class LogStreamHandler(Base):
+    """Server-sent events: ``event: log`` with ``data:`` one JSON object per change (see
+    :meth:`jupyter_sched.server.logs.ReplicaLog.diff`), at most every :data:`TICK_S`; the stream ends after
+    the event that says ``"ended": true``."""
+
+    _closed = False
+
+    def on_connection_close(self) -> None:
+        self._closed = True
+
+    @web.authenticated
+    @authorized("read")
+    async def get(self, raw: str) -> None:
+        handle = self.handle_arg(raw)
+        status = await self.job_status(handle)
+        role, k, stream = self.replica_args(status)
+        try:
+            log = self.ctx.followers.attach(self.ctx.index.runner_for(handle), handle, role, k, stream)
+        except TooManyFollowers as e:
+            raise web.HTTPError(503, str(e)) from None
+        self.set_status(200)
+        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")
+        cursor = Cursor()
+        quiet = 0.0
+        try:
+            while not self._closed:
+                event = log.diff(cursor)
+                if event is not None:
+                    self.write(f"event: log\ndata: {json.dumps(event)}\n\n")
+                    await self.flush()
+                    quiet = 0.0
+                    if event["ended"]:
+                        break
+                elif quiet >= KEEPALIVE_S:
+                    self.write(": keepalive\n\n")
+                    await self.flush()
+                    quiet = 0.0
+                await asyncio.sleep(TICK_S)
+                quiet += TICK_S
+        except StreamClosedError:
+            self._closed = True
+        finally:
+            self.ctx.followers.detach(log)
+        if not self._closed:
+            self.finish(set_content_type="text/event-stream; charset=utf-8")
+
+
+def routes(base: str, context: Context) -> list:
+    """Tornado routes under ``base`` (``{base_url}jupyter-sched/api/``)."""
+    one = r"(?P<raw>[^/]+)"
+    args = {"context": context}
+    return [
+        (base + r"jobs/?", JobsHandler, args),
+        (base + rf"jobs/{one}/logs/stream/?", LogStreamHandler, args),
+        (base + rf"jobs/{one}/logs/?", LogHandler, args),
+        (base + rf"jobs/{one}/cancel/?", CancelHandler, args),
+        (base + rf"jobs/{one}/?", JobHandler, args),
+    ]

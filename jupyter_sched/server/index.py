@@ -1,0 +1,334 @@
+"""The user's jobs across sessions and backends, read the way the CLI reads them (``Runner.list`` and
+``Runner.status`` over each session), cached so any number of sidebars cost one listing per interval.
+
+Which sessions: the configured ones (``default`` unless told), every session directory in the local log
+dir (``<log_dir>/<session>/``), and every session whose notebook kept a launch registry
+(``<log_dir>/.notebook/<session>.jsonl``). Which backends: the configured ones (local_cwd, local_dir,
+local_docker, slurm by default) plus any a notebook of that session launched on (``torchx:*`` included).
+A backend that cannot be asked (no Docker engine, no Slurm) is named in ``notices`` and asked again only
+after ``backoff`` seconds, so one missing engine costs nothing per poll.
+
+What is cached: one listing, reused for ``refresh_interval`` seconds (longer if listing itself took long,
+so a large history cannot keep the server busy); the status of an app that has ended (it cannot change),
+bounded (least recently listed dropped first). Apps still running are asked for their status, and their
+usage, at each listing. The registry says which notebook launched an app (``JPY_SESSION_NAME``, the path
+Jupyter gives the notebook's kernel) and when.
+
+Every blocking call runs on the caller's thread; the server calls this from its executor threads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from jupyter_sched.runner import Runner, get_runner
+from jupyter_sched.server import rows as table
+from jupyter_sched.specs import AppStatus, UnknownSchedulerException, make_app_handle, parse_app_handle
+from jupyter_sched.specs.handles import check_name, parse_safe_handle
+from jupyter_sched.specs.masking import mask_tree
+
+REGISTRY_DIR = ".notebook"
+"""The notebook's launch registry under the log dir (one ``<session>.jsonl`` per session)."""
+
+
+@dataclass
+class IndexSettings:
+    schedulers: List[str]
+    sessions: List[str]
+    log_dir: str
+    root_dir: str = ""
+    refresh_interval: float = 1.0
+    backoff: float = 30.0
+    max_sessions: int = 64
+    status_cache: int = 20_000
+
+
+@dataclass
+class Listing:
+    rows: List[table.Row] = field(default_factory=list)
+    notices: List[str] = field(default_factory=list)
+    sessions: List[str] = field(default_factory=list)
+    schedulers: List[str] = field(default_factory=list)
+    at: float = 0.0
+    seconds: float = 0.0
+
+
+class UnknownJob(LookupError):
+    """No backend knows the handle (never submitted, or its records were removed)."""
+
+
+class JobIndex:
+    def __init__(self, settings: IndexSettings, runner_factory: Callable[[str], Runner] = get_runner) -> None:
+        self.settings = settings
+        self._runner_factory = runner_factory
+        self._runners: "OrderedDict[str, Runner]" = OrderedDict()
+        self._runners_lock = threading.Lock()
+        self._refresh_lock = threading.Lock()
+        self._cache_lock = threading.Lock()  # the status cache and first-seen times
+        self._listing = Listing()
+        self._statuses: "OrderedDict[str, AppStatus]" = OrderedDict()
+        self._seen: Dict[str, float] = {}
+        self._down: Dict[str, Tuple[float, str]] = {}
+        self._registry_cache: Dict[str, Tuple[Tuple[float, int], List[Dict[str, Any]]]] = {}
+
+    # -- runners ----------------------------------------------------------------------------------------
+    def runner(self, session: str) -> Runner:
+        """The server's Runner of ``session`` (it submits nothing, so closing it stops nothing)."""
+        with self._runners_lock:
+            runner = self._runners.get(session)
+            if runner is None:
+                runner = self._runners[session] = self._runner_factory(session)
+                while len(self._runners) > self.settings.max_sessions * 2:
+                    _, old = self._runners.popitem(last=False)
+                    old.close()
+            else:
+                self._runners.move_to_end(session)
+            return runner
+
+    def close(self) -> None:
+        with self._runners_lock:
+            for runner in self._runners.values():
+                runner.close()
+            self._runners.clear()
+
+    def runner_for(self, handle: str) -> Runner:
+        return self.runner(parse_safe_handle(handle).session_name or "default")
+
+    # -- the listing --------------------------------------------------------------------------------------
+    def listing(self) -> Listing:
+        """The current listing: the cached one while it is fresh, else a new one (one at a time)."""
+        with self._refresh_lock:
+            listing = self._listing
+            interval = max(self.settings.refresh_interval, 3 * listing.seconds)
+            if time.time() - listing.at < interval:
+                return listing
+            self._listing = self._refresh()
+            return self._listing
+
+    def _refresh(self) -> Listing:
+        start = time.monotonic()
+        registry = self._registry()
+        sessions = self._sessions(registry)
+        notices: List[str] = []
+        found: Dict[str, table.Row] = {}
+        schedulers_seen: List[str] = []
+        for session in sessions:
+            entries = registry.get(session, [])
+            known = {e["handle"]: e for e in entries}
+            used = [parse_app_handle(h).scheduler_backend for h in known]
+            for scheduler in dict.fromkeys([*self.settings.schedulers, *used]):
+                if scheduler not in schedulers_seen:
+                    schedulers_seen.append(scheduler)
+                listed = self._list(session, scheduler, notices)
+                for app in listed:
+                    handle = make_app_handle(scheduler, session, app.app_id)
+                    found[handle] = self._row(session, scheduler, app, known.get(handle))
+        self._forget(set(found))
+        return Listing(
+            rows=list(found.values()), notices=notices, sessions=sessions, schedulers=schedulers_seen,
+            at=time.time(), seconds=time.monotonic() - start,
+        )  # fmt: skip
+
+    def _list(self, session: str, scheduler: str, notices: List[str]) -> List[Any]:
+        down = self._down.get(scheduler)
+        if down is not None and time.monotonic() < down[0]:
+            if down[1] not in notices:
+                notices.append(down[1])
+            return []
+        try:
+            apps = self.runner(session).list(scheduler)
+        except UnknownSchedulerException:
+            message = f"{scheduler}: not an installed scheduler (see `jupyter-sched builtins`)"
+            self._down[scheduler] = (time.monotonic() + 3600, message)
+            notices.append(message)
+            return []
+        except Exception as e:  # noqa: BLE001 - one backend that cannot answer must not hide the others
+            message = f"{scheduler}: {type(e).__name__}: {' '.join(str(e).split())[:300]}"
+            self._down[scheduler] = (time.monotonic() + self.settings.backoff, message)
+            notices.append(message)
+            return []
+        self._down.pop(scheduler, None)
+        return apps
+
+    def _row(self, session: str, scheduler: str, app: Any, entry: Optional[Dict[str, Any]]) -> table.Row:
+        handle = make_app_handle(scheduler, session, app.app_id)
+        status = self._status_for_listing(handle, app)
+        name = (entry or {}).get("name") or getattr(app, "name", "") or app.app_id.rsplit("-", 1)[0]
+        with self._cache_lock:
+            seen = self._seen.setdefault(handle, float((entry or {}).get("submitted") or time.time()))
+        state = status.state if status is not None else app.state
+        row: table.Row = {
+            "handle": handle,
+            "app_id": app.app_id,
+            "name": name,
+            "scheduler": scheduler,
+            "session": session,
+            "state": state.name,
+            "seen": seen,
+            "sweep": table.sweep_of(name),
+            "notebook": self._notebook_path((entry or {}).get("notebook")),
+            "reason": table.reason(name, status),
+            **table.times(status),
+            **table.replica_counts(status),
+        }
+        row["usage"] = table.usage_totals(status)
+        if status is not None and not status.is_terminal():
+            row["usage"] = self._usage_now(handle) or row["usage"]
+        return row
+
+    def _status_for_listing(self, handle: str, app: Any) -> Optional[AppStatus]:
+        with self._cache_lock:
+            cached = self._statuses.get(handle)
+            if cached is not None and cached.is_terminal() and cached.state == app.state:
+                self._statuses.move_to_end(handle)
+                return cached
+        try:
+            status = self.runner_for(handle).status(handle)
+        except Exception:  # noqa: BLE001 - a row with the listing's state beats no row
+            return cached
+        if status is not None:
+            self._remember(handle, status)
+        return status
+
+    def _remember(self, handle: str, status: AppStatus) -> None:
+        with self._cache_lock:
+            self._statuses[handle] = status
+            self._statuses.move_to_end(handle)
+            while len(self._statuses) > self.settings.status_cache:
+                old, _ = self._statuses.popitem(last=False)
+                self._seen.pop(old, None)
+
+    def _forget(self, listed: set) -> None:
+        """Drops what is kept of apps no longer listed (their records were removed)."""
+        with self._cache_lock:
+            for handle in [h for h in self._statuses if h not in listed]:
+                del self._statuses[handle]
+            for handle in [h for h in self._seen if h not in listed]:
+                del self._seen[handle]
+
+    def _usage_now(self, handle: str) -> Optional[Dict[str, Any]]:
+        try:
+            samples = self.runner_for(handle).usage(handle)
+        except Exception:  # noqa: BLE001 - usage is a bonus column: a backend without it shows none
+            return None
+        return table.usage_now(s for s in samples if s.running)
+
+    # -- sessions and the notebook registry ----------------------------------------------------------------
+    def _sessions(self, registry: Dict[str, List[Dict[str, Any]]]) -> List[str]:
+        names = list(self.settings.sessions)
+        try:
+            with os.scandir(self.settings.log_dir) as it:
+                names += sorted(e.name for e in it if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+        except OSError:
+            pass
+        names += sorted(registry)
+        out: List[str] = []
+        for name in dict.fromkeys(names):
+            try:
+                check_name(name, "session name")
+            except ValueError:
+                continue
+            if name:
+                out.append(name)
+        return out[: self.settings.max_sessions]
+
+    def _registry(self) -> Dict[str, List[Dict[str, Any]]]:
+        """Per session, the launches its notebooks recorded (handle, name, submitted, notebook)."""
+        directory = os.path.join(self.settings.log_dir, REGISTRY_DIR)
+        out: Dict[str, List[Dict[str, Any]]] = {}
+        try:
+            files = sorted(f for f in os.listdir(directory) if f.endswith(".jsonl"))
+        except OSError:
+            return out
+        for name in files:
+            session = name[: -len(".jsonl")]
+            path = os.path.join(directory, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            key = (st.st_mtime, st.st_size)
+            cached = self._registry_cache.get(path)
+            if cached is None or cached[0] != key:
+                cached = (key, _read_registry(path))
+                self._registry_cache[path] = cached
+            out[session] = cached[1]
+        return out
+
+    def _notebook_path(self, path: Optional[str]) -> Optional[str]:
+        """The notebook's path as the Jupyter server names it (relative to its root, ``/``-separated) when
+        it is under the root, else as recorded."""
+        if not path or not isinstance(path, str):
+            return None
+        root = self.settings.root_dir
+        if root and os.path.isabs(path):
+            rel = os.path.relpath(path, root)
+            if not rel.startswith(".."):
+                return rel.replace(os.sep, "/")
+        return path
+
+    # -- one job -----------------------------------------------------------------------------------------
+    def status(self, handle: str) -> AppStatus:
+        """The app's status (asked now); UnknownJob if no backend knows it."""
+        status = self.runner_for(handle).status(handle)
+        if status is None:
+            raise UnknownJob(handle)
+        if status.is_terminal():
+            self._remember(handle, status)
+        return status
+
+    def detail(self, handle: str) -> Dict[str, Any]:
+        """The app's row (from the last listing, else built now), its status per replica (secrets masked)
+        and each replica's usage."""
+        status = self.status(handle)
+        parsed = parse_app_handle(handle)
+        row = next((r for r in self._listing.rows if r["handle"] == handle), None)
+        if row is None:
+            name = parsed.app_id.rsplit("-", 1)[0]
+            row = {
+                "handle": handle, "app_id": parsed.app_id, "name": name, "scheduler": parsed.scheduler_backend,
+                "session": parsed.session_name, "sweep": table.sweep_of(name), "notebook": None,
+                **table.times(status), **table.replica_counts(status),
+            }  # fmt: skip
+        row = {**row, "state": status.state.name, "reason": table.reason(row["name"], status),
+               **table.times(status), **table.replica_counts(status)}  # fmt: skip
+        usage: List[Dict[str, Any]] = []
+        try:
+            usage = [{**s.to_json(), "running": s.running} for s in self.runner_for(handle).usage(handle)]
+        except Exception:  # noqa: BLE001 - a backend that cannot measure usage shows none
+            usage = []
+        return {**row, "status": mask_tree(status.to_json()), "usage": usage}
+
+    def cancel(self, handle: str) -> Dict[str, Any]:
+        status = self.status(handle)
+        if status.is_terminal():
+            return {"handle": handle, "cancelled": False, "state": status.state.name,
+                    "message": f"{handle} already ended ({status.state}); nothing to cancel"}  # fmt: skip
+        self.runner_for(handle).cancel(handle)
+        with self._refresh_lock:
+            self._listing.at = 0.0  # the next listing shows the change
+        return {"handle": handle, "cancelled": True, "state": status.state.name, "message": f"cancelling {handle}"}
+
+
+def _read_registry(path: str) -> List[Dict[str, Any]]:
+    out: List[Dict[str, Any]] = []
+    try:
+        with open(path) as f:
+            lines = f.readlines()
+    except OSError:
+        return out
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            parse_app_handle(entry["handle"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
