@@ -54,7 +54,7 @@ class JobRecord:
     def widget_bundle(self) -> Dict[str, Any]:
         return {}
 
-    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, Any]:
         job, status = self.job, self.job.last_status
         settings = display_of(job).settings()
         mux = read_snapshot(job.runner, job.handle, follow_limit(app_sources(status)), settings.keep_lines,
@@ -202,7 +202,7 @@ class JobView(RecordSource):
                 return
         callback()
 
-    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, Any]:
         """The view frozen (see :func:`record.job_bundle`): the status pane with its chart's last frame, the
         saved logs' links on their own line, the log pane's tail; the failure text once."""
         with self.status_pane.lock:

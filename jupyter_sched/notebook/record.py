@@ -204,13 +204,13 @@ class View(RecordSource):
         if hasattr(self.pane, "when_final"):
             self.pane.when_final(callback)
 
-    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, Any]:
         if hasattr(self.pane, "record_bundle"):
             return dict(self.pane.record_bundle(as_of_ts))
         return {"text/plain": self.text, "text/html": self.html}
 
 
-def _record(source: Any, as_of_ts: Optional[float]) -> Dict[str, str]:
+def _record(source: Any, as_of_ts: Optional[float]) -> Dict[str, Any]:
     """The source's record; if it cannot be made (a backend that fails to answer), a line saying so, so
     that the display (and the live widget) still appears."""
     try:
@@ -290,11 +290,25 @@ def hint_text(handle: str, ended: bool) -> str:
     return hint if ended else f"{hint} \u00b7 stop: %sched_cancel {handle}"
 
 
+JOB_MIME = "application/vnd.jupyter-sched.job+json"
+"""Which job an output shows, for the JupyterLab extension (``labextension/src/output.ts``): where the
+output's widget model is gone (reopened notebook, restarted kernel), it shows the job as the Jupyter server
+knows it instead of "model not found", and the record below only if the server does not know the handle.
+Front ends that do not know the type ignore it."""
+
+
+def job_mime(job: Any, status: Any, as_of_ts: Optional[float]) -> Dict[str, Any]:
+    ended = status is None or status.is_terminal()
+    state = status.state.name if status is not None else "UNKNOWN"
+    return {"handle": job.handle, "name": job.name, "state": state, "final": ended,
+            "as_of": None if ended else as_of_ts}  # fmt: skip
+
+
 def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log_html: str,
-               log_lines: List[str], as_of_ts: Optional[float], saved_html: str = "") -> Dict[str, str]:  # fmt: skip
+               log_lines: List[str], as_of_ts: Optional[float], saved_html: str = "") -> Dict[str, Any]:  # fmt: skip
     """``text/plain`` and ``text/html`` of a job's record: the live view frozen, in its layout (status, the
     row the buttons were in, now the re-attach hint alone, the saved logs' links, the log pane). ``as_of_ts``
-    given and the app not ended: the state is labelled with the time it was true."""
+    given and the app not ended: the state is labelled with the time it was true. Also :data:`JOB_MIME`."""
     ended = status is None or status.is_terminal()
     when = "" if ended or as_of_ts is None else f" ({as_of(as_of_ts)})"
     hint = hint_text(job.handle, ended)
@@ -315,7 +329,7 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
         text.append("logs:")
         text += [f"  {line}" for line in log_lines]
     text.append(hint)
-    return {"text/plain": "\n".join(text), "text/html": html}
+    return {"text/plain": "\n".join(text), "text/html": html, JOB_MIME: job_mime(job, status, as_of_ts)}
 
 
 def reattach_hint(job: Any) -> str:

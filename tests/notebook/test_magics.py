@@ -14,6 +14,7 @@ from jupyter_sched.components.finder import materialize
 from jupyter_sched.frontend.job import Job
 from jupyter_sched.notebook.job_view import mimebundle
 from jupyter_sched.notebook.magics import Detached
+from jupyter_sched.notebook.record import JOB_MIME
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import AppDef, AppDryRunInfo, AppState, AppStatus, Role
 
@@ -173,7 +174,9 @@ def test_run_wait_in_text_mode_returns_the_ended_job(ip: Any, magics: Any, capsy
     assert isinstance(job, Job) and job.last_status.state == AppState.SUCCEEDED
     assert "launched" in capsys.readouterr().out
     bundle = mimebundle(job)
-    assert set(bundle) == {"text/plain", "text/html"}
+    assert set(bundle) == {"text/plain", "text/html", JOB_MIME}
+    assert bundle[JOB_MIME] == {"handle": job.handle, "name": job.name, "state": "SUCCEEDED", "final": True,
+                                "as_of": None}  # fmt: skip
     assert "SUCCEEDED" in bundle["text/plain"] and f"%sched_status {job.handle}" in bundle["text/plain"]
     assert job.logs() == ["sh/0 | hi", "sh/0 ! oops"]
     assert job.logs(streams="stdout") == ["hi"]

@@ -22,7 +22,7 @@ from jupyter_sched.notebook.job_view import mimebundle
 from jupyter_sched.notebook.list_pane import ListPane
 from jupyter_sched.notebook.log_model import HtmlLogMux
 from jupyter_sched.notebook.log_pane import LogPane
-from jupyter_sched.notebook.record import View
+from jupyter_sched.notebook.record import JOB_MIME, View
 from jupyter_sched.specs import AppState
 
 FLOOD = 100_000
@@ -161,7 +161,9 @@ def test_log_pane_replica_selector_and_pause(widgets: Any, recorder: Any, colour
 def test_job_bundle_has_widget_and_fallbacks(widgets: Any, recorder: Any, ip: Any) -> None:
     job = launch(ip, "utils.sh 'sleep 30'")
     bundle = mimebundle(job)
-    assert set(bundle) == {WIDGET_VIEW, "text/plain", "text/html"}
+    assert set(bundle) == {WIDGET_VIEW, "text/plain", "text/html", JOB_MIME}
+    assert bundle[JOB_MIME]["handle"] == job.handle and bundle[JOB_MIME]["state"] == "RUNNING"
+    assert bundle[JOB_MIME]["final"] is False and bundle[JOB_MIME]["as_of"]  # the record says when it was true
     head = bundle["text/plain"].splitlines()[0]
     assert "RUNNING" in head and "(as of " in head  # a state in a record says when it was true
     assert "<i>as of " in bundle["text/html"]
