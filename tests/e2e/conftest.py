@@ -5,6 +5,12 @@ temp root dir holding copies of ``notebooks/``, the venv's Python as the ``pytho
 a temp ``JUPYTER_PATH``), isolated config/runtime/settings/workspace dirs, and its log written to
 ``artifacts/e2e/jupyterlab-server.log``.
 
+jupyter_sched's JupyterLab side is enabled as a wheel installs it: the server extension by the shipped
+``jupyter-config/server-config/jupyter_sched.json`` (in a temp ``JUPYTER_CONFIG_PATH``), the built
+JupyterLab extension (``jupyter_sched/labextension``, made by ``scripts/setup/labextension.sh``) as
+``labextensions/jupyter-sched`` in the temp ``JUPYTER_PATH``. A missing build skips locally and fails
+under CI=true.
+
 ``browser_context`` (session): ``/usr/bin/chromium`` (Debian's; Playwright cannot download browsers here)
 launched headless by Playwright with a fresh user-data-dir. Missing browser or Playwright: skip locally,
 FAIL under CI=true (``missing_engine``). ``bash scripts/setup/browser.sh`` installs both.
@@ -160,6 +166,21 @@ def _lab_settings(settings_dir: Path) -> None:
     )
 
 
+LABEXTENSION = REPO / "jupyter_sched" / "labextension"
+SERVER_CONFIG = REPO / "jupyter-config" / "server-config" / "jupyter_sched.json"
+
+
+def _jupyter_sched_extensions(config_path: Path, jupyter_path: Path) -> None:
+    """The server extension enabled by the file the wheel installs, and the built JupyterLab extension
+    where the wheel puts it (``share/jupyter/labextensions/jupyter-sched``), here under JUPYTER_PATH."""
+    if not (LABEXTENSION / "package.json").is_file():
+        missing_engine("the JupyterLab extension build", f"no {LABEXTENSION} (bash scripts/setup/labextension.sh)")
+    (config_path / "jupyter_server_config.d").mkdir(parents=True, exist_ok=True)
+    shutil.copy(SERVER_CONFIG, config_path / "jupyter_server_config.d" / SERVER_CONFIG.name)
+    (jupyter_path / "labextensions").mkdir(parents=True, exist_ok=True)
+    (jupyter_path / "labextensions" / "jupyter-sched").symlink_to(LABEXTENSION, target_is_directory=True)
+
+
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     try:
@@ -175,10 +196,11 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "src", "conftest.py", "sanitize.cfg"),
     )
     dirs = {name: base / name for name in ("config", "runtime", "data", "jupyter_path", "ipython",
-                                           "settings", "workspaces", "sched_state")}  # fmt: skip
+                                           "settings", "workspaces", "sched_state", "config_path")}  # fmt: skip
     for d in dirs.values():
         d.mkdir()
     _kernelspec(dirs["jupyter_path"])
+    _jupyter_sched_extensions(dirs["config_path"], dirs["jupyter_path"])
     _lab_settings(dirs["settings"])
     E2E_ARTIFACTS.mkdir(parents=True, exist_ok=True)
     log_path = E2E_ARTIFACTS / "jupyterlab-server.log"
@@ -189,6 +211,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
         JUPYTER_DATA_DIR=str(dirs["data"]),
         JUPYTER_PATH=str(dirs["jupyter_path"]),
+        JUPYTER_CONFIG_PATH=str(dirs["config_path"]),
         IPYTHONDIR=str(dirs["ipython"]),
         JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
         JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),

@@ -1,0 +1,219 @@
+/**
+ * The jobs API of jupyter_sched's server extension (`{base_url}jupyter-sched/api/`), through
+ * JupyterLab's ServerConnection: the server's token and XSRF headers are added to every request.
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+export const API_PATH = 'jupyter-sched/api';
+
+export interface IUsage {
+  cpu_percent: number | null;
+  cpu_seconds: number | null;
+  rss_bytes: number | null;
+  peak_rss_bytes: number | null;
+}
+
+/** One line of the list: a job, or a sweep with its runs. */
+export interface IJobRow {
+  kind: 'job' | 'sweep';
+  handle: string;
+  app_id?: string;
+  name: string;
+  scheduler: string;
+  session: string;
+  state: string;
+  started: number | null;
+  ended: number | null;
+  sweep: string | null;
+  notebook: string | null;
+  reason?: string;
+  replicas?: number;
+  running?: number;
+  usage?: IUsage | null;
+  counts?: { [state: string]: number };
+  total?: number;
+  runs?: IJobRow[];
+  more?: number;
+}
+
+export interface IJobList {
+  jobs: IJobRow[];
+  total: number;
+  running: number;
+  offset: number;
+  limit: number;
+  notices: string[];
+  sessions: string[];
+  schedulers: string[];
+  generated: number;
+  apps: number;
+}
+
+export interface IReplica {
+  id: number;
+  state: string;
+  hostname: string;
+  exit_code: number | null;
+  pid: number | null;
+  started: number | null;
+  finished: number | null;
+  num_restarts: number;
+  msg: string | null;
+}
+
+export interface IUsageSample {
+  role: string;
+  replica: number;
+  cpu_percent: number;
+  cpu_seconds: number;
+  rss_bytes: number;
+  peak_rss_bytes: number;
+  mem_limit_bytes: number | null;
+  running: boolean;
+}
+
+export interface IJobDetail extends Omit<IJobRow, 'usage'> {
+  status: {
+    state: string;
+    msg: string | null;
+    roles: { role: string; replicas: IReplica[] }[];
+  };
+  usage: IUsageSample[];
+}
+
+/** What the live log stream sends (see jupyter_sched/server/logs.py). */
+export interface ILogEvent {
+  reset: boolean;
+  html: string[];
+  current: string;
+  total: number;
+  dropped: number;
+  ended: boolean;
+  error: string | null;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string
+  ) {
+    super(message);
+  }
+}
+
+export const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+
+export function isRunning(state: string): boolean {
+  return !TERMINAL.has(state);
+}
+
+/** `jobs/<handle>`, the handle as one URL path segment. */
+export function jobPath(handle: string): string {
+  return 'jobs/' + encodeURIComponent(handle);
+}
+
+function url(settings: ServerConnection.ISettings, path: string, query?: { [key: string]: string }): string {
+  const base = URLExt.join(settings.baseUrl, API_PATH, path);
+  const params = query ? new URLSearchParams(query).toString() : '';
+  return params ? `${base}?${params}` : base;
+}
+
+export async function requestAPI<T>(
+  path: string,
+  init: RequestInit = {},
+  query?: { [key: string]: string }
+): Promise<T> {
+  const settings = ServerConnection.makeSettings();
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url(settings, path, query), init, settings);
+  } catch (error) {
+    throw new ApiError(0, `the Jupyter server did not answer: ${error}`);
+  }
+  const text = await response.text();
+  let data: any = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const message = data && data.message ? data.message : `${response.status} ${response.statusText}`;
+    throw new ApiError(response.status, message);
+  }
+  return data as T;
+}
+
+export function listJobs(query: { [key: string]: string }): Promise<IJobList> {
+  return requestAPI<IJobList>('jobs', {}, query);
+}
+
+export function getJob(handle: string): Promise<IJobDetail> {
+  return requestAPI<IJobDetail>(jobPath(handle));
+}
+
+export function cancelJob(handle: string): Promise<{ cancelled: boolean; message: string; state: string }> {
+  return requestAPI(jobPath(handle) + '/cancel', { method: 'POST' });
+}
+
+/**
+ * Follows replica `role/k`'s log (server-sent events over fetch, so the server's auth headers go with
+ * it). Calls `onEvent` per event and `onDone` once (with an error if it failed). Returns a function
+ * that stops it.
+ */
+export function followLog(
+  handle: string,
+  role: string,
+  k: number,
+  onEvent: (event: ILogEvent) => void,
+  onDone: (error?: Error) => void
+): () => void {
+  const controller = new AbortController();
+  const settings = ServerConnection.makeSettings();
+  const target = url(settings, jobPath(handle) + '/logs/stream', { role, k: String(k) });
+  const run = async () => {
+    const response = await ServerConnection.makeRequest(target, { signal: controller.signal }, settings);
+    if (!response.ok || !response.body) {
+      let message = `${response.status} ${response.statusText}`;
+      try {
+        message = JSON.parse(await response.text()).message || message;
+      } catch {
+        // keep the status line
+      }
+      throw new ApiError(response.status, message);
+    }
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) {
+        break;
+      }
+      buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = block
+          .split('\n')
+          .filter(line => line.startsWith('data: '))
+          .map(line => line.slice(6))
+          .join('\n');
+        if (data) {
+          onEvent(JSON.parse(data) as ILogEvent);
+        }
+      }
+    }
+  };
+  run().then(
+    () => onDone(),
+    error => {
+      if (!controller.signal.aborted) {
+        onDone(error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+  );
+  return () => controller.abort();
+}

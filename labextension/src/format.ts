@@ -1,0 +1,99 @@
+/**
+ * Small DOM and text helpers. Every text that comes from a job (names, handles, messages) is set with
+ * textContent, never as HTML; the only HTML inserted is log lines the server escaped
+ * (jupyter_sched.logs.TerminalBuffer: every character of log text escaped, styles inline).
+ */
+import { IUsage } from './api';
+
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+export function pill(state: string): HTMLElement {
+  const node = el('span', `jsl-pill jsl-state-${state.toLowerCase()}`, state);
+  node.title = state;
+  return node;
+}
+
+/** `4.2s`, `3m05s`, `2h01m`. */
+export function duration(seconds: number): string {
+  if (!isFinite(seconds) || seconds < 0) {
+    return '-';
+  }
+  if (seconds < 60) {
+    return `${seconds.toFixed(seconds < 10 ? 1 : 0)}s`;
+  }
+  const m = Math.floor(seconds / 60);
+  if (m < 60) {
+    return `${m}m${String(Math.floor(seconds % 60)).padStart(2, '0')}s`;
+  }
+  const h = Math.floor(m / 60);
+  if (h < 48) {
+    return `${h}h${String(m % 60).padStart(2, '0')}m`;
+  }
+  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, '0')}h`;
+}
+
+/** `running 3m05s`, `took 4.2s`, `waiting`. */
+export function elapsed(started: number | null, ended: number | null, running: boolean, now: number): string {
+  if (!started) {
+    return running ? 'waiting' : 'ended';
+  }
+  if (running) {
+    return `running ${duration(now - started)}`;
+  }
+  return ended ? `took ${duration(ended - started)}` : 'ended';
+}
+
+/** Binary units: `63.9 MiB`. */
+export function bytes(n: number | null | undefined): string {
+  if (n === null || n === undefined) {
+    return '-';
+  }
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = n;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${Math.round(value)} B` : `${value.toFixed(1).replace(/\.0$/, '')} ${units[unit]}`;
+}
+
+export function usageText(usage: IUsage | null | undefined, running: boolean): string {
+  if (!usage) {
+    return '';
+  }
+  if (running && usage.cpu_percent !== null) {
+    return `cpu ${usage.cpu_percent.toFixed(0)}% · mem ${bytes(usage.rss_bytes)}`;
+  }
+  const parts: string[] = [];
+  if (usage.peak_rss_bytes) {
+    parts.push(`peak ${bytes(usage.peak_rss_bytes)}`);
+  }
+  if (usage.cpu_seconds) {
+    parts.push(`cpu ${usage.cpu_seconds.toFixed(1)}s`);
+  }
+  return parts.join(' · ');
+}
+
+export function clock(ts: number | null): string {
+  if (!ts) {
+    return '-';
+  }
+  const date = new Date(ts * 1000);
+  const today = new Date();
+  const time = date.toLocaleTimeString([], { hour12: false });
+  return date.toDateString() === today.toDateString() ? time : `${date.toISOString().slice(0, 10)} ${time}`;
+}

@@ -1,0 +1,230 @@
+/**
+ * jupyter_sched in JupyterLab (and Notebook 7): the Jobs sidebar, a live main-area view per job,
+ * notifications when jobs end, and job outputs that outlive their kernel. Everything reads the server
+ * extension's API (jupyter_sched/server), so it works with no kernel at all.
+ */
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette, MainAreaWidget, Notification } from '@jupyterlab/apputils';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { LabIcon } from '@jupyterlab/ui-components';
+import { Poll } from '@lumino/polling';
+
+import { ApiError, getJob, IJobList, IJobRow, listJobs } from './api';
+import { duration } from './format';
+import { JobView } from './jobview';
+import { IOutputEnv, JOB_MIME, JobOutput, KernelWatch, RANK } from './output';
+import { JobsSidebar } from './sidebar';
+
+const JOBS_PLUGIN = 'jupyter-sched:jobs';
+const OPEN = 'jupyter-sched:open-job';
+const SHOW = 'jupyter-sched:show-jobs';
+const HIDDEN_INTERVAL_S = 5;
+
+export const jobsIcon = new LabIcon({
+  name: 'jupyter-sched:jobs',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" width="16" viewBox="0 0 24 24">' +
+    '<g class="jp-icon3" fill="#616161">' +
+    '<rect x="3" y="4" width="4" height="4" rx="1"/><rect x="9" y="5" width="12" height="2" rx="1"/>' +
+    '<rect x="3" y="10" width="4" height="4" rx="1"/><rect x="9" y="11" width="9" height="2" rx="1"/>' +
+    '<rect x="3" y="16" width="4" height="4" rx="1"/><rect x="9" y="17" width="11" height="2" rx="1"/>' +
+    '</g></svg>'
+});
+
+/** Says when a job the user launched ends, and how: from the list of running jobs, polled. */
+class EndNotifier {
+  enabled = true;
+
+  constructor(private readonly open: (handle: string) => void) {}
+
+  update(running: IJobList): void {
+    const now = new Map(running.jobs.map(row => [row.handle, row]));
+    if (this.known) {
+      for (const [handle, row] of this.known) {
+        if (!now.has(handle)) {
+          void this.ended(row);
+        }
+      }
+    }
+    this.known = now;
+  }
+
+  private async ended(row: IJobRow): Promise<void> {
+    if (!this.enabled) {
+      return;
+    }
+    let message: string;
+    let type: Notification.TypeOptions;
+    let handle = row.handle;
+    try {
+      if (row.kind === 'sweep') {
+        const runs = await listJobs({ sweep: row.sweep || '', limit: '500' });
+        if (runs.running) {
+          return; // its other runs are still going: the next poll lists it again
+        }
+        const counts = new Map<string, number>();
+        for (const run of runs.jobs) {
+          counts.set(run.state, (counts.get(run.state) || 0) + 1);
+        }
+        const parts = Array.from(counts.entries()).map(([state, n]) => `${n} ${state}`);
+        message = `sweep ${row.name} ended: ${parts.join(', ')}`;
+        type = counts.get('FAILED') ? 'error' : counts.get('CANCELLED') ? 'warning' : 'success';
+        handle = runs.jobs.length ? runs.jobs[0].handle : handle;
+      } else {
+        const detail = await getJob(row.handle);
+        const took = detail.started && detail.ended ? ` in ${duration(detail.ended - detail.started)}` : '';
+        message = detail.reason || `${detail.name} ${detail.state}`;
+        if (detail.state === 'SUCCEEDED') {
+          message += took;
+        }
+        type = detail.state === 'SUCCEEDED' ? 'success' : detail.state === 'FAILED' ? 'error' : 'warning';
+      }
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) {
+        return; // its records were removed: nothing to say
+      }
+      message = `${row.name} ended (${error instanceof Error ? error.message : error})`;
+      type = 'warning';
+    }
+    Notification.emit(message, type, {
+      autoClose: 10000,
+      actions: [{ label: 'Open', caption: `open ${handle}`, callback: () => this.open(handle) }]
+    });
+  }
+
+  private known: Map<string, IJobRow> | null = null;
+}
+
+const jobs: JupyterFrontEndPlugin<void> = {
+  id: JOBS_PLUGIN,
+  description: 'The Jobs sidebar, job views and end-of-job notifications of jupyter_sched.',
+  autoStart: true,
+  optional: [INotebookTracker, ISettingRegistry, ICommandPalette, ILayoutRestorer],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker | null,
+    settingRegistry: ISettingRegistry | null,
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null
+  ) => {
+    const views = new Map<string, MainAreaWidget<JobView>>();
+    const openJob = (handle: string) => {
+      let widget = views.get(handle);
+      if (!widget || widget.isDisposed) {
+        const content = new JobView(handle);
+        widget = new MainAreaWidget({ content });
+        widget.id = `jupyter-sched-job-${views.size}-${Date.now()}`;
+        widget.addClass('jsl-job-panel');
+        widget.title.label = handle.slice(handle.lastIndexOf('/') + 1);
+        widget.title.caption = handle;
+        widget.title.icon = jobsIcon;
+        widget.title.closable = true;
+        views.set(handle, widget);
+        widget.disposed.connect(() => views.delete(handle));
+        app.shell.add(widget, 'main');
+      }
+      app.shell.activateById(widget.id);
+    };
+
+    let interval = 1;
+    const sidebar = new JobsSidebar({
+      open: openJob,
+      currentNotebook: () => tracker?.currentWidget?.context.path ?? null,
+      changed: () => void poll.refresh()
+    });
+    sidebar.title.icon = jobsIcon;
+    const notifier = new EndNotifier(openJob);
+    const poll = new Poll({
+      name: 'jupyter-sched:jobs',
+      factory: async () => {
+        try {
+          const [list, running] = await Promise.all([
+            sidebar.isVisible ? listJobs(sidebar.query()) : Promise.resolve(null),
+            listJobs({ state: 'running', limit: '500' })
+          ]);
+          if (list) {
+            sidebar.setList(list);
+          }
+          notifier.update(running);
+        } catch (error) {
+          sidebar.showError(`cannot list jobs: ${error instanceof Error ? error.message : error}`);
+          throw error;
+        }
+      },
+      frequency: { interval: 1000, backoff: true, max: 30000 },
+      standby: 'never'
+    });
+    const pace = () => {
+      const seconds = sidebar.isVisible ? interval : Math.max(interval, HIDDEN_INTERVAL_S);
+      poll.frequency = { interval: seconds * 1000, backoff: true, max: 30000 };
+    };
+    app.shell.add(sidebar, 'left', { rank: 650 });
+    restorer?.add(sidebar, 'jupyter-sched-jobs');
+    app.restored.then(() => {
+      pace();
+      void poll.refresh();
+    });
+    // the list follows the sidebar: fresh the moment it is shown, slow while it is hidden
+    const observer = new MutationObserver(() => {
+      pace();
+      if (sidebar.isVisible) {
+        void poll.refresh();
+      }
+    });
+    observer.observe(sidebar.node, { attributes: true, attributeFilter: ['class'] });
+    tracker?.currentChanged.connect(() => sidebar.notebookChanged());
+
+    app.commands.addCommand(OPEN, {
+      label: 'Open Job',
+      caption: 'Open a job by its handle (scheduler://session/app_id)',
+      execute: args => openJob(String(args.handle))
+    });
+    app.commands.addCommand(SHOW, {
+      label: 'Show Jobs',
+      caption: 'Show the Jobs sidebar',
+      execute: () => app.shell.activateById(sidebar.id)
+    });
+    palette?.addItem({ command: SHOW, category: 'Jobs' });
+
+    if (settingRegistry) {
+      void settingRegistry.load(JOBS_PLUGIN).then(settings => {
+        const apply = () => {
+          notifier.enabled = settings.get('notifyOnEnd').composite as boolean;
+          interval = Math.max(0.5, settings.get('refreshInterval').composite as number);
+          pace();
+        };
+        apply();
+        settings.changed.connect(apply);
+      });
+    }
+  }
+};
+
+const outputs: JupyterFrontEndPlugin<void> = {
+  id: 'jupyter-sched:outputs',
+  description: 'Job outputs that outlive their kernel: the live pane, else the job from the server, else the record.',
+  autoStart: true,
+  requires: [IRenderMimeRegistry],
+  optional: [INotebookTracker],
+  activate: (app: JupyterFrontEnd, rendermime: IRenderMimeRegistry, tracker: INotebookTracker | null) => {
+    const open = (handle: string) => void app.commands.execute(OPEN, { handle });
+    const factory = (env: IOutputEnv) => ({
+      safe: true,
+      mimeTypes: [JOB_MIME],
+      defaultRank: RANK,
+      createRenderer: (options: any) => new JobOutput(options, env)
+    });
+    // outside notebooks (an output view, a console): the server's view or the record
+    rendermime.addFactory(factory({ rendermime: null, watch: null, open }), RANK);
+    // in a notebook: also the live pane while the kernel that drew it runs
+    tracker?.widgetAdded.connect((_, panel) => {
+      const watch = new KernelWatch(panel);
+      const registry = panel.content.rendermime;
+      registry.addFactory(factory({ rendermime: registry, watch, open }), RANK);
+    });
+  }
+};
+
+export default [jobs, outputs];

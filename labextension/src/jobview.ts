@@ -1,0 +1,303 @@
+/**
+ * A job's live view, fed by the server (no kernel involved): its state, each replica's state, exit
+ * code, host, times and usage, and one replica's log followed live. The main-area view a sidebar row
+ * opens, and (compact) what a job's cell output shows when its widget is gone.
+ */
+import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { ApiError, cancelJob, followLog, getJob, IJobDetail, ILogEvent, isRunning } from './api';
+import { bytes, clock, el, elapsed, pill } from './format';
+
+const MAX_LINES = 2000;
+const COMPACT_LINES = 40;
+const REFRESH_MS = 1000;
+
+export interface IJobViewOptions {
+  /** A smaller view, for a cell's output. */
+  compact?: boolean;
+  /** A line shown above the view (why a cell shows this instead of its pane). */
+  note?: string;
+  /** Shows a button that opens the job in the main area. */
+  open?: (handle: string) => void;
+  /** Called once if the server does not know the job (404) or cannot be reached. */
+  missing?: (error: ApiError) => void;
+  /** Called once when the job is seen ended (with its final detail). */
+  ended?: (detail: IJobDetail) => void;
+}
+
+export class JobView extends Widget {
+  readonly handle: string;
+  detail: IJobDetail | null = null;
+
+  constructor(handle: string, options: IJobViewOptions = {}) {
+    super();
+    this.handle = handle;
+    this.options = options;
+    this.addClass('jsl-job-view');
+    if (options.compact) {
+      this.addClass('jsl-compact');
+    }
+    this.node.dataset.handle = handle;
+    if (options.note) {
+      this.node.appendChild(el('div', 'jsl-note', options.note));
+    }
+    this.node.append(this.head, this.message, this.table, this.logbar, this.log, this.logFoot);
+    this.message.hidden = true;
+    void this.refresh();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this.stopped = true;
+    window.clearTimeout(this.timer);
+    this.stopLog?.();
+    super.dispose();
+  }
+
+  /** Asks the server again now (and every second while the job runs). */
+  async refresh(): Promise<void> {
+    window.clearTimeout(this.timer);
+    try {
+      const detail = await getJob(this.handle);
+      if (this.stopped) {
+        return;
+      }
+      const wasRunning = this.detail === null || isRunning(this.detail.state);
+      this.detail = detail;
+      this.render(detail);
+      if (isRunning(detail.state)) {
+        this.timer = window.setTimeout(() => void this.refresh(), REFRESH_MS);
+      } else if (wasRunning) {
+        this.options.ended?.(detail);
+      }
+    } catch (error) {
+      if (this.stopped) {
+        return;
+      }
+      const err = error instanceof ApiError ? error : new ApiError(0, String(error));
+      if (this.options.missing && !this.detail) {
+        this.options.missing(err);
+        return;
+      }
+      this.showMessage(err.status === 404 ? `The Jupyter server does not know ${this.handle}.` : err.message);
+      if (err.status !== 404 && err.status !== 400) {
+        this.timer = window.setTimeout(() => void this.refresh(), 3 * REFRESH_MS);
+      }
+    }
+  }
+
+  private showMessage(text: string): void {
+    this.message.textContent = text;
+    this.message.hidden = false;
+  }
+
+  private render(detail: IJobDetail): void {
+    this.message.hidden = true;
+    const running = isRunning(detail.state);
+    const now = Date.now() / 1000;
+    this.title.label = `${detail.name} (${detail.state})`;
+    this.head.replaceChildren();
+    const line = el('div', 'jsl-head-line');
+    line.append(pill(detail.state), el('span', 'jsl-name', detail.name), el('code', 'jsl-handle', detail.handle));
+    this.head.appendChild(line);
+    const facts = el('div', 'jsl-facts');
+    facts.textContent = [
+      detail.scheduler,
+      `session ${detail.session}`,
+      `started ${clock(detail.started)}`,
+      elapsed(detail.started, detail.ended, running, now),
+      detail.notebook ? `from ${detail.notebook}` : ''
+    ]
+      .filter(Boolean)
+      .join(' · ');
+    this.head.appendChild(facts);
+    if (detail.reason && detail.state === 'FAILED') {
+      this.head.appendChild(el('div', 'jsl-reason', detail.reason));
+    }
+    if (detail.status.msg) {
+      this.head.appendChild(el('div', 'jsl-msg', detail.status.msg));
+    }
+    const buttons = el('div', 'jsl-buttons');
+    if (running) {
+      const cancel = el('button', 'jp-Button jp-mod-styled jp-mod-warn jsl-cancel', 'Cancel');
+      cancel.onclick = () => void this.cancel(cancel);
+      buttons.appendChild(cancel);
+    }
+    if (this.options.open) {
+      const open = el('button', 'jp-Button jp-mod-styled jsl-open', 'Open in main area');
+      open.onclick = () => this.options.open?.(this.handle);
+      buttons.appendChild(open);
+    }
+    if (buttons.childElementCount) {
+      this.head.appendChild(buttons);
+    }
+    this.renderTable(detail, now);
+    this.renderReplicaTabs(detail);
+  }
+
+  private renderTable(detail: IJobDetail, now: number): void {
+    const usage = new Map(detail.usage.map(u => [`${u.role}/${u.replica}`, u]));
+    this.table.replaceChildren();
+    const head = el('tr');
+    for (const h of ['replica', 'state', 'exit', 'host / pid', 'started', 'time', 'cpu', 'memory']) {
+      head.appendChild(el('th', '', h));
+    }
+    this.table.appendChild(head);
+    for (const role of detail.status.roles) {
+      for (const rep of role.replicas) {
+        const u = usage.get(`${role.role}/${rep.id}`);
+        const row = el('tr');
+        row.dataset.replica = `${role.role}/${rep.id}`;
+        const state = el('td');
+        state.appendChild(pill(rep.state));
+        const mem = u
+          ? u.running
+            ? `${bytes(u.rss_bytes)} (peak ${bytes(u.peak_rss_bytes)}${u.mem_limit_bytes ? ` of ${bytes(u.mem_limit_bytes)}` : ''})`
+            : `peak ${bytes(u.peak_rss_bytes)}`
+          : '-';
+        row.append(
+          el('td', '', `${role.role}/${rep.id}`),
+          state,
+          el('td', '', rep.exit_code === null ? '-' : String(rep.exit_code)),
+          el('td', '', [rep.hostname, rep.pid].filter(v => v !== null && v !== '').join(' / ') || '-'),
+          el('td', '', clock(rep.started)),
+          el('td', '', elapsed(rep.started, rep.finished, isRunning(rep.state), now)),
+          el('td', '', u ? (u.running ? `${u.cpu_percent.toFixed(0)}%` : `${u.cpu_seconds.toFixed(1)}s`) : '-'),
+          el('td', '', mem)
+        );
+        this.table.appendChild(row);
+        if (rep.msg) {
+          const msg = el('tr', 'jsl-replica-msg');
+          const cell = el('td', '', rep.msg);
+          cell.colSpan = 8;
+          msg.appendChild(cell);
+          this.table.appendChild(msg);
+        }
+      }
+    }
+  }
+
+  private renderReplicaTabs(detail: IJobDetail): void {
+    const replicas = detail.status.roles.flatMap(r => r.replicas.map(rep => ({ role: r.role, rep })));
+    const keys = replicas.map(({ role, rep }) => `${role}/${rep.id}`);
+    if (keys.join() !== this.tabKeys) {
+      this.tabKeys = keys.join();
+      this.logbar.replaceChildren(el('span', 'jsl-logbar-label', 'logs'));
+      for (const key of keys) {
+        const tab = el('button', 'jsl-tab', key);
+        tab.dataset.replica = key;
+        tab.onclick = () => this.follow(key);
+        this.logbar.appendChild(tab);
+      }
+    }
+    if (!this.following && keys.length) {
+      const failed = replicas.find(({ rep }) => rep.state === 'FAILED');
+      this.follow(failed ? `${failed.role}/${failed.rep.id}` : keys[0]);
+    }
+    if (!keys.length) {
+      this.logFoot.textContent = isRunning(detail.state) ? 'waiting for the job to start…' : 'no replicas';
+    }
+  }
+
+  /** Follows replica `key` (`role/k`)'s log from the server. */
+  follow(key: string): void {
+    if (this.following === key) {
+      return;
+    }
+    this.stopLog?.();
+    this.following = key;
+    for (const tab of Array.from(this.logbar.querySelectorAll<HTMLElement>('.jsl-tab'))) {
+      tab.classList.toggle('jsl-tab-active', tab.dataset.replica === key);
+    }
+    this.lines = [];
+    this.current = '';
+    this.total = 0;
+    this.drawLog('following…');
+    const slash = key.lastIndexOf('/');
+    const role = key.slice(0, slash);
+    const k = Number(key.slice(slash + 1));
+    this.stopLog = followLog(
+      this.handle,
+      role,
+      k,
+      event => this.onLog(event),
+      error => {
+        if (error) {
+          this.drawLog(`cannot follow the log: ${error.message}`);
+        }
+      }
+    );
+  }
+
+  private onLog(event: ILogEvent): void {
+    if (event.reset) {
+      this.lines = event.html.slice();
+    } else {
+      this.lines.push(...event.html);
+    }
+    const cap = this.options.compact ? COMPACT_LINES : MAX_LINES;
+    if (this.lines.length > cap) {
+      this.lines.splice(0, this.lines.length - cap);
+    }
+    this.current = event.current;
+    this.total = event.total;
+    const foot = event.error
+      ? event.error
+      : event.ended
+        ? `end of log · ${this.total.toLocaleString()} lines`
+        : `following · ${this.total.toLocaleString()} lines`;
+    this.drawLog(foot);
+  }
+
+  private drawLog(foot: string): void {
+    const stick = this.log.scrollTop + this.log.clientHeight >= this.log.scrollHeight - 4;
+    const shown = this.lines.length + (this.current ? 1 : 0);
+    const hidden = Math.max(0, this.total - this.lines.length);
+    const lines = this.current ? [...this.lines, this.current] : this.lines;
+    // server-escaped HTML (see format.ts): log text never reaches the DOM unescaped
+    this.log.innerHTML = lines.join('\n');
+    this.log.hidden = shown === 0;
+    this.logFoot.textContent = (hidden ? `${hidden.toLocaleString()} earlier lines not shown · ` : '') + foot;
+    if (stick) {
+      this.log.scrollTop = this.log.scrollHeight;
+    }
+  }
+
+  private async cancel(button: HTMLButtonElement): Promise<void> {
+    const result = await showDialog({
+      title: 'Cancel job?',
+      body: `Cancel ${this.detail?.name ?? ''} (${this.handle})? Its replicas are stopped.`,
+      buttons: [Dialog.cancelButton({ label: 'Keep running' }), Dialog.warnButton({ label: 'Cancel job' })]
+    });
+    if (!result.button.accept) {
+      return;
+    }
+    button.disabled = true;
+    button.textContent = 'Cancelling…';
+    try {
+      await cancelJob(this.handle);
+    } catch (error) {
+      this.showMessage(`could not cancel: ${error instanceof Error ? error.message : error}`);
+    }
+    void this.refresh();
+  }
+
+  private options: IJobViewOptions;
+  private stopped = false;
+  private timer = 0;
+  private head = el('div', 'jsl-head');
+  private message = el('div', 'jsl-message');
+  private table = el('table', 'jsl-replicas');
+  private logbar = el('div', 'jsl-logbar');
+  private log = el('pre', 'jsl-log');
+  private logFoot = el('div', 'jsl-log-foot');
+  private tabKeys = '';
+  private following = '';
+  private stopLog: (() => void) | null = null;
+  private lines: string[] = [];
+  private current = '';
+  private total = 0;
+}

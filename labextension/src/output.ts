@@ -1,0 +1,210 @@
+/**
+ * A job cell's output that outlives its kernel.
+ *
+ * The kernel side puts three things in a job's output: the widget view (the live panes), the record
+ * (`text/html` and `text/plain`: what the panes showed, as of when), and
+ * `application/vnd.jupyter-sched.job+json` (the handle, the state, and whether the record is final).
+ * This renderer claims that mime type with a rank before the widget renderer's, and decides:
+ *
+ * 1. the widget, when the notebook's current kernel holds its model (the model id came with a display
+ *    message of this kernel, or the kernel's `comm_info` lists it), and the output is trusted;
+ * 2. else the saved record, when it is final (nothing can change any more);
+ * 3. else the job as the Jupyter server knows it now (live while it runs; its final state once ended),
+ *    and the saved record only if the server does not know the handle.
+ *
+ * When the kernel that drew a live pane restarts, dies or is replaced, the pane is swapped for (3) with
+ * a line that says so: never a frozen "RUNNING … following", never "model not found".
+ */
+import { NotebookPanel } from '@jupyterlab/notebook';
+import { RenderedHTML } from '@jupyterlab/rendermime';
+import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { Signal } from '@lumino/signaling';
+import { Panel, Widget } from '@lumino/widgets';
+
+import { clock, el } from './format';
+import { JobView } from './jobview';
+
+export const JOB_MIME = 'application/vnd.jupyter-sched.job+json';
+export const WIDGET_MIME = 'application/vnd.jupyter.widget-view+json';
+/** Before the widget renderer (-10), which would otherwise win and fail without its model. */
+export const RANK = -20;
+const COMM_INFO_MS = 1500;
+
+export interface IJobInfo {
+  handle: string;
+  name: string;
+  state: string;
+  final: boolean;
+  as_of: number | null;
+}
+
+/** What one notebook's kernel has drawn, and whether that kernel is still the one running. */
+export class KernelWatch {
+  /** Bumped each time the kernel restarts, dies or is replaced. */
+  generation = 0;
+  why = '';
+  readonly lost = new Signal<KernelWatch, string>(this);
+
+  constructor(readonly panel: NotebookPanel) {
+    const session = panel.sessionContext;
+    session.iopubMessage.connect((_, msg) => {
+      const type = msg.header.msg_type;
+      if (type === 'display_data' || type === 'execute_result' || type === 'update_display_data') {
+        const view = ((msg.content as any).data || {})[WIDGET_MIME];
+        if (view && view.model_id) {
+          this.drawn.add(view.model_id);
+        }
+      }
+    });
+    session.statusChanged.connect((_, status) => {
+      if (status === 'restarting' || status === 'autorestarting') {
+        this.forget('restarted');
+      } else if (status === 'dead') {
+        this.forget('is gone (it was shut down or died)');
+      }
+    });
+    session.kernelChanged.connect((_, change) => {
+      if (change.oldValue) {
+        this.forget(change.newValue ? 'was replaced' : 'was shut down');
+      }
+    });
+  }
+
+  /** Whether the current kernel holds widget model `id`. */
+  async holds(id: string): Promise<boolean> {
+    await new Promise(resolve => window.setTimeout(resolve, 0)); // the display message's own signal first
+    if (this.drawn.has(id)) {
+      return true;
+    }
+    const kernel = this.panel.sessionContext.session?.kernel;
+    if (!kernel || kernel.status === 'dead') {
+      return false;
+    }
+    const generation = this.generation;
+    const reply = kernel
+      .requestCommInfo({ target_name: 'jupyter.widget' })
+      .then(msg => (msg.content.status === 'ok' ? id in msg.content.comms : false))
+      .catch(() => false);
+    const late = new Promise<null>(resolve => window.setTimeout(() => resolve(null), COMM_INFO_MS));
+    const answer = await Promise.race([reply, late]);
+    // no answer in time: a busy kernel, most likely drawing this output right now
+    return generation === this.generation && answer !== false;
+  }
+
+  private forget(why: string): void {
+    this.drawn.clear();
+    this.generation++;
+    this.why = why;
+    this.lost.emit(why);
+  }
+
+  private drawn = new Set<string>();
+}
+
+export interface IOutputEnv {
+  rendermime: IRenderMimeRegistry | null;
+  watch: KernelWatch | null;
+  open: (handle: string) => void;
+}
+
+export class JobOutput extends Panel implements IRenderMime.IRenderer {
+  constructor(
+    private readonly options: IRenderMime.IRendererOptions,
+    private readonly env: IOutputEnv
+  ) {
+    super();
+    this.addClass('jsl-output');
+    env.watch?.lost.connect(this.onKernelLost, this);
+  }
+
+  dispose(): void {
+    this.env.watch?.lost.disconnect(this.onKernelLost, this);
+    super.dispose();
+  }
+
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const render = ++this.renders;
+    this.model = model;
+    const info = model.data[JOB_MIME] as unknown as IJobInfo;
+    const view = model.data[WIDGET_MIME] as { model_id?: string } | undefined;
+    this.node.dataset.handle = info && info.handle ? info.handle : '';
+    const { rendermime, watch } = this.env;
+    if (view && view.model_id && rendermime && watch && model.trusted && !info.final) {
+      const holds = await watch.holds(view.model_id);
+      if (render !== this.renders) {
+        return;
+      }
+      if (holds && rendermime.getFactory(WIDGET_MIME)) {
+        const pane = rendermime.createRenderer(WIDGET_MIME);
+        this.display(pane);
+        this.live = pane;
+        await pane.renderModel(model);
+        if (render === this.renders && pane instanceof Panel && pane.widgets.length === 0 && !pane.isDisposed) {
+          this.fallback(model, info, ''); // the widget could not be drawn after all
+        }
+        return;
+      }
+    }
+    this.fallback(model, info, '');
+  }
+
+  private onKernelLost(_: KernelWatch, why: string): void {
+    if (!this.live || !this.model) {
+      return;
+    }
+    const info = this.model.data[JOB_MIME] as unknown as IJobInfo;
+    this.renders++;
+    this.fallback(this.model, info, `The kernel that drew this pane ${why}; the job as the Jupyter server knows it:`);
+  }
+
+  /** The saved record if final, else the server's view of the job (the record if it does not know it). */
+  private fallback(model: IRenderMime.IMimeModel, info: IJobInfo, note: string): void {
+    this.live = null;
+    if (!info || !info.handle || info.final) {
+      void this.showRecord(model, '');
+      return;
+    }
+    const saved = `saved ${info.state}${info.as_of ? ` as of ${clock(info.as_of)}` : ''}`;
+    const job = new JobView(info.handle, {
+      compact: true,
+      note: note || `Live from the Jupyter server (this output was ${saved}; its pane's kernel is gone).`,
+      open: this.env.open,
+      missing: error => {
+        void this.showRecord(
+          model,
+          `The Jupyter server does not know ${info.handle} (${error.message}); as saved (${saved}):`
+        );
+      }
+    });
+    this.display(job);
+  }
+
+  private async showRecord(model: IRenderMime.IMimeModel, note: string): Promise<void> {
+    const html = new RenderedHTML({ ...this.options, mimeType: 'text/html' });
+    const box = new Panel();
+    box.addClass('jsl-record-box');
+    if (note) {
+      const line = new Widget({ node: el('div', 'jsl-note', note) });
+      box.addWidget(line);
+    }
+    box.addWidget(html);
+    this.display(box);
+    if (model.data['text/html']) {
+      await html.renderModel(model);
+    } else {
+      html.node.appendChild(el('pre', '', String(model.data['text/plain'] ?? '')));
+    }
+  }
+
+  private display(widget: Widget): void {
+    for (const child of this.widgets.slice()) {
+      child.dispose();
+    }
+    this.addWidget(widget);
+  }
+
+  private renders = 0;
+  private model: IRenderMime.IMimeModel | null = null;
+  private live: IRenderMime.IRenderer | null = null;
+}

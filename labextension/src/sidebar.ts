@@ -1,0 +1,396 @@
+/**
+ * The Jobs sidebar: every job of the user, running ones on top, then newest first; a sweep is one
+ * collapsible row with its counts; filters (this notebook, session, backend, state); each row shows its
+ * state, elapsed time and usage, and a Cancel button (with a confirm) while it runs. Clicking a row
+ * opens the job's live view. Every row element carries `data-handle`.
+ *
+ * Rows are kept by handle and updated in place (a button under the pointer is never replaced), so a
+ * poll every second costs a few text changes. The list is paged by the server: 50 entries, then
+ * "Show more".
+ */
+import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { cancelJob, IJobList, IJobRow, isRunning } from './api';
+import { el, elapsed, pill, usageText } from './format';
+
+export const PAGE = 50;
+
+export interface IFilters {
+  notebook: boolean;
+  session: string;
+  scheduler: string;
+  state: string;
+}
+
+export interface ISidebarOptions {
+  open: (handle: string) => void;
+  /** The path of the notebook the "This notebook" filter means (the last one focused). */
+  currentNotebook: () => string | null;
+  /** Called when a filter or the page size changes: the owner polls again. */
+  changed: () => void;
+}
+
+const STATES: [string, string][] = [
+  ['', 'any state'],
+  ['running', 'running'],
+  ['ended', 'ended'],
+  ['SUCCEEDED', 'succeeded'],
+  ['FAILED', 'failed'],
+  ['CANCELLED', 'cancelled']
+];
+
+class RowView {
+  readonly node: HTMLElement;
+
+  constructor(
+    private readonly sidebar: JobsSidebar,
+    row: IJobRow,
+    nested = false
+  ) {
+    this.node = el('div', nested ? 'jsl-row jsl-run' : 'jsl-row');
+    this.node.tabIndex = 0;
+    this.node.append(this.pillSlot, this.main);
+    this.main.append(this.top, this.sub);
+    this.top.append(this.name, this.cancel);
+    this.cancel.onclick = event => {
+      event.stopPropagation();
+      void this.sidebar.confirmCancel(this.row, this.cancel);
+    };
+    this.node.onclick = () => this.sidebar.options.open(this.row.handle);
+    this.node.onkeydown = event => {
+      if (event.key === 'Enter') {
+        this.sidebar.options.open(this.row.handle);
+      }
+    };
+    this.row = row;
+  }
+
+  update(row: IJobRow, now: number): void {
+    this.row = row;
+    const running = isRunning(row.state);
+    this.node.dataset.handle = row.handle;
+    this.node.dataset.state = row.state;
+    this.node.title = row.reason ? `${row.reason}\n${row.handle}` : row.handle;
+    if (this.pillSlot.dataset.state !== row.state) {
+      this.pillSlot.dataset.state = row.state;
+      this.pillSlot.replaceChildren(pill(row.state));
+    }
+    setText(this.name, row.name);
+    const sub = [
+      elapsed(row.started, row.ended, running, now),
+      row.scheduler,
+      row.session !== 'default' ? `session ${row.session}` : '',
+      usageText(row.usage, running)
+    ];
+    if (!running && row.state !== 'SUCCEEDED' && row.reason) {
+      sub.push(row.reason.slice(row.name.length + 1));
+    }
+    setText(this.sub, sub.filter(Boolean).join(' · '));
+    this.cancel.hidden = !running;
+    if (!running) {
+      this.cancel.disabled = false;
+      setText(this.cancel, 'Cancel');
+    }
+  }
+
+  row: IJobRow;
+  private pillSlot = el('span', 'jsl-row-pill');
+  private main = el('div', 'jsl-row-main');
+  private top = el('div', 'jsl-row-top');
+  private name = el('span', 'jsl-row-name');
+  private sub = el('div', 'jsl-row-sub');
+  private cancel = el('button', 'jp-Button jp-mod-styled jp-mod-warn jsl-row-cancel', 'Cancel');
+}
+
+class SweepView {
+  readonly node = el('div', 'jsl-sweep');
+
+  constructor(
+    private readonly sidebar: JobsSidebar,
+    row: IJobRow
+  ) {
+    this.head.tabIndex = 0;
+    this.head.append(this.caret, this.pillSlot, this.main);
+    this.main.append(this.top, this.sub);
+    this.top.append(this.name);
+    this.node.append(this.head, this.runs);
+    this.head.onclick = () => this.sidebar.toggle(this.row.sweep || '');
+    this.more.onclick = () => this.sidebar.showSweep(this.row.sweep || '');
+    this.row = row;
+  }
+
+  update(row: IJobRow, now: number, open: boolean): void {
+    this.row = row;
+    const running = isRunning(row.state);
+    this.node.dataset.handle = row.handle;
+    this.node.dataset.sweep = row.sweep || '';
+    this.head.dataset.handle = row.handle;
+    this.head.dataset.state = row.state;
+    if (this.pillSlot.dataset.state !== row.state) {
+      this.pillSlot.dataset.state = row.state;
+      this.pillSlot.replaceChildren(pill(row.state));
+    }
+    setText(this.caret, open ? '▾' : '▸');
+    setText(this.name, `${row.name} (sweep of ${row.total})`);
+    const counts = Object.entries(row.counts || {})
+      .sort((a, b) => b[1] - a[1])
+      .map(([state, n]) => `${n} ${state.toLowerCase()}`);
+    setText(this.sub, [elapsed(row.started, row.ended, running, now), ...counts, row.scheduler].join(' · '));
+    this.runs.hidden = !open;
+    if (open) {
+      const seen = new Set<string>();
+      const children: HTMLElement[] = [];
+      for (const run of row.runs || []) {
+        let view = this.views.get(run.handle);
+        if (!view) {
+          view = new RowView(this.sidebar, run, true);
+          this.views.set(run.handle, view);
+        }
+        view.update(run, now);
+        seen.add(run.handle);
+        children.push(view.node);
+      }
+      for (const handle of Array.from(this.views.keys())) {
+        if (!seen.has(handle)) {
+          this.views.delete(handle);
+        }
+      }
+      if (row.more) {
+        setText(this.more, `and ${row.more} more: show all runs`);
+        children.push(this.more);
+      }
+      place(this.runs, children);
+    }
+  }
+
+  row: IJobRow;
+  private head = el('div', 'jsl-row jsl-sweep-head');
+  private caret = el('span', 'jsl-caret');
+  private pillSlot = el('span', 'jsl-row-pill');
+  private main = el('div', 'jsl-row-main');
+  private top = el('div', 'jsl-row-top');
+  private name = el('span', 'jsl-row-name');
+  private sub = el('div', 'jsl-row-sub');
+  private runs = el('div', 'jsl-sweep-runs');
+  private more = el('button', 'jsl-link', '');
+  private views = new Map<string, RowView>();
+}
+
+function setText(node: HTMLElement, text: string): void {
+  if (node.textContent !== text) {
+    node.textContent = text;
+  }
+}
+
+/** Makes `parent`'s children exactly `children`, in order, moving only what moved. */
+function place(parent: HTMLElement, children: HTMLElement[]): void {
+  children.forEach((child, i) => {
+    if (parent.children[i] !== child) {
+      parent.insertBefore(child, parent.children[i] || null);
+    }
+  });
+  while (parent.children.length > children.length) {
+    parent.lastElementChild!.remove();
+  }
+}
+
+export class JobsSidebar extends Widget {
+  readonly filters: IFilters = { notebook: false, session: '', scheduler: '', state: '' };
+  limit = PAGE;
+  /** A sweep shown whole (its "show all runs"), else ''. */
+  sweep = '';
+
+  constructor(readonly options: ISidebarOptions) {
+    super();
+    this.id = 'jupyter-sched-jobs';
+    this.addClass('jsl-sidebar');
+    this.title.caption = 'Jobs';
+    const header = el('div', 'jsl-sidebar-header');
+    header.append(el('span', 'jsl-sidebar-title', 'Jobs'), this.summary);
+    const filters = el('div', 'jsl-filters');
+    const mine = el('label', 'jsl-filter-notebook');
+    this.notebookBox.type = 'checkbox';
+    this.notebookBox.onchange = () => {
+      this.filters.notebook = this.notebookBox.checked;
+      this.changed();
+    };
+    mine.append(this.notebookBox, el('span', '', 'This notebook'));
+    this.sessionSelect.title = 'session';
+    this.schedulerSelect.title = 'backend';
+    this.stateSelect.title = 'state';
+    for (const [value, label] of STATES) {
+      const option = el('option', '', label);
+      option.value = value;
+      this.stateSelect.appendChild(option);
+    }
+    this.sessionSelect.onchange = () => this.onSelect('session', this.sessionSelect.value);
+    this.schedulerSelect.onchange = () => this.onSelect('scheduler', this.schedulerSelect.value);
+    this.stateSelect.onchange = () => this.onSelect('state', this.stateSelect.value);
+    filters.append(mine, this.sessionSelect, this.schedulerSelect, this.stateSelect);
+    this.moreButton.onclick = () => {
+      this.limit += PAGE;
+      this.changed();
+    };
+    this.sweepBar.hidden = true;
+    this.node.append(header, filters, this.sweepBar, this.notices, this.list, this.empty, this.moreButton);
+    this.fillSelect(this.sessionSelect, [], 'any session');
+    this.fillSelect(this.schedulerSelect, [], 'any backend');
+  }
+
+  /** The list's query for the current filters. */
+  query(): { [key: string]: string } {
+    const query: { [key: string]: string } = { limit: String(this.limit) };
+    if (this.filters.notebook) {
+      query.notebook = this.options.currentNotebook() || '(no notebook open)';
+    }
+    for (const key of ['session', 'scheduler', 'state'] as const) {
+      if (this.filters[key]) {
+        query[key] = this.filters[key];
+      }
+    }
+    if (this.sweep) {
+      query.sweep = this.sweep;
+    }
+    return query;
+  }
+
+  setList(list: IJobList): void {
+    const now = Date.now() / 1000;
+    this.fillSelect(this.sessionSelect, list.sessions, 'any session');
+    this.fillSelect(this.schedulerSelect, list.schedulers, 'any backend');
+    setText(this.summary, `${list.running} running · ${list.apps} jobs`);
+    this.notices.replaceChildren(...list.notices.map(n => el('div', 'jsl-notice', n)));
+    const children: HTMLElement[] = [];
+    const seen = new Set<string>();
+    for (const row of list.jobs) {
+      seen.add(row.handle);
+      if (row.kind === 'sweep') {
+        let view = this.sweeps.get(row.handle);
+        if (!view) {
+          view = new SweepView(this, row);
+          this.sweeps.set(row.handle, view);
+        }
+        view.update(row, now, this.opened.has(row.sweep || ''));
+        children.push(view.node);
+      } else {
+        let view = this.rows.get(row.handle);
+        if (!view) {
+          view = new RowView(this, row);
+          this.rows.set(row.handle, view);
+        }
+        view.update(row, now);
+        children.push(view.node);
+      }
+    }
+    for (const map of [this.rows, this.sweeps] as Map<string, unknown>[]) {
+      for (const handle of Array.from(map.keys())) {
+        if (!seen.has(handle)) {
+          map.delete(handle);
+        }
+      }
+    }
+    place(this.list, children);
+    this.empty.hidden = list.jobs.length > 0;
+    setText(
+      this.empty,
+      this.filters.notebook && !this.options.currentNotebook()
+        ? 'No notebook is open.'
+        : 'No jobs match. Launch one with %sched_run, jupyter-sched run, or get_runner().run(...).'
+    );
+    this.moreButton.hidden = list.total <= list.jobs.length;
+    setText(this.moreButton, `Show more (${list.total - list.jobs.length} more)`);
+  }
+
+  showError(message: string): void {
+    this.notices.replaceChildren(el('div', 'jsl-notice jsl-error', message));
+  }
+
+  toggle(sweep: string): void {
+    if (this.opened.has(sweep)) {
+      this.opened.delete(sweep);
+    } else {
+      this.opened.add(sweep);
+    }
+    this.changed();
+  }
+
+  /** Lists every run of one sweep (and a bar to go back). */
+  showSweep(sweep: string): void {
+    this.sweep = sweep;
+    this.sweepBar.replaceChildren(el('span', '', `runs of sweep ${sweep}`));
+    const back = el('button', 'jsl-link', 'back to all jobs');
+    back.onclick = () => this.showSweep('');
+    this.sweepBar.appendChild(back);
+    this.sweepBar.hidden = !sweep;
+    this.changed();
+  }
+
+  async confirmCancel(row: IJobRow, button: HTMLButtonElement): Promise<void> {
+    const result = await showDialog({
+      title: 'Cancel job?',
+      body: `Cancel ${row.name} (${row.handle})? Its replicas are stopped.`,
+      buttons: [Dialog.cancelButton({ label: 'Keep running' }), Dialog.warnButton({ label: 'Cancel job' })]
+    });
+    if (!result.button.accept) {
+      return;
+    }
+    button.disabled = true;
+    button.textContent = 'Cancelling…';
+    try {
+      await cancelJob(row.handle);
+    } catch (error) {
+      this.showError(`could not cancel ${row.handle}: ${error instanceof Error ? error.message : error}`);
+      button.disabled = false;
+      button.textContent = 'Cancel';
+    }
+    this.changed();
+  }
+
+  /** The "This notebook" filter follows the focused notebook. */
+  notebookChanged(): void {
+    if (this.filters.notebook) {
+      this.changed();
+    }
+  }
+
+  private onSelect(key: 'session' | 'scheduler' | 'state', value: string): void {
+    this.filters[key] = value;
+    this.limit = PAGE;
+    this.changed();
+  }
+
+  private changed(): void {
+    this.options.changed();
+  }
+
+  private fillSelect(select: HTMLSelectElement, values: string[], all: string): void {
+    const wanted = ['', ...values];
+    const current = select.value;
+    if (Array.from(select.options).map(o => o.value).join('\n') === wanted.join('\n')) {
+      return;
+    }
+    select.replaceChildren(
+      ...wanted.map(value => {
+        const option = el('option', '', value || all);
+        option.value = value;
+        return option;
+      })
+    );
+    select.value = wanted.includes(current) ? current : '';
+  }
+
+  private summary = el('span', 'jsl-sidebar-summary');
+  private notebookBox = el('input');
+  private sessionSelect = el('select', 'jsl-select');
+  private schedulerSelect = el('select', 'jsl-select');
+  private stateSelect = el('select', 'jsl-select');
+  private sweepBar = el('div', 'jsl-sweep-bar');
+  private notices = el('div', 'jsl-notices');
+  private list = el('div', 'jsl-list');
+  private empty = el('div', 'jsl-empty');
+  private moreButton = el('button', 'jp-Button jp-mod-styled jsl-more', 'Show more');
+  private rows = new Map<string, RowView>();
+  private sweeps = new Map<string, SweepView>();
+  private opened = new Set<string>();
+}

@@ -1,0 +1,118 @@
+"""The Jobs sidebar in a real JupyterLab in Chromium, with no kernel at all: jobs launched from the CLI
+appear (found by ``data-handle``), a row opens the job's live view, Cancel (with its confirm) stops a job,
+and a notification says how a job ended. Screenshots (light and dark): artifacts/screenshots/jobs-*.png.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from tests.e2e.conftest import Lab, LabServer
+
+SCRIPT = str(Path(sys.executable).parent / "jupyter-sched")
+
+
+@pytest.fixture
+def jobs(lab: Lab, lab_server: LabServer) -> Iterator[Lab]:
+    """JupyterLab with no notebook open and the Jobs sidebar shown."""
+    page = lab.page
+    page.goto(lab_server.url(f"lab?reset&token={lab_server.token}"))
+    page.wait_for_function("() => window.jupyterapp !== undefined && window.jupyterapp.shell !== undefined",
+                           timeout=60_000)  # fmt: skip
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupyter-sched-jobs"]').click()  # the Jobs tab
+    page.locator(".jsl-sidebar").wait_for(state="visible")
+    yield lab
+    lab.command("apputils:change-theme", {"theme": "JupyterLab Light"})
+
+
+def cli(server: LabServer, cwd: Path, *args: str) -> str:
+    """Runs ``jupyter-sched`` against the lab server's log dir; a local job outlives the command."""
+    env = dict(os.environ, JUPYTER_SCHED_LOG_DIR=str(server.sched_log_dir), NO_COLOR="1")
+    done = subprocess.run([SCRIPT, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.strip().splitlines()[0]
+
+
+def launch(server: LabServer, cwd: Path, name: str, script: str) -> str:
+    return cli(server, cwd, "run", "-s", "local_cwd", "--cfg", "outlive_owner=true", "utils.sh", "--name", name, script)
+
+
+def row(page: Any, handle: str) -> Any:
+    return page.locator(f'.jsl-sidebar .jsl-row[data-handle="{handle}"]')
+
+
+def wait_state(page: Any, handle: str, state: str, timeout: float = 60_000) -> None:
+    page.locator(f'.jsl-sidebar .jsl-row[data-handle="{handle}"][data-state="{state}"]').wait_for(
+        timeout=timeout
+    )
+
+
+def test_a_cli_job_appears_opens_and_is_cancelled_from_the_sidebar(jobs: Lab, lab_server: LabServer,
+                                                                 tmp_path: Path) -> None:  # fmt: skip
+    page = jobs.page
+    done = launch(lab_server, tmp_path, "prepare", "printf 'loading 50%%\\r'; echo 'loading 100%'; echo ready")
+    epochs = "for i in 1 2 3; do printf 'epoch %s/3\\r' $i; sleep 0.2; done; echo"
+    handle = launch(lab_server, tmp_path, "train", f"{epochs}; echo 'training...'; sleep 600")
+    wait_state(page, handle, "RUNNING")
+    wait_state(page, done, "SUCCEEDED")
+    first = page.locator(".jsl-sidebar .jsl-list > *").first
+    assert first.get_attribute("data-handle") == handle  # running first
+    assert "train" in row(page, handle).inner_text() and "local_cwd" in row(page, handle).inner_text()
+
+    row(page, handle).click()
+    view = page.locator(f'.jsl-job-panel .jsl-job-view[data-handle="{handle}"]')
+    view.wait_for()
+    view.locator(".jsl-replicas tr[data-replica='sh/0']").wait_for()
+    page.wait_for_function(
+        "(h) => { const v = document.querySelector(`.jsl-job-panel .jsl-job-view[data-handle=\"${h}\"] .jsl-log`);"
+        " return !!v && v.textContent.includes('training...'); }",
+        arg=handle, timeout=30_000,
+    )  # fmt: skip
+    log = view.locator(".jsl-log").inner_text()
+    assert log.splitlines()[:2] == ["epoch 3/3", "training..."], log  # \r frames: one line, the last frame
+    jobs.screenshot(page.locator(".jp-LabShell"), "jobs-sidebar-light")
+
+    lab_theme(jobs, "JupyterLab Dark")
+    jobs.screenshot(page.locator(".jp-LabShell"), "jobs-sidebar-dark")
+    lab_theme(jobs, "JupyterLab Light")
+
+    row(page, handle).locator(".jsl-row-cancel").click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.locator("button", has_text="Keep running").click()
+    dialog.wait_for(state="detached")
+    assert row(page, handle).get_attribute("data-state") == "RUNNING"
+    row(page, handle).locator(".jsl-row-cancel").click()
+    dialog.locator("button", has_text="Cancel job").click()
+    wait_state(page, handle, "CANCELLED")
+    toast = page.locator(".Toastify__toast", has_text="train CANCELLED")
+    toast.wait_for(timeout=30_000)
+    view.locator(".jsl-pill", has_text="CANCELLED").first.wait_for()
+    assert not jobs.page_problems()
+
+
+def test_a_notification_says_how_a_job_ended(jobs: Lab, lab_server: LabServer, tmp_path: Path) -> None:
+    page = jobs.page
+    handle = launch(lab_server, tmp_path, "trainer", 'sleep 2; if [ "$JUPYTER_SCHED_REPLICA_ID" = 0 ]; then exit 3; fi')
+    wait_state(page, handle, "RUNNING")
+    toast = page.locator(".Toastify__toast", has_text="trainer FAILED: sh/0 exit code 3")
+    toast.wait_for(timeout=60_000)
+    jobs.screenshot(toast, "jobs-notification")
+    toast.get_by_role("button", name=re.compile("Open")).click()
+    page.locator(f'.jsl-job-panel .jsl-job-view[data-handle="{handle}"] .jsl-reason',
+                 has_text="trainer FAILED: sh/0 exit code 3").wait_for()  # fmt: skip
+
+
+def lab_theme(lab: Lab, theme: str) -> None:
+    lab.command("apputils:change-theme", {"theme": theme})
+    light = "false" if "Dark" in theme else "true"
+    lab.page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
+    lab.page.wait_for_timeout(300)  # the theme's stylesheet applies after the attribute flips
