@@ -2,7 +2,9 @@
 # Builds the sdist and the wheel, installs the wheel (its dependencies at the lock's versions, from PyPI)
 # into a fresh venv and checks the installed package, not this checkout: `import jupyter_sched` (from
 # site-packages, with py.typed), `jupyter-sched --version`, a local run, and `%load_ext jupyter_sched` +
-# `%sched_run` in a real kernel.
+# `%sched_run` in a real kernel; then, with jupyter_server and jupyterlab installed beside it (the lock's
+# versions too), that both its server extension and its JupyterLab extension are enabled with no step but
+# `pip install`.
 #
 #   bash scripts/ci/wheel_smoke.sh     # uses .venv's Python (python3 if there is no .venv)
 set -euo pipefail
@@ -26,6 +28,15 @@ done
 for f in jupyter_sched/py.typed jupyter_sched/schedulers/api.py licenses/LICENSE; do
     grep -q "$f" "$work/wheel.txt" || { echo "wheel lacks $f" >&2; exit 1; }
 done
+# the JupyterLab side: the built extension where JupyterLab looks, the file that enables the server extension
+for f in data/share/jupyter/labextensions/jupyter-sched/package.json \
+         data/share/jupyter/labextensions/jupyter-sched/static/remoteEntry \
+         data/share/jupyter/labextensions/jupyter-sched/schemas/jupyter-sched/jobs.json \
+         data/etc/jupyter/jupyter_server_config.d/jupyter_sched.json \
+         jupyter_sched/server/handlers.py; do
+    grep -q "$f" "$work/wheel.txt" || { echo "wheel lacks $f (bash scripts/setup/labextension.sh builds it)" >&2; exit 1; }
+done
+grep -q "jupyter_sched/labextension/static/" "$work/sdist.txt" || { echo "sdist lacks the built labextension" >&2; exit 1; }
 
 "$py" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --upgrade pip
@@ -47,4 +58,13 @@ out="$("$work/venv/bin/jupyter-sched" run -s local_cwd --wait --log utils.echo -
 echo "$out" | grep -q "hello-from-the-wheel" || { echo "local run printed no greeting: $out" >&2; exit 1; }
 echo "local run: ok"
 "$vpy" "$root/scripts/ci/kernel_smoke.py"
+"$work/venv/bin/python" -m pip install --quiet -c "$root/requirements/test-lock.txt" jupyter_server jupyterlab
+# (into files first: grep -q would close the pipe early and pipefail would see the writer's SIGPIPE)
+NO_COLOR=1 "$work/venv/bin/jupyter" server extension list >"$work/server-ext.txt" 2>&1
+grep -q "jupyter_sched.server.*enabled" "$work/server-ext.txt" ||
+    { cat "$work/server-ext.txt" >&2; echo "the server extension is not enabled" >&2; exit 1; }
+NO_COLOR=1 "$work/venv/bin/jupyter" labextension list >"$work/lab-ext.txt" 2>&1
+grep -q "jupyter-sched.*enabled.*OK" "$work/lab-ext.txt" ||
+    { cat "$work/lab-ext.txt" >&2; echo "the JupyterLab extension is not installed" >&2; exit 1; }
+echo "server extension and JupyterLab extension: enabled"
 echo "wheel smoke test: ok"
