@@ -11,6 +11,7 @@ import { bytes, clock, el, elapsed, pill } from './format';
 
 const MAX_LINES = 2000;
 const COMPACT_LINES = 40;
+const RECORD_LINES = 40;
 const REFRESH_MS = 1000;
 
 export interface IJobViewOptions {
@@ -18,12 +19,22 @@ export interface IJobViewOptions {
   compact?: boolean;
   /** A line shown above the view (why a cell shows this instead of its pane). */
   note?: string;
+  /** The same, said in the static record (see `record()`). */
+  recordNote?: string;
   /** Shows a button that opens the job in the main area. */
   open?: (handle: string) => void;
   /** Called once if the server does not know the job (404) or cannot be reached. */
   missing?: (error: ApiError) => void;
   /** Called once when the job is seen ended (with its final detail). */
   ended?: (detail: IJobDetail) => void;
+  /** Called once when the job has ended and its log has been read to the end (or could not be). */
+  settled?: (view: JobView) => void;
+}
+
+const SETTLE_GRACE_MS = 5000;
+
+function escapeHTML(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
 export class JobView extends Widget {
@@ -53,6 +64,7 @@ export class JobView extends Widget {
     }
     this.stopped = true;
     window.clearTimeout(this.timer);
+    window.clearTimeout(this.settleTimer);
     this.stopLog?.();
     super.dispose();
   }
@@ -72,6 +84,8 @@ export class JobView extends Widget {
         this.timer = window.setTimeout(() => void this.refresh(), REFRESH_MS);
       } else if (wasRunning) {
         this.options.ended?.(detail);
+        this.settleTimer = window.setTimeout(() => this.settle(), SETTLE_GRACE_MS);
+        this.maybeSettle();
       }
     } catch (error) {
       if (this.stopped) {
@@ -244,12 +258,87 @@ export class JobView extends Widget {
     }
     this.current = event.current;
     this.total = event.total;
+    this.logEnded = event.ended || !!event.error;
     const foot = event.error
       ? event.error
       : event.ended
         ? `end of log · ${this.total.toLocaleString()} lines`
         : `following · ${this.total.toLocaleString()} lines`;
     this.drawLog(foot);
+    this.maybeSettle();
+  }
+
+  private maybeSettle(): void {
+    const replicas = this.detail ? this.detail.status.roles.reduce((n, r) => n + r.replicas.length, 0) : 0;
+    if (this.detail && !isRunning(this.detail.state) && (this.logEnded || replicas === 0)) {
+      this.settle();
+    }
+  }
+
+  private settle(): void {
+    if (this.settled || this.stopped) {
+      return;
+    }
+    this.settled = true;
+    window.clearTimeout(this.settleTimer);
+    this.options.settled?.(this);
+  }
+
+  /**
+   * What the view shows, as a static record a notebook can keep: escaped HTML with inline styles only
+   * (the log lines as the server escaped them), and plain text.
+   */
+  record(): { html: string; text: string } | null {
+    const detail = this.detail;
+    if (!detail) {
+      return null;
+    }
+    const running = isRunning(detail.state);
+    const when = elapsed(detail.started, detail.ended, running, Date.now() / 1000);
+    const cell = 'padding:1px 8px;text-align:left';
+    const rows = detail.status.roles.flatMap(role =>
+      role.replicas.map(rep => {
+        const values = [
+          `${role.role}/${rep.id}`,
+          rep.state,
+          rep.exit_code === null ? '' : String(rep.exit_code),
+          [rep.hostname, rep.pid].filter(v => v !== null && v !== '').join(' / '),
+          elapsed(rep.started, rep.finished, isRunning(rep.state), Date.now() / 1000)
+        ];
+        return { values, html: `<tr>${values.map(v => `<td style="${cell}">${escapeHTML(v)}</td>`).join('')}</tr>` };
+      })
+    );
+    const heads = ['replica', 'state', 'exit code', 'host / pid', 'time'];
+    const log = this.lines.slice(-RECORD_LINES);
+    const why = detail.state === 'FAILED' && detail.reason ? `<div style="font-weight:600">${escapeHTML(detail.reason)}</div>` : '';
+    const html =
+      `<div class="jsched-record" style="font-size:13px"><div><b>${escapeHTML(detail.name)}</b> ` +
+      `<code>${escapeHTML(detail.handle)}</code> <b>${escapeHTML(detail.state)}</b> · ${escapeHTML(when)}</div>${why}` +
+      `<table style="border-collapse:collapse;font-size:12px;margin:2px 0"><thead><tr>` +
+      heads.map(h => `<th style="${cell};font-weight:600">${h}</th>`).join('') +
+      `</tr></thead><tbody>${rows.map(r => r.html).join('')}</tbody></table>` +
+      (log.length
+        ? `<div style="font-size:11px;opacity:0.7">logs of ${escapeHTML(this.following)}` +
+          (this.total > log.length ? ` (last ${log.length} of ${this.total.toLocaleString()} lines)` : '') +
+          `</div><pre style="margin:2px 0;white-space:pre-wrap">${log.join('\n')}</pre>`
+        : '') +
+      `<div style="font-size:11px;opacity:0.7">${escapeHTML(this.options.recordNote ? this.options.recordNote + ' ' : '')}` +
+      `The final state, recorded by JupyterLab from the Jupyter server.</div></div>`;
+    const text = [
+      `${detail.name} ${detail.state} · ${when} [${detail.handle}]`,
+      ...(detail.state === 'FAILED' && detail.reason ? [detail.reason] : []),
+      ...rows.map(r => '  ' + r.values.join('  ')),
+      ...(log.length ? ['logs:', ...this.plainLines(log)] : [])
+    ].join('\n');
+    return { html, text };
+  }
+
+  private plainLines(html: string[]): string[] {
+    const box = document.createElement('div');
+    return html.map(line => {
+      box.innerHTML = line; // server-escaped: markup is only inline-styled spans
+      return '  ' + (box.textContent || '');
+    });
   }
 
   private drawLog(foot: string): void {
@@ -300,4 +389,7 @@ export class JobView extends Widget {
   private lines: string[] = [];
   private current = '';
   private total = 0;
+  private logEnded = false;
+  private settled = false;
+  private settleTimer = 0;
 }

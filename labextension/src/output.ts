@@ -155,11 +155,14 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
     }
     const info = this.model.data[JOB_MIME] as unknown as IJobInfo;
     this.renders++;
-    this.fallback(this.model, info, `The kernel that drew this pane ${why}; the job as the Jupyter server knows it:`);
+    this.fallback(this.model, info, `The kernel that drew this pane ${why}`);
   }
 
-  /** The saved record if final, else the server's view of the job (the record if it does not know it). */
-  private fallback(model: IRenderMime.IMimeModel, info: IJobInfo, note: string): void {
+  /**
+   * The saved record if final, else the server's view of the job (the record if it does not know it).
+   * `lost`: why the pane's kernel is gone, when it went while this output showed it.
+   */
+  private fallback(model: IRenderMime.IMimeModel, info: IJobInfo, lost: string): void {
     this.live = null;
     if (!info || !info.handle || info.final) {
       void this.showRecord(model, '');
@@ -168,7 +171,11 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
     const saved = `saved ${info.state}${info.as_of ? ` as of ${clock(info.as_of)}` : ''}`;
     const job = new JobView(info.handle, {
       compact: true,
-      note: note || `Live from the Jupyter server (this output was ${saved}; its pane's kernel is gone).`,
+      settled: view => this.keepFinal(model, info, view),
+      note: lost
+        ? `${lost}; the job as the Jupyter server knows it:`
+        : `Live from the Jupyter server (this output was ${saved}; its pane's kernel is gone).`,
+      recordNote: lost ? `${lost}.` : `This output was ${saved}; its pane's kernel was gone.`,
       open: this.env.open,
       missing: error => {
         void this.showRecord(
@@ -178,6 +185,22 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
       }
     });
     this.display(job);
+  }
+
+  /**
+   * Once the job has ended, the output in the notebook becomes what the user saw: its final record (no
+   * widget), so a save keeps the final state, not the launch-time "RUNNING".
+   */
+  private keepFinal(model: IRenderMime.IMimeModel, info: IJobInfo, view: JobView): void {
+    const record = view.record();
+    if (!record || !view.detail || model !== this.model) {
+      return;
+    }
+    const final: IJobInfo = { ...info, state: view.detail.state, final: true, as_of: null };
+    model.setData({
+      data: { [JOB_MIME]: final as any, 'text/html': record.html, 'text/plain': record.text },
+      metadata: model.metadata
+    });
   }
 
   private async showRecord(model: IRenderMime.IMimeModel, note: string): Promise<void> {

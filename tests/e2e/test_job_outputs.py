@@ -74,11 +74,26 @@ def test_a_job_saved_mid_run_shows_its_final_state_after_its_kernel_is_gone(
     expect(view.locator(".jsl-log")).to_contain_text("started", timeout=TIMEOUT)
     expect(view.locator(".jsl-note")).to_contain_text("saved RUNNING")
     lab.screenshot(output(lab, 1), "outputs-reopened-running")
+
+    # the Jobs sidebar's "This notebook": the jobs launched from this notebook, and only those
+    lab.page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupyter-sched-jobs"]').click()
+    sidebar = lab.page.locator(".jsl-sidebar")
+    sidebar.locator(".jsl-filter-notebook input").check()
+    expect(sidebar.locator(f'.jsl-row[data-handle="{handle}"]')).to_have_count(1, timeout=TIMEOUT)
+    expect(sidebar.locator(".jsl-list > .jsl-row")).to_have_count(1, timeout=TIMEOUT)
+    sidebar.locator(".jsl-filter-notebook input").uncheck()
+    lab.page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupyter-sched-jobs"]').click()  # closed again
     go.touch()
-    expect(view.locator(".jsl-pill").first).to_have_text("SUCCEEDED", timeout=TIMEOUT)
-    expect(view.locator(".jsl-log")).to_contain_text("finished", timeout=TIMEOUT)
-    expect(view.locator(".jsl-log-foot")).to_contain_text("end of log", timeout=TIMEOUT)
+    # once ended, the output becomes the job's final record in the notebook: a save keeps the final state
+    record = output(lab, 1).locator(".jsched-record")
+    expect(record).to_contain_text("SUCCEEDED", timeout=TIMEOUT)
+    expect(record).to_contain_text("finished")
     lab.screenshot(output(lab, 1), "outputs-reopened-final")
+    lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
+    (final,) = [o for o in saved_outputs(path) if JOB_MIME in o.get("data", {})]
+    assert final["data"][JOB_MIME]["final"] is True and final["data"][JOB_MIME]["state"] == "SUCCEEDED"
+    assert "application/vnd.jupyter.widget-view+json" not in final["data"]
+    assert "finished" in "".join(final["data"]["text/html"]) and "SUCCEEDED" in "".join(final["data"]["text/plain"])
     assert "model not found" not in lab.page.inner_text("body")
     assert lab.page_problems() == []
 
@@ -99,11 +114,13 @@ def test_a_pane_whose_kernel_restarted_says_so_and_shows_the_final_state(
     pane = output(lab, 1).locator(".jsched-status").first
     expect(pane.locator(".jsched-pill").first).to_have_text("RUNNING", timeout=TIMEOUT)
     lab.restart_kernel()
-    view = output(lab, 1).locator(".jsl-job-view")
-    expect(view.locator(".jsl-note")).to_contain_text("The kernel that drew this pane restarted", timeout=TIMEOUT)
-    # the replica ended with the kernel that owned it: the final state, not a frozen RUNNING
-    expect(view.locator(".jsl-pill").first).to_have_text("CANCELLED", timeout=TIMEOUT)
-    expect(view.locator(".jsl-log-foot")).to_contain_text("end of log", timeout=TIMEOUT)
+    # the replica ended with the kernel that owned it: its final state from the server, said why, kept
+    # in the notebook as the cell's record; not a frozen RUNNING
+    record = output(lab, 1).locator(".jsched-record")
+    expect(record).to_contain_text("The kernel that drew this pane restarted", timeout=TIMEOUT)
+    expect(record).to_contain_text("CANCELLED")
+    expect(record).to_contain_text("bound-to-its-kernel")
     assert output(lab, 1).locator(".jsched-status").count() == 0  # the old pane is gone
+    assert "following" not in output(lab, 1).inner_text()
     lab.screenshot(output(lab, 1), "outputs-restarted")
     assert lab.page_problems() == []

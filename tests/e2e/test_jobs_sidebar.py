@@ -64,8 +64,14 @@ def test_a_cli_job_appears_opens_and_is_cancelled_from_the_sidebar(jobs: Lab, la
     handle = launch(lab_server, tmp_path, "train", f"{epochs}; echo 'training...'; sleep 600")
     wait_state(page, handle, "RUNNING")
     wait_state(page, done, "SUCCEEDED")
-    first = page.locator(".jsl-sidebar .jsl-list > *").first
-    assert first.get_attribute("data-handle") == handle  # running first
+    # running first (the engine is shared: other running jobs of this user may be listed too)
+    order = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.jsl-sidebar .jsl-list > *'))"
+        ".map(e => [e.dataset.handle, (e.dataset.state || e.querySelector('[data-state]').dataset.state)])"
+    )
+    ended = [state in ("SUCCEEDED", "FAILED", "CANCELLED") for _, state in order]
+    assert ended == sorted(ended), order
+    assert [h for h, state in order if state == "RUNNING"].count(handle) == 1, order
     assert "train" in row(page, handle).inner_text() and "local_cwd" in row(page, handle).inner_text()
 
     row(page, handle).click()
@@ -79,6 +85,15 @@ def test_a_cli_job_appears_opens_and_is_cancelled_from_the_sidebar(jobs: Lab, la
     )  # fmt: skip
     log = view.locator(".jsl-log").inner_text()
     assert log.splitlines()[:2] == ["epoch 3/3", "training..."], log  # \r frames: one line, the last frame
+    failed = launch(lab_server, tmp_path, "evaluate", "echo 'loading checkpoint'; echo 'KeyError: step' >&2; exit 2")
+    wait_state(page, failed, "FAILED")
+    # the backend filter: only local_cwd jobs (the engine's and the cluster's are this user's too)
+    page.locator(".jsl-sidebar select[title='backend']").select_option("local_cwd")
+    page.wait_for_function(
+        "() => { const subs = Array.from(document.querySelectorAll('.jsl-sidebar .jsl-list .jsl-row-sub'));"
+        " return subs.length > 0 && subs.every(s => s.textContent.includes('local_cwd')); }",
+        timeout=30_000,
+    )
     jobs.screenshot(page.locator(".jp-LabShell"), "jobs-sidebar-light")
 
     lab_theme(jobs, "JupyterLab Dark")
