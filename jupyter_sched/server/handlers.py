@@ -137,7 +137,7 @@ class JobsHandler(Base):
         body = table.page(entries, query["offset"], query["limit"])
         body.update(
             notices=listing.notices, sessions=listing.sessions, schedulers=listing.schedulers,
-            generated=listing.at, apps=len(rows),
+            generated=listing.at, apps=len(rows), listed_in=round(listing.seconds, 3),
         )  # fmt: skip
         self.finish(json.dumps(body))
 

@@ -8,11 +8,11 @@ local_docker, slurm by default) plus any a notebook of that session launched on 
 A backend that cannot be asked (no Docker engine, no Slurm) is named in ``notices`` and asked again only
 after ``backoff`` seconds, so one missing engine costs nothing per poll.
 
-What is cached: one listing, reused for ``refresh_interval`` seconds (longer if listing itself took long,
-so a large history cannot keep the server busy); the status of an app that has ended (it cannot change),
-bounded (least recently listed dropped first). Apps still running are asked for their status, and their
-usage, at each listing. The registry says which notebook launched an app (``JPY_SESSION_NAME``, the path
-Jupyter gives the notebook's kernel) and when.
+What is cached: one listing, reused for ``refresh_interval`` seconds (or twice as long as listing took,
+if that is longer, so a large history cannot keep the server busy); the status of an app that has ended
+(it cannot change), bounded (least recently listed dropped first). Apps still running are asked for
+their status, and their usage, at each listing. The registry says which notebook launched an app
+(``JPY_SESSION_NAME``, the path Jupyter gives the notebook's kernel) and when.
 
 Every blocking call runs on the caller's thread; the server calls this from its executor threads.
 """
@@ -57,6 +57,7 @@ class Listing:
     schedulers: List[str] = field(default_factory=list)
     at: float = 0.0
     seconds: float = 0.0
+    cold: bool = False
 
 
 class UnknownJob(LookupError):
@@ -105,13 +106,15 @@ class JobIndex:
         """The current listing: the cached one while it is fresh, else a new one (one at a time)."""
         with self._refresh_lock:
             listing = self._listing
-            interval = max(self.settings.refresh_interval, 3 * listing.seconds)
-            if time.time() - listing.at < interval:
+            # a listing that takes long is reused longer, so a large history cannot keep the server busy
+            # (the first one reads every app once and is not a measure of the next ones)
+            slow = 0.0 if listing.cold else 2 * listing.seconds
+            if time.time() - listing.at < max(self.settings.refresh_interval, slow):
                 return listing
-            self._listing = self._refresh()
+            self._listing = self._refresh(cold=not listing.at)
             return self._listing
 
-    def _refresh(self) -> Listing:
+    def _refresh(self, cold: bool = False) -> Listing:
         start = time.monotonic()
         registry = self._registry()
         sessions = self._sessions(registry)
@@ -132,7 +135,7 @@ class JobIndex:
         self._forget(set(found))
         return Listing(
             rows=list(found.values()), notices=notices, sessions=sessions, schedulers=schedulers_seen,
-            at=time.time(), seconds=time.monotonic() - start,
+            at=time.time(), seconds=time.monotonic() - start, cold=cold,
         )  # fmt: skip
 
     def _list(self, session: str, scheduler: str, notices: List[str]) -> List[Any]:

@@ -255,3 +255,39 @@ def test_docker_and_slurm_jobs_are_listed_beside_local_ones(
         assert "on-a-node" in snap["text"]
     finally:
         stop_server(server)
+
+
+def test_a_history_of_a_thousand_apps_gives_a_bounded_first_page(
+    jobs_server: JobsServer, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 ended apps in another session: the first page is 50 entries, running first, and small; the
+    listing is reused between clients (one refresh serves every poll of the interval)."""
+    import time
+
+    from jupyter_sched.runner import get_runner
+    from jupyter_sched.specs import AppDef, Role
+
+    monkeypatch.setenv("JUPYTER_SCHED_LOG_DIR", str(jobs_server.log_dir))
+    app = AppDef("old", [Role("main", image="", entrypoint="true", args=[])])
+    with get_runner("history") as runner:
+        handles = [runner.run(app, "local_cwd") for _ in range(1000)]
+        for handle in handles:
+            runner.wait(handle, wait_interval=1)
+    live = launch(cli, "live", "sleep 600")
+    started = time.monotonic()
+    body = jobs_server.wait_for(lambda b: b["total"] == 1000 and b, "1,000 apps listed", timeout=120,
+                                session="history", limit="50")  # fmt: skip
+    print(f"first listing of 1,000 apps: {time.monotonic() - started:.2f} s")  # a measurement, not a check
+    jobs_server.wait_for(lambda b: row_of(b, live), "the running app listed too")
+    first = jobs_server.request("GET", "jupyter-sched/api/jobs")
+    page = first.json()
+    assert len(page["jobs"]) == 50 and page["total"] >= 1001 and page["limit"] == 50
+    assert page["jobs"][0]["state"] == "RUNNING"  # running first, even among a thousand
+    assert len(first.body) < 64_000, len(first.body)
+    assert len(body["jobs"]) == 50 and all(r["session"] == "history" for r in body["jobs"])
+    for _ in range(3):
+        time.sleep(1.5)
+        started = time.monotonic()
+        again = jobs_server.api("GET", "jobs")
+        print(f"GET jobs with 1,000 apps: {time.monotonic() - started:.3f} s (a refresh: {again['listed_in']} s)")
+    jobs_server.api("POST", f"jobs/{quote(live)}/cancel")

@@ -11,7 +11,9 @@ process (its marker, ``cancel``), and replicas left running by an owner that die
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, Iterable, List, Mapping, Optional
+import threading
+from collections import OrderedDict
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse
 from jupyter_sched.schedulers.common.log_files import read_error_file
@@ -22,7 +24,7 @@ from jupyter_sched.schedulers.local.meter import totals_of
 from jupyter_sched.schedulers.local.reaper import adopt_orphans
 from jupyter_sched.schedulers.local.reaper import claimed as reaper_claimed
 from jupyter_sched.schedulers.local.state import STATE_FILE, AppRecord, is_within, load_record, owner_alive
-from jupyter_sched.specs import NONE, ReplicaStatus, RoleStatus
+from jupyter_sched.specs import NONE, AppState, ReplicaStatus, RoleStatus
 from jupyter_sched.specs.handles import check_name
 
 __all__ = ["describe_record", "find_record", "link_into_default_base", "list_apps"]
@@ -124,12 +126,41 @@ def list_apps(
         except OSError:
             continue
         for app_id in entries:
-            if app_id in seen or not os.path.exists(os.path.join(session_dir, app_id, STATE_FILE)):
+            if app_id in seen:
                 continue
+            path = os.path.join(session_dir, app_id, STATE_FILE)
             try:
-                record = lookup(app_id)
-            except ValueError:  # a directory whose name is no app id (see check_name)
+                st = os.stat(path)
+            except OSError:
                 continue
-            if record is not None and record.image_provider in ("", image_provider):
-                seen[app_id] = ListAppResponse(app_id=app_id, state=record.state(), name=record.name)
+            key = (path, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+            ended = _ENDED.get(key)
+            if ended is None:
+                try:
+                    record = lookup(app_id)
+                except ValueError:  # a directory whose name is no app id (see check_name)
+                    continue
+                if record is None:
+                    continue
+                ended = (record.image_provider, record.state(), record.name)
+                if record.done:
+                    _remember_ended(key, ended)
+            if ended[0] in ("", image_provider):
+                seen[app_id] = ListAppResponse(app_id=app_id, state=ended[1], name=ended[2])
     return sorted(seen.values(), key=lambda r: r.app_id)
+
+
+# What ``list`` read of ended apps, by their state file as it was (path, device, inode, mtime, size): an
+# ended app's record does not change, so a long-lived lister (the Jupyter server's Jobs sidebar, a kernel's
+# %sched_list) reads and checks each one once, not at every listing (a history of 1,000 apps cost ~1 s a
+# listing). A rewritten or replaced file is a new key, so it is read again. Bounded: oldest dropped first.
+_ENDED: "OrderedDict[Tuple[str, int, int, int, int], Tuple[str, AppState, str]]" = OrderedDict()
+_ENDED_MAX = 50_000
+_ENDED_LOCK = threading.Lock()
+
+
+def _remember_ended(key: Tuple[str, int, int, int, int], value: Tuple[str, AppState, str]) -> None:
+    with _ENDED_LOCK:
+        _ENDED[key] = value
+        while len(_ENDED) > _ENDED_MAX:
+            _ENDED.popitem(last=False)
