@@ -46,7 +46,7 @@ class RowView {
   constructor(
     private readonly sidebar: JobsSidebar,
     row: IJobRow,
-    nested = false
+    private readonly nested = false
   ) {
     this.node = el('div', nested ? 'jsl-row jsl-run' : 'jsl-row');
     this.node.tabIndex = 0;
@@ -76,7 +76,9 @@ class RowView {
       this.pillSlot.dataset.state = row.state;
       this.pillSlot.replaceChildren(pill(row.state));
     }
-    setText(this.name, row.name);
+    // a sweep's run: its index is what tells it apart (the sweep's name is on the row above)
+    const run = this.nested ? /-(\d{3,})$/.exec(row.name) : null;
+    setText(this.name, run ? `run ${run[1]}` : row.name);
     const sub = [
       elapsed(row.started, row.ended, running, now),
       row.scheduler,
@@ -132,11 +134,13 @@ class SweepView {
       this.pillSlot.replaceChildren(pill(row.state));
     }
     setText(this.caret, open ? '▾' : '▸');
-    setText(this.name, `${row.name} (sweep of ${row.total})`);
+    // "<name>-<random id>": the id only keeps two sweeps of one function apart
+    setText(this.name, (row.sweep || row.name).replace(/-[a-z][a-z0-9]{12}$/, ''));
+    this.head.title = `sweep ${row.sweep}`;
     const counts = Object.entries(row.counts || {})
       .sort((a, b) => b[1] - a[1])
       .map(([state, n]) => `${n} ${state.toLowerCase()}`);
-    setText(this.sub, [elapsed(row.started, row.ended, running, now), ...counts, row.scheduler].join(' · '));
+    setText(this.sub, [`sweep of ${row.total}`, ...counts, elapsed(row.started, row.ended, running, now), row.scheduler].join(' · '));
     this.runs.hidden = !open;
     if (open) {
       const seen = new Set<string>();

@@ -131,3 +131,64 @@ def lab_theme(lab: Lab, theme: str) -> None:
     light = "false" if "Dark" in theme else "true"
     lab.page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
     lab.page.wait_for_timeout(300)  # the theme's stylesheet applies after the attribute flips
+
+
+def test_a_sweep_is_one_row_with_its_counts(jobs: Lab, lab_server: LabServer) -> None:
+    """A sweep launched from a notebook: one collapsible row with its counts, its runs inside; and the
+    notebook's jobs under "This notebook"."""
+    from playwright.sync_api import expect
+
+    from jupyter_sched.specs import random_id
+
+    tag = random_id()[:6]
+    notebook = lab_server.write_notebook(f"sweep-{tag}.ipynb", [
+        "import jupyter_sched\n"
+        "def square(x: int) -> int:\n"
+        "    if x == 3:\n"
+        "        raise ValueError('three')\n"
+        "    return x * x\n"
+        f"sweep = jupyter_sched.sweep(square, {{'x': [1, 2, 3]}}, max_concurrent=3, name='sq{tag}')\n"
+        "sweep.wait()\n"
+        "sweep.name",
+    ])  # fmt: skip
+    jobs.open(notebook)
+    jobs.run_all()
+    jobs.wait_all_done(timeout=180_000)
+    shown = re.search(rf"'(sq{tag}-[a-z0-9]+)'", jobs.output_text(0))
+    assert shown, jobs.output_text(0)
+    sweep_name = shown.group(1)
+    page = jobs.page
+    page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupyter-sched-jobs"]').click()
+    head = page.locator(f'.jsl-sidebar .jsl-sweep-head[data-handle="sweep:{sweep_name}"]')
+    expect(head).to_have_attribute("data-state", "FAILED", timeout=60_000)
+    expect(head).to_contain_text("sweep of 3")
+    expect(head).to_contain_text("2 succeeded")
+    expect(head).to_contain_text("1 failed")
+    runs = page.locator(f'.jsl-sidebar .jsl-sweep[data-sweep="{sweep_name}"] .jsl-run')
+    expect(runs).to_have_count(0)  # collapsed
+    head.click()
+    expect(runs).to_have_count(3, timeout=30_000)
+    for i in range(3):
+        expect(runs.filter(has_text=f"run {i:03d}")).to_have_count(1)
+        expect(page.locator(f'.jsl-sidebar .jsl-run[data-handle*="/{sweep_name}-{i:03d}-"]')).to_have_count(1)
+    page.locator(".jsl-sidebar .jsl-filter-notebook input").check()
+    expect(page.locator(".jsl-sidebar .jsl-list > *")).to_have_count(1, timeout=30_000)  # this notebook: the sweep
+    jobs.screenshot(page.locator(".jsl-sidebar"), "jobs-sweep")
+    page.locator(".jsl-sidebar .jsl-filter-notebook input").uncheck()
+
+
+def test_the_api_refuses_a_request_without_login(lab_server: LabServer) -> None:
+    """The server JupyterLab runs on: its jobs API answers nothing without the server's login."""
+    import urllib.error
+    import urllib.request
+
+    for path in ("jupyter-sched/api/jobs", "jupyter-sched/api/jobs/local_cwd%3A%2F%2Fdefault%2Fx-1/logs"):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(lab_server.url(path), timeout=10)
+        assert refused.value.code in (401, 403), path
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(urllib.request.Request(
+            lab_server.url("jupyter-sched/api/jobs/local_cwd%3A%2F%2Fdefault%2Fx-1/cancel"), method="POST", data=b""
+        ), timeout=10)  # fmt: skip
+    assert refused.value.code in (401, 403)
+    assert lab_server.api("GET", "jupyter-sched/api/jobs?limit=1")["limit"] == 1  # with the token: answered
