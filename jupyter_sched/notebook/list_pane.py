@@ -8,16 +8,24 @@ shows does, so an idle list of finished apps sends nothing); apps that appear wh
 row at their place in the order (new apps at the top). The ticker stops once every listed app has ended.
 Cancel asks for a second click to confirm. Start and end times come from the app's status (read once for
 a finished app, then cached), since the schedulers' listings carry only id, name and state.
+
+Bounded whatever the history: the first screen has the first :data:`FIRST_SCREEN` entries in that order
+and "Show more" adds as many again; a sweep's runs are one row with their counts; "this notebook" (the
+apps this notebook launched, the default in a notebook) or "all" apps of the session. Only shown rows
+have widgets, and the rows share their layout and style models, so the widget state a notebook saves
+stays small (under 200 KB for a history of 1,000 apps: ``tests/notebook/test_list_scale.py``).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
+from jupyter_sched.frontend.sweep_names import sweep_label, sweep_of
 from jupyter_sched.notebook.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
@@ -29,6 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 CONFIRM_SECONDS = 4.0
 _BUTTON = {"width": "92px"}
+FIRST_SCREEN = 50
+"""Entries (apps or sweeps) on the first screen; "Show more" adds as many again."""
 
 
 @dataclass
@@ -83,40 +93,143 @@ def when(times: Times, state: Any, now: float) -> Tuple[str, str]:
     return shown, "ended"
 
 
-def rows_text(rows: List["AppRow"], notices: List[str], book: Optional[TimeBook] = None, ages: bool = True) -> str:
-    """The list as text, in the pane's order. ``ages=False`` leaves out running apps' ages (for a saved
-    notebook's fallback, where they would go stale)."""
+@dataclass
+class Entry:
+    """One line of the list: an app, or a sweep's runs (``sweep`` set) at the place of its first run."""
+
+    rows: List[Tuple["AppRow", Times]]
+    sweep: Optional[str] = None
+
+    @property
+    def key(self) -> str:
+        return f"sweep:{self.sweep}" if self.sweep else self.rows[0][0].handle
+
+    @property
+    def running(self) -> bool:
+        return any(not r.state.is_terminal for r, _ in self.rows)
+
+
+def entries(timed: List[Tuple["AppRow", Times]]) -> List[Entry]:
+    """Apps in order, a sweep's runs (two or more) as one entry where its first run is."""
+    runs: Dict[str, List[Tuple["AppRow", Times]]] = {}
+    for row, times in timed:
+        name = sweep_of(row.name)
+        if name:
+            runs.setdefault(name, []).append((row, times))
+    out: List[Entry] = []
+    placed = set()
+    for row, times in timed:
+        name = sweep_of(row.name)
+        if name and len(runs[name]) > 1:
+            if name not in placed:
+                placed.add(name)
+                out.append(Entry(runs[name], name))
+            continue
+        out.append(Entry([(row, times)]))
+    return out
+
+
+def sweep_summary(entry: Entry) -> Tuple[str, str, Times]:
+    """(state shown, ``3 runs: 2 SUCCEEDED, 1 RUNNING``, the sweep's first start and last end)."""
+    counts: Dict[str, int] = {}
+    for row, _ in entry.rows:
+        counts[str(row.state)] = counts.get(str(row.state), 0) + 1
+    starts = [t.started for _, t in entry.rows if t.started is not None]
+    ends = [t.finished for _, t in entry.rows if t.finished is not None]
+    running = entry.running
+    worst = [s for s in ("FAILED", "CANCELLED", "UNKNOWN") if counts.get(s)]
+    state = "RUNNING" if running else worst[0] if worst else "SUCCEEDED"
+    text = f"{len(entry.rows)} runs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda c: -c[1]))
+    times = Times(min(starts) if starts else None, None if running or not ends else max(ends), not running)
+    return state, text, times
+
+
+def rows_text(rows: List["AppRow"], notices: List[str], book: Optional[TimeBook] = None, ages: bool = True,
+              limit: Optional[int] = FIRST_SCREEN) -> str:  # fmt: skip
+    """The list as text, in the pane's order, a sweep as one line; the first ``limit`` entries (None: all).
+    ``ages=False`` leaves out running apps' ages (for a saved notebook's fallback, where they would go
+    stale)."""
     if not rows:
         text = "no apps in this session"
     else:
         now = time.time()
         timed = order(rows, book) if book is not None else [(r, Times()) for r in rows]
+        listed = entries(timed)
+        shown = listed if limit is None else listed[:limit]
         table = []
-        for r, t in timed:
+        for entry in shown:
+            if entry.sweep:
+                state, counts, t = sweep_summary(entry)
+                started, age = when(t, _State(state), now)
+                table.append((f"sweep {entry.sweep}", counts, state, started, age if ages or t.final else ""))
+                continue
+            (r, t), = entry.rows
             started, age = when(t, r.state, now)
             table.append((r.handle, r.name, str(r.state), started, age if ages or r.state.is_terminal else ""))
         text = text_table(("APP HANDLE", "NAME", "STATE", "STARTED", "AGE"), table)
+        if len(shown) < len(listed):
+            text += f"\n... and {len(listed) - len(shown)} more (%sched_list -n 0 lists them all)"
     return "\n".join([text, *notices])
+
+
+@dataclass(frozen=True)
+class _State:
+    """A sweep's summary state where ``when`` expects an AppState."""
+
+    name: str
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.name != "RUNNING"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class _Shared:
+    """Layout and style models every row uses (one model each, not one per row)."""
+
+    def __init__(self) -> None:
+        import ipywidgets as w
+        from ipywidgets.widgets.widget_string import HTMLStyle  # not re-exported at the top in 8.1
+
+        self.cancel_shown = w.Layout(visibility="visible", **_BUTTON)
+        self.cancel_hidden = w.Layout(visibility="hidden", **_BUTTON)
+        self.button = w.Layout(**_BUTTON)
+        self.button_style = w.ButtonStyle()
+        self.html = w.Layout()
+        self.html_style = HTMLStyle()
+        self.row = w.Layout()
+
+    def close(self) -> None:
+        for model in (self.cancel_shown, self.cancel_hidden, self.button, self.button_style, self.html,
+                      self.html_style, self.row):  # fmt: skip
+            model.close()
 
 
 class _Row:
     def __init__(self, pane: "ListPane", row: "AppRow") -> None:
         import ipywidgets as w
 
+        shared = pane.shared
         self.pane = pane
         self.row = row
         self.times = Times()
-        self.html = w.HTML()
-        self.button = w.Button(description="Cancel", button_style="danger", icon="stop",
-                               layout=w.Layout(**_BUTTON), tooltip=f"cancel {row.handle}")  # fmt: skip
-        self.open = w.Button(description="Open", icon="eye", layout=w.Layout(**_BUTTON),
+        self.html = w.HTML(layout=shared.html, style=shared.html_style)
+        self.button = w.Button(description="Cancel", button_style="danger", icon="stop", style=shared.button_style,
+                               layout=shared.cancel_shown, tooltip=f"cancel {row.handle}")  # fmt: skip
+        self.open = w.Button(description="Open", icon="eye", layout=shared.button, style=shared.button_style,
                              tooltip="show this app's live view under the list")  # fmt: skip
         self.button.on_click(self._on_click)
         self.open.on_click(self._on_open)
         serve_on_side_thread(self.button, self.open)  # handled even while a cell waits (ipykernel 7)
-        self.widget = w.HBox([self.button, self.open, self.html])
+        self.widget = w.HBox([self.button, self.open, self.html], layout=shared.row)
         self.widget.add_class("jsched-list-row")
         self.confirm_until = 0.0
+
+    def close(self) -> None:
+        for widget in (self.widget, self.button, self.open, self.html):
+            widget.close()
 
     def update(self, row: "AppRow", times: Times, now: float) -> None:
         self.row, self.times = row, times
@@ -130,9 +243,9 @@ class _Row:
                 self.html.value = value
             ended = row.state.is_terminal
             self.button.disabled = ended or self.button.description == "Cancelling..."
-            visibility = "hidden" if ended else "visible"
-            if self.button.layout.visibility != visibility:
-                self.button.layout.visibility = visibility
+            layout = self.pane.shared.cancel_hidden if ended else self.pane.shared.cancel_shown
+            if self.button.layout is not layout:
+                self.button.layout = layout
             if ended or (self.button.description == "Confirm?" and time.monotonic() >= self.confirm_until):
                 self.button.description = "Cancel"
 
@@ -158,11 +271,39 @@ class _Row:
         self.pane.show(self.row.handle)
 
 
+class _SweepRow:
+    """A sweep's runs as one line: its state, name, counts, start and age (no buttons: the sweep's own
+    table has them; ``load_sweep(name)`` shows it)."""
+
+    def __init__(self, pane: "ListPane", name: str) -> None:
+        import ipywidgets as w
+
+        self.name = name
+        self.html = w.HTML(layout=pane.shared.html, style=pane.shared.html_style)
+        self.html.add_class("jsched-list-row")
+        self.html.add_class("jsched-list-sweep")
+        self.widget = self.html
+
+    def update(self, entry: Entry, now: float) -> None:
+        state, counts, times = sweep_summary(entry)
+        started, age = when(times, _State(state), now)
+        value = (
+            f"{pill(state)} <b>{esc(sweep_label(self.name))}</b> sweep {code(self.name)} "
+            f'<span style="font-size:12px;opacity:0.8">{esc(counts)} &middot; started {esc(started)}'
+            f" &middot; {esc(age)}</span>"
+        )
+        if value != self.html.value:
+            self.html.value = value
+
+    def close(self) -> None:
+        self.html.close()
+
+
 class ListPane(RecordSource):
     """The live list. Create it on the cell's thread with the first listing; ``start()`` keeps it live."""
 
     def __init__(self, session: "Session", settings: PaneSettings, rows: List["AppRow"], notices: List[str],
-                 schedulers: Optional[List[str]] = None) -> None:  # fmt: skip
+                 schedulers: Optional[List[str]] = None, limit: Optional[int] = FIRST_SCREEN) -> None:  # fmt: skip
         import ipywidgets as w
 
         self.session = session
@@ -170,19 +311,37 @@ class ListPane(RecordSource):
         self.schedulers = schedulers
         self.lock = threading.Lock()
         self.notices = list(notices)
+        self.shared = _Shared()
+        #: The shown apps' rows, by handle (apps beyond the first screen and sweeps' runs have none).
         self.rows: Dict[str, _Row] = {}
+        self.sweeps: Dict[str, _SweepRow] = {}
+        #: Every app listed (in scope or not), as last listed.
+        self.listed: List["AppRow"] = list(rows)
+        self.first_screen = limit or 10**9
+        self.limit = self.first_screen
         self.book = TimeBook(session.runner)
         self.ticker: Optional[Ticker] = None
         self.opened: Optional[str] = None
+        self.notebook = os.environ.get("JPY_SESSION_NAME") or ""
+        """The notebook this kernel runs (Jupyter tells its kernels); "this notebook" lists its launches."""
         self.header = w.HTML()
+        self.scope = w.ToggleButtons(options=[("this notebook", "notebook"), ("all", "all")],
+                                     value="notebook" if self.notebook else "all",
+                                     tooltips=["apps launched from this notebook", "every app of the session"],
+                                     layout=w.Layout(display="" if self.notebook else "none"))  # fmt: skip
+        self.scope.style.button_width = "110px"
+        self.scope.observe(self._on_scope, "value")
+        self.more = w.Button(description="Show more", icon="angle-down", layout=w.Layout(width="auto"))
+        self.more.on_click(self._on_more)
+        serve_on_side_thread(self.scope, self.more)
         self.body = w.VBox()
         self.detail = w.VBox()
-        self.widget = w.VBox([self.header, self.body, self.detail])
+        self.widget = w.VBox([self.header, self.scope, self.body, self.more, self.detail])
         self.widget.add_class("jsched-list")
         self._apply(rows)
 
     def start(self) -> "ListPane":
-        if any(not r.row.state.is_terminal for r in self.rows.values()):
+        if any(not r.state.is_terminal for r in self.listed):
             interval = max(self.settings.status_interval, 1.0)
             self.ticker = Ticker("list-pane", interval, self._tick).start()
         return self
@@ -190,6 +349,24 @@ class ListPane(RecordSource):
     def stop(self) -> None:
         if self.ticker is not None:
             self.ticker.stop()
+
+    def _on_scope(self, _change: Any = None) -> None:
+        with self.lock:
+            self.limit = self.first_screen
+            self._apply(self.listed)
+
+    def _on_more(self, _button: Any = None) -> None:
+        with self.lock:
+            self.limit += self.first_screen
+            self._apply(self.listed)
+
+    def in_scope(self, rows: List["AppRow"]) -> List["AppRow"]:
+        """All rows, or those this notebook launched (the session's launch registry says which)."""
+        if self.scope.value != "notebook":
+            return rows
+        mine = {e["handle"] for e in self.session.registry() if e.get("notebook") == self.notebook}
+        mine.update(self.session.launches)
+        return [r for r in rows if r.handle in mine]
 
     def show(self, handle: str) -> None:
         """Shows the live view of ``handle`` under the list (Open); opening it again closes it."""
@@ -209,31 +386,57 @@ class ListPane(RecordSource):
         with self.lock:
             self.notices = notices + [n for n in self.notices if n.startswith("cancel ")]
             self._apply(rows)
-            return any(not r.row.state.is_terminal for r in self.rows.values())
+            return any(not r.state.is_terminal for r in self.listed)
 
     def _apply(self, rows: List["AppRow"]) -> None:
+        """Shows the first ``limit`` entries of ``rows`` in scope; rows of apps gone from the listing stay
+        (with their last state) below them."""
         now = time.time()
-        timed = order(rows, self.book)
-        for row, times in timed:
-            existing = self.rows.get(row.handle)
-            if existing is None:
-                existing = self.rows[row.handle] = _Row(self, row)
-            existing.update(row, times, now)
-        ordered = tuple(self.rows[row.handle].widget for row, _ in timed)
-        ordered += tuple(r.widget for h, r in self.rows.items() if r.widget not in ordered)  # gone from the listing
+        known = {r.handle for r in rows}
+        gone = [v.row for h, v in self.rows.items() if h not in known]
+        self.listed = list(rows) + gone
+        scoped = self.in_scope(self.listed)
+        listed = entries(order(scoped, self.book))
+        shown = listed[: self.limit]
+        views: List[Any] = []
+        for entry in shown:
+            if entry.sweep:
+                sweep = self.sweeps.get(entry.sweep)
+                if sweep is None:
+                    sweep = self.sweeps[entry.sweep] = _SweepRow(self, entry.sweep)
+                sweep.update(entry, now)
+                views.append(sweep)
+                continue
+            (row, times), = entry.rows
+            view = self.rows.get(row.handle)
+            if view is None:
+                view = self.rows[row.handle] = _Row(self, row)
+            view.update(row, times, now)
+            views.append(view)
+        for handle in [h for h, v in self.rows.items() if v not in views and h != self.opened]:
+            self.rows.pop(handle).close()
+        for name in [n for n, v in self.sweeps.items() if v not in views]:
+            self.sweeps.pop(name).close()
+        ordered = tuple(v.widget for v in views)
         if ordered != tuple(self.body.children):
             self.body.children = ordered
-        live = sum(1 for r in self.rows.values() if not r.row.state.is_terminal)
-        text = f"session <b>{esc(self.session.name)}</b> &middot; {len(self.rows)} app(s), {live} running"
+        rest = len(listed) - len(shown)
+        self.more.layout.display = "" if rest > 0 else "none"
+        more = f"Show {min(rest, self.first_screen)} more ({rest} not shown)"
+        if self.more.description != more:
+            self.more.description = more
+        live = sum(1 for r in scoped if not r.state.is_terminal)
+        where = " launched from this notebook" if self.scope.value == "notebook" else ""
+        text = f"session <b>{esc(self.session.name)}</b> &middot; {len(scoped)} app(s){where}, {live} running"
         text += "".join(f'<div style="color:#e75c58;font-size:12px">{esc(n)}</div>' for n in self.notices)
-        if not self.rows:
-            text += '<div style="font-size:12px">no apps in this session</div>'
+        if not scoped:
+            text += f'<div style="font-size:12px">no apps{where or " in this session"}</div>'
         if text != self.header.value:
             self.header.value = text
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_() or {})
-        rows = [r.row for r in self.rows.values()]
+        rows = self.in_scope(self.listed)
         text = (
             rows_text(rows, self.notices, self.book, ages=False) + "\n(states as listed; re-run %sched_list to refresh)"
         )
@@ -246,7 +449,7 @@ class ListPane(RecordSource):
     @property
     def final(self) -> bool:
         with self.lock:
-            return all(r.row.state.is_terminal for r in self.rows.values())
+            return all(r.state.is_terminal for r in self.listed)
 
     def poll(self) -> None:
         """Nothing to do: the ticker refreshes the rows while any app runs."""
@@ -258,8 +461,7 @@ class ListPane(RecordSource):
         from jupyter_sched.notebook.theme import NO_MATH, as_of
 
         with self.lock:
-            rows = [r.row for r in self.rows.values()]
-            text = rows_text(rows, self.notices, self.book, ages=as_of_ts is None)
+            text = rows_text(self.in_scope(self.listed), self.notices, self.book, ages=as_of_ts is None)
         if as_of_ts is not None:
             text += f"\n(states {as_of(as_of_ts)}; re-run %sched_list to refresh)"
         return {"text/plain": text, "text/html": f'<pre class="jsched-record {NO_MATH}">{esc(text)}</pre>'}

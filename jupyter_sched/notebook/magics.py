@@ -366,25 +366,31 @@ class SchedMagics(Magics, SchedConfig):
     @magic_arguments()
     @argument("-s", "--scheduler", action="append", help="ask only this scheduler (repeatable)")
     @argument("--all", action="store_true", help="ask every registered scheduler")
+    @argument("-n", "--limit", type=int, default=None,
+              help="entries on the first screen (default 50; 0: all); a sweep's runs are one entry")  # fmt: skip
     @line_magic
     @no_var_expand
     def sched_list(self, line: str = "") -> Any:
         """The apps of this session (also those of earlier kernels): running first, newest first, with
-        start time and age; a live table with Cancel on running rows and Open (shows the app's live view
-        under the table), or a text table. Asks the default scheduler, ``SchedMagics.list_schedulers`` and every
-        scheduler used in the session."""
+        start time and age, a sweep's runs as one row, the first 50 and "Show more"; a live table with Cancel
+        on running rows and Open (shows the app's live view under the table), "this notebook" or "all" apps,
+        or a text table. Asks the default scheduler, ``SchedMagics.list_schedulers`` and every scheduler used
+        in the session."""
         line = self._expand(line)
-        from jupyter_sched.notebook.list_pane import ListPane, TimeBook, rows_text
+        from jupyter_sched.notebook.list_pane import FIRST_SCREEN, ListPane, TimeBook, rows_text
 
         args = _parse(self.sched_list, line)
+        if args.limit is not None and args.limit < 0:
+            raise UsageError(f"-n/--limit {args.limit}: give 1 or more entries, or 0 for all of them")
+        limit = FIRST_SCREEN if args.limit is None else args.limit or None
         schedulers = args.scheduler
         if args.all:
             schedulers = self.session.runner.scheduler_backends()
         rows, notices = self.session.list_apps(schedulers)
         if not self.interactive:
-            print(rows_text(rows, notices, TimeBook(self.session.runner)))
+            print(rows_text(rows, notices, TimeBook(self.session.runner), limit=limit))
             return None
-        return ListPane(self.session, self.session.settings(), rows, notices, schedulers).start()
+        return ListPane(self.session, self.session.settings(), rows, notices, schedulers, limit).start()
 
     @magic_arguments()
     @argument("targets", nargs="*", help="app handles, ids, names or Job variables; default: the last job")

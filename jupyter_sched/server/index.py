@@ -27,6 +27,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from jupyter_sched.frontend.sweep_names import sweep_of
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.server import rows as table
 from jupyter_sched.specs import AppStatus, UnknownSchedulerException, make_app_handle, parse_app_handle
@@ -174,7 +175,7 @@ class JobIndex:
             "session": session,
             "state": state.name,
             "seen": seen,
-            "sweep": table.sweep_of(name),
+            "sweep": sweep_of(name),
             "notebook": self._notebook_path((entry or {}).get("notebook")),
             "reason": table.reason(name, status),
             **table.times(status),
@@ -296,7 +297,7 @@ class JobIndex:
             name = parsed.app_id.rsplit("-", 1)[0]
             row = {
                 "handle": handle, "app_id": parsed.app_id, "name": name, "scheduler": parsed.scheduler_backend,
-                "session": parsed.session_name, "sweep": table.sweep_of(name), "notebook": None,
+                "session": parsed.session_name, "sweep": sweep_of(name), "notebook": None,
                 **table.times(status), **table.replica_counts(status),
             }  # fmt: skip
         row = {**row, "state": status.state.name, "reason": table.reason(row["name"], status),

@@ -5,14 +5,13 @@ Pure functions over plain dicts (no I/O), so the order and the bounds are unit-t
 - a **row** is one app: handle, name, scheduler, session, state, started, ended, sweep, notebook, why it
   ended (``reason``), its replica counts and usage;
 - an **entry** is what the sidebar shows as one line: a job row, or a sweep (apps named
-  ``<sweep>-NNN``, as :func:`jupyter_sched.sweep` names them) with its counts and its first runs;
+  ``<sweep>-NNN``, see :mod:`jupyter_sched.frontend.sweep_names`) with its counts and its first runs;
 - the order is running first, then newest first (by start, else by when the server first saw the app);
 - a page is ``limit`` entries from ``offset``; a sweep entry carries at most :data:`SWEEP_RUNS` runs.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
@@ -26,17 +25,7 @@ DEFAULT_LIMIT = 50
 SWEEP_RUNS = 20
 """Runs of a sweep sent inside its entry; the rest are counted (``more``) and paged with ``sweep=``."""
 
-# A sweep's runs are apps named "<name[:20]>-<random id>-<3+ digits>" (see jupyter_sched.sweep): the random
-# id (a letter, then 12 letters or digits) is what makes two sweeps of the same function two groups.
-_SWEEP_NAME = re.compile(r"^(?P<sweep>.+-[a-z][a-z0-9]{12})-(?P<index>\d{3,})$")
 STATE_FILTERS = ("running", "ended", *(s.name for s in AppState))
-
-
-def sweep_of(name: str) -> Optional[str]:
-    """The sweep an app of this name belongs to, or None: ``train-sweep-b3k2x9q0d1xyz-007`` ->
-    ``train-sweep-b3k2x9q0d1xyz``."""
-    match = _SWEEP_NAME.match(name or "")
-    return match.group("sweep") if match else None
 
 
 def times(status: Optional[AppStatus]) -> Dict[str, Optional[float]]:
