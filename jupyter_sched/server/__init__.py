@@ -10,7 +10,7 @@ Settings (``jupyter_server_config.py`` or the command line)::
     c.JobsServer.schedulers = ["local_cwd", "local_dir", "local_docker", "slurm"]   # also: "torchx:..."
     c.JobsServer.sessions = ["default"]        # besides those found in the log dir
     c.JobsServer.refresh_interval = 1.0        # seconds a listing is reused
-    c.JobsServer.max_log_streams = 16          # replicas followed live at once
+    c.JobsServer.max_log_streams = 64          # replicas followed live at once
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class JobsServer(Configurable):
     ).tag(config=True)  # fmt: skip
     refresh_interval = Float(1.0, help="Seconds a listing of the jobs is reused by every client.").tag(config=True)
     backoff = Float(30.0, help="Seconds before a backend that could not be asked is asked again.").tag(config=True)
-    max_log_streams = Int(16, help="Replica logs followed live at once (shared by all viewers).").tag(config=True)
+    max_log_streams = Int(64, help="Replica logs followed live at once (shared by all viewers).").tag(config=True)
     keep_lines = Int(2000, help="Lines kept per followed log (the browser is sent at most these).").tag(config=True)
     max_snapshot_lines = Int(5000, help="The most lines a log snapshot may ask for.").tag(config=True)
     workers = Int(4, help="Threads for blocking calls (listings, status, log reads, cancel).").tag(config=True)

@@ -30,6 +30,7 @@ export const WIDGET_MIME = 'application/vnd.jupyter.widget-view+json';
 /** Before the widget renderer (-10), which would otherwise win and fail without its model. */
 export const RANK = -20;
 const COMM_INFO_MS = 1500;
+const SESSION_WAIT_MS = 5000;
 
 export interface IJobInfo {
   handle: string;
@@ -77,7 +78,12 @@ export class KernelWatch {
     if (this.drawn.has(id)) {
       return true;
     }
-    const kernel = this.panel.sessionContext.session?.kernel;
+    const session = this.panel.sessionContext;
+    if (!session.isReady) {
+      // a notebook just opened: its session may be about to connect to a kernel that is still running
+      await Promise.race([session.ready, new Promise(resolve => window.setTimeout(resolve, SESSION_WAIT_MS))]);
+    }
+    const kernel = session.session?.kernel;
     if (!kernel || kernel.status === 'dead') {
       return false;
     }
