@@ -124,3 +124,33 @@ def test_a_pane_whose_kernel_restarted_says_so_and_shows_the_final_state(
     assert "following" not in output(lab, 1).inner_text()
     lab.screenshot(output(lab, 1), "outputs-restarted")
     assert lab.page_problems() == []
+
+
+def test_a_reload_beside_the_running_kernel_keeps_the_live_pane(lab: Lab, lab_server: LabServer,
+                                                                tmp_path: Path) -> None:  # fmt: skip
+    """The browser reloads while the kernel that drew the pane still runs: the pane is the live widget again
+    (its kernel holds the model), not the server's view."""
+    from playwright.sync_api import expect
+
+    tag = random_id()[:6]
+    go = tmp_path / "GO"
+    notebook = lab_server.write_notebook(f"reload-{tag}.ipynb", [
+        "%load_ext jupyter_sched",
+        f"job = %sched_run utils.sh --name reload-{tag} 'echo up; while [ ! -e {go} ]; do sleep 0.2; done'\njob",
+    ])  # fmt: skip
+    lab.open(notebook)
+    lab.run_all()
+    lab.wait_all_done(timeout=120_000)
+    expect(output(lab, 1).locator(".jsched-status .jsched-pill").first).to_have_text("RUNNING", timeout=TIMEOUT)
+    lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
+    lab.page.goto(lab_server.url(f"lab/tree/{notebook}?token={lab_server.token}"))  # the same workspace: its kernel
+    lab.page.wait_for_function(
+        f"() => !!window.jupyterapp && !!({JS_PANEL}) && !!({JS_PANEL}).content && ({JS_PANEL}).content.widgets.length === 2",
+        timeout=TIMEOUT,
+    )  # fmt: skip
+    pane = output(lab, 1).locator(".jsched-status .jsched-pill").first
+    expect(pane).to_have_text("RUNNING", timeout=TIMEOUT)
+    assert output(lab, 1).locator(".jsl-job-view").count() == 0
+    go.touch()
+    expect(pane).to_have_text("SUCCEEDED", timeout=TIMEOUT)  # the kernel's live pane follows it to the end
+    assert lab.page_problems() == []
