@@ -59,17 +59,19 @@ class EndNotifier {
     let type: Notification.TypeOptions;
     let handle = row.handle;
     try {
-      if (row.kind === 'sweep') {
-        const runs = await listJobs({ sweep: row.sweep || '', limit: '500' });
-        if (runs.running) {
-          return; // its other runs are still going: the next poll lists it again
+      if (row.sweep) {
+        // a sweep says how it ended once, when its last run has ended (a lone running run is listed as a job)
+        const runs = await listJobs({ sweep: row.sweep, limit: '500' });
+        if (runs.running || this.sweepsSaid.has(row.sweep)) {
+          return;
         }
+        this.sweepsSaid.add(row.sweep);
         const counts = new Map<string, number>();
         for (const run of runs.jobs) {
           counts.set(run.state, (counts.get(run.state) || 0) + 1);
         }
         const parts = Array.from(counts.entries()).map(([state, n]) => `${n} ${state}`);
-        message = `sweep ${row.name} ended: ${parts.join(', ')}`;
+        message = `sweep ${row.sweep.replace(/-[a-z][a-z0-9]{12}$/, '')} ended: ${parts.join(', ')}`;
         type = counts.get('FAILED') ? 'error' : counts.get('CANCELLED') ? 'warning' : 'success';
         handle = runs.jobs.length ? runs.jobs[0].handle : handle;
       } else {
@@ -95,6 +97,7 @@ class EndNotifier {
   }
 
   private known: Map<string, IJobRow> | null = null;
+  private sweepsSaid = new Set<string>();
 }
 
 const jobs: JupyterFrontEndPlugin<void> = {

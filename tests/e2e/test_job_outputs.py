@@ -144,10 +144,9 @@ def test_a_reload_beside_the_running_kernel_keeps_the_live_pane(lab: Lab, lab_se
     expect(output(lab, 1).locator(".jsched-status .jsched-pill").first).to_have_text("RUNNING", timeout=TIMEOUT)
     lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
     lab.page.goto(lab_server.url(f"lab/tree/{notebook}?token={lab_server.token}"))  # the same workspace: its kernel
-    lab.page.wait_for_function(
-        f"() => !!window.jupyterapp && !!({JS_PANEL}) && !!({JS_PANEL}).content && ({JS_PANEL}).content.widgets.length === 2",
-        timeout=TIMEOUT,
-    )  # fmt: skip
+    panel = f"({JS_PANEL})"
+    lab.page.wait_for_function(f"() => !!{panel} && !!{panel}.content && {panel}.content.widgets.length === 2",
+                               timeout=TIMEOUT)  # fmt: skip
     pane = output(lab, 1).locator(".jsched-status .jsched-pill").first
     expect(pane).to_have_text("RUNNING", timeout=TIMEOUT)
     assert output(lab, 1).locator(".jsl-job-view").count() == 0

@@ -133,22 +133,25 @@ def lab_theme(lab: Lab, theme: str) -> None:
     lab.page.wait_for_timeout(300)  # the theme's stylesheet applies after the attribute flips
 
 
-def test_a_sweep_is_one_row_with_its_counts(jobs: Lab, lab_server: LabServer) -> None:
-    """A sweep launched from a notebook: one collapsible row with its counts, its runs inside; and the
-    notebook's jobs under "This notebook"."""
+def test_a_sweep_is_one_row_with_its_counts(jobs: Lab, lab_server: LabServer, tmp_path: Path) -> None:
+    """A sweep launched from a notebook: one collapsible row with its counts, its runs inside, one
+    notification when its last run ends; and the notebook's jobs under "This notebook"."""
     from playwright.sync_api import expect
 
     from jupyter_sched.specs import random_id
 
     tag = random_id()[:6]
+    go = tmp_path / "GO"
     notebook = lab_server.write_notebook(f"sweep-{tag}.ipynb", [
         "import jupyter_sched\n"
         "def square(x: int) -> int:\n"
+        "    import os, time\n"
+        f"    while not os.path.exists({str(go)!r}):\n"
+        "        time.sleep(0.1)\n"
         "    if x == 3:\n"
         "        raise ValueError('three')\n"
         "    return x * x\n"
         f"sweep = jupyter_sched.sweep(square, {{'x': [1, 2, 3]}}, max_concurrent=3, name='sq{tag}')\n"
-        "sweep.wait()\n"
         "sweep.name",
     ])  # fmt: skip
     jobs.open(notebook)
@@ -160,6 +163,13 @@ def test_a_sweep_is_one_row_with_its_counts(jobs: Lab, lab_server: LabServer) ->
     page = jobs.page
     page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupyter-sched-jobs"]').click()
     head = page.locator(f'.jsl-sidebar .jsl-sweep-head[data-handle="sweep:{sweep_name}"]')
+    expect(head).to_have_attribute("data-state", "RUNNING", timeout=60_000)
+    expect(head).to_contain_text("3 running")
+    go.touch()
+    toast = page.locator(".Toastify__toast", has_text=f"sweep sq{tag} ended: ")
+    expect(toast).to_have_count(1, timeout=60_000)
+    expect(toast).to_contain_text("2 SUCCEEDED")
+    expect(toast).to_contain_text("1 FAILED")
     expect(head).to_have_attribute("data-state", "FAILED", timeout=60_000)
     expect(head).to_contain_text("sweep of 3")
     expect(head).to_contain_text("2 succeeded")
