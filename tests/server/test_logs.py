@@ -41,12 +41,15 @@ def test_a_followed_log_sends_new_lines_and_the_open_line(tmp_path: Path) -> Non
         log = ReplicaLog(runner, handle, "sh", 0, "combined", keep_lines=100, max_line_chars=4000)
         cursor = Cursor()
         deadline = time.monotonic() + 60
-        first = None
-        while first is None or first["current"] != "bar 50%":
-            assert time.monotonic() < deadline, first
-            first = log.diff(cursor) or first
+        seen: List[Dict[str, Any]] = []
+        while not seen or seen[-1]["current"] != "bar 50%":  # the bar's frame is the open line
+            assert time.monotonic() < deadline, seen
+            event = log.diff(cursor)
+            if event is not None:
+                seen.append(event)
             time.sleep(0.05)
-        assert first["reset"] and first["html"] == ["one"] and not first["ended"]
+        assert seen[0]["reset"] and not any(e["reset"] for e in seen[1:]) and not seen[-1]["ended"]
+        assert [line for e in seen for line in e["html"]] == ["one"]
         assert log.diff(cursor) is None  # nothing new: nothing sent
         go.touch()
         rest = drain(log, cursor)
