@@ -33,7 +33,8 @@ class JobsServer(Configurable):
     schedulers = ListTrait(
         Unicode(), default_value=list(DEFAULT_SCHEDULERS),
         help="Backends asked for jobs (besides those a notebook of the session launched on). A backend that"
-        " cannot answer (no Docker engine, no Slurm) is named in the list's notices and retried later.",
+        " cannot answer is retried later; it is named in the list's notices if it was set here or a notebook"
+        " used it (the defaults are skipped quietly where their engine is missing).",
     ).tag(config=True)  # fmt: skip
     sessions = ListTrait(
         Unicode(), default_value=["default"],
@@ -66,8 +67,10 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     config = JobsServer(parent=serverapp)
     if config.log_dir:
         os.environ["JUPYTER_SCHED_LOG_DIR"] = os.path.abspath(os.path.expanduser(config.log_dir))
+    configured = "schedulers" in serverapp.config.get("JobsServer", {})
     settings = IndexSettings(
         schedulers=list(config.schedulers), sessions=list(config.sessions), log_dir=_log_dir(),
+        quiet=frozenset() if configured else frozenset(DEFAULT_SCHEDULERS),
         root_dir=os.path.abspath(os.path.expanduser(str(getattr(serverapp, "root_dir", "") or ""))),
         refresh_interval=config.refresh_interval, backoff=config.backoff,
     )  # fmt: skip

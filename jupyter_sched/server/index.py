@@ -48,6 +48,9 @@ class IndexSettings:
     backoff: float = 30.0
     max_sessions: int = 64
     status_cache: int = 20_000
+    quiet: frozenset = frozenset()
+    """Backends asked by default only: one that cannot answer (no Docker engine, no Slurm here) is skipped
+    without a notice, unless a notebook of the session launched on it."""
 
 
 @dataclass
@@ -127,9 +130,10 @@ class JobIndex:
             known = {e["handle"]: e for e in entries}
             used = [parse_app_handle(h).scheduler_backend for h in known]
             for scheduler in dict.fromkeys([*self.settings.schedulers, *used]):
-                if scheduler not in schedulers_seen:
+                quiet = scheduler in self.settings.quiet and scheduler not in used
+                listed = self._list(session, scheduler, [] if quiet else notices)
+                if scheduler not in schedulers_seen and (listed or not quiet or scheduler not in self._down):
                     schedulers_seen.append(scheduler)
-                listed = self._list(session, scheduler, notices)
                 for app in listed:
                     handle = make_app_handle(scheduler, session, app.app_id)
                     found[handle] = self._row(session, scheduler, app, known.get(handle))

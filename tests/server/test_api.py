@@ -291,3 +291,26 @@ def test_a_history_of_a_thousand_apps_gives_a_bounded_first_page(
         again = jobs_server.api("GET", "jobs")
         print(f"GET jobs with 1,000 apps: {time.monotonic() - started:.3f} s (a refresh: {again['listed_in']} s)")
     jobs_server.api("POST", f"jobs/{quote(live)}/cancel")
+
+
+def test_a_backend_that_cannot_answer_is_named_only_when_asked_for(tmp_path: Path) -> None:
+    """No Docker engine at DOCKER_HOST: the default backends skip it quietly (local jobs still list); a
+    server told to ask local_docker names why it cannot."""
+    from tests.server.conftest import start_server, stop_server
+
+    nowhere = {"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
+    quiet = start_server(tmp_path / "quiet", extra_env=nowhere, log_name="jupyter-server-quiet.log")
+    try:
+        body = quiet.api("GET", "jobs")
+        assert not any("local_docker" in n for n in body["notices"]), body["notices"]
+        assert "local_docker" not in body["schedulers"] and "local_cwd" in body["schedulers"]
+    finally:
+        stop_server(quiet)
+    told = start_server(tmp_path / "told", extra_env=nowhere, log_name="jupyter-server-told.log",
+                        argv=[f"--JobsServer.schedulers={n}" for n in ("local_cwd", "local_docker", "nosuch")])
+    try:
+        notices = told.api("GET", "jobs")["notices"]
+        assert any(n.startswith("local_docker: ") for n in notices), notices
+        assert "nosuch: not an installed scheduler (see `jupyter-sched builtins`)" in notices
+    finally:
+        stop_server(told)
