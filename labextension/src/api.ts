@@ -153,6 +153,18 @@ export function getJob(handle: string): Promise<IJobDetail> {
   return requestAPI<IJobDetail>(jobPath(handle));
 }
 
+export interface ILogSnapshot {
+  html: string[];
+  current: string;
+  total: number;
+  role: string;
+  k: number;
+}
+
+export function logSnapshot(handle: string, role: string, k: number, lines: number): Promise<ILogSnapshot> {
+  return requestAPI<ILogSnapshot>(jobPath(handle) + '/logs', {}, { role, k: String(k), lines: String(lines) });
+}
+
 export function cancelJob(handle: string): Promise<{ cancelled: boolean; message: string; state: string }> {
   return requestAPI(jobPath(handle) + '/cancel', { method: 'POST' });
 }

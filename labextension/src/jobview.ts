@@ -289,56 +289,11 @@ export class JobView extends Widget {
    * (the log lines as the server escaped them), and plain text.
    */
   record(): { html: string; text: string } | null {
-    const detail = this.detail;
-    if (!detail) {
+    if (!this.detail) {
       return null;
     }
-    const running = isRunning(detail.state);
-    const when = elapsed(detail.started, detail.ended, running, Date.now() / 1000);
-    const cell = 'padding:1px 8px;text-align:left';
-    const rows = detail.status.roles.flatMap(role =>
-      role.replicas.map(rep => {
-        const values = [
-          `${role.role}/${rep.id}`,
-          rep.state,
-          rep.exit_code === null ? '' : String(rep.exit_code),
-          [rep.hostname, rep.pid].filter(v => v !== null && v !== '').join(' / '),
-          elapsed(rep.started, rep.finished, isRunning(rep.state), Date.now() / 1000)
-        ];
-        return { values, html: `<tr>${values.map(v => `<td style="${cell}">${escapeHTML(v)}</td>`).join('')}</tr>` };
-      })
-    );
-    const heads = ['replica', 'state', 'exit code', 'host / pid', 'time'];
-    const log = this.lines.slice(-RECORD_LINES);
-    const why = detail.state === 'FAILED' && detail.reason ? `<div style="font-weight:600">${escapeHTML(detail.reason)}</div>` : '';
-    const html =
-      `<div class="jsched-record" style="font-size:13px"><div><b>${escapeHTML(detail.name)}</b> ` +
-      `<code>${escapeHTML(detail.handle)}</code> <b>${escapeHTML(detail.state)}</b> · ${escapeHTML(when)}</div>${why}` +
-      `<table style="border-collapse:collapse;font-size:12px;margin:2px 0"><thead><tr>` +
-      heads.map(h => `<th style="${cell};font-weight:600">${h}</th>`).join('') +
-      `</tr></thead><tbody>${rows.map(r => r.html).join('')}</tbody></table>` +
-      (log.length
-        ? `<div style="font-size:11px;opacity:0.7">logs of ${escapeHTML(this.following)}` +
-          (this.total > log.length ? ` (last ${log.length} of ${this.total.toLocaleString()} lines)` : '') +
-          `</div><pre style="margin:2px 0;white-space:pre-wrap">${log.join('\n')}</pre>`
-        : '') +
-      `<div style="font-size:11px;opacity:0.7">${escapeHTML(this.options.recordNote ? this.options.recordNote + ' ' : '')}` +
-      `The final state, recorded by JupyterLab from the Jupyter server.</div></div>`;
-    const text = [
-      `${detail.name} ${detail.state} · ${when} [${detail.handle}]`,
-      ...(detail.state === 'FAILED' && detail.reason ? [detail.reason] : []),
-      ...rows.map(r => '  ' + r.values.join('  ')),
-      ...(log.length ? ['logs:', ...this.plainLines(log)] : [])
-    ].join('\n');
-    return { html, text };
-  }
-
-  private plainLines(html: string[]): string[] {
-    const box = document.createElement('div');
-    return html.map(line => {
-      box.innerHTML = line; // server-escaped: markup is only inline-styled spans
-      return '  ' + (box.textContent || '');
-    });
+    const lines = this.lines.slice(-RECORD_LINES);
+    return recordOf(this.detail, { lines, total: this.total, replica: this.following }, this.options.recordNote || '');
   }
 
   private drawLog(foot: string): void {
@@ -392,4 +347,61 @@ export class JobView extends Widget {
   private logEnded = false;
   private settled = false;
   private settleTimer = 0;
+}
+
+/** A replica's log tail as the server sent it (escaped HTML lines). */
+export interface ILogTail {
+  lines: string[];
+  total: number;
+  replica: string;
+}
+
+/**
+ * A job as a static record a notebook can keep: escaped HTML with inline styles only (the log lines as
+ * the server escaped them), and plain text.
+ */
+export function recordOf(detail: IJobDetail, log: ILogTail, note: string): { html: string; text: string } {
+  const now = Date.now() / 1000;
+  const when = elapsed(detail.started, detail.ended, isRunning(detail.state), now);
+  const cell = 'padding:1px 8px;text-align:left';
+  const rows = detail.status.roles.flatMap(role =>
+    role.replicas.map(rep => {
+      const values = [
+        `${role.role}/${rep.id}`,
+        rep.state,
+        rep.exit_code === null ? '' : String(rep.exit_code),
+        [rep.hostname, rep.pid].filter(v => v !== null && v !== '').join(' / '),
+        elapsed(rep.started, rep.finished, isRunning(rep.state), now)
+      ];
+      return { values, html: `<tr>${values.map(v => `<td style="${cell}">${escapeHTML(v)}</td>`).join('')}</tr>` };
+    })
+  );
+  const heads = ['replica', 'state', 'exit code', 'host / pid', 'time'];
+  const failed = detail.state === 'FAILED' && detail.reason ? detail.reason : '';
+  const html =
+    `<div class="jsched-record" style="font-size:13px"><div><b>${escapeHTML(detail.name)}</b> ` +
+    `<code>${escapeHTML(detail.handle)}</code> <b>${escapeHTML(detail.state)}</b> · ${escapeHTML(when)}</div>` +
+    (failed ? `<div style="font-weight:600">${escapeHTML(failed)}</div>` : '') +
+    `<table style="border-collapse:collapse;font-size:12px;margin:2px 0"><thead><tr>` +
+    heads.map(h => `<th style="${cell};font-weight:600">${h}</th>`).join('') +
+    `</tr></thead><tbody>${rows.map(r => r.html).join('')}</tbody></table>` +
+    (log.lines.length
+      ? `<div style="font-size:11px;opacity:0.7">logs of ${escapeHTML(log.replica)}` +
+        (log.total > log.lines.length ? ` (last ${log.lines.length} of ${log.total.toLocaleString()} lines)` : '') +
+        `</div><pre style="margin:2px 0;white-space:pre-wrap">${log.lines.join('\n')}</pre>`
+      : '') +
+    `<div style="font-size:11px;opacity:0.7">${escapeHTML(note ? note + ' ' : '')}` +
+    `The final state, recorded by JupyterLab from the Jupyter server.</div></div>`;
+  const box = document.createElement('div');
+  const plain = log.lines.map(line => {
+    box.innerHTML = line; // server-escaped: markup is only inline-styled spans
+    return '  ' + (box.textContent || '');
+  });
+  const text = [
+    `${detail.name} ${detail.state} · ${when} [${detail.handle}]`,
+    ...(failed ? [failed] : []),
+    ...rows.map(r => '  ' + r.values.join('  ')),
+    ...(plain.length ? ['logs:', ...plain] : [])
+  ].join('\n');
+  return { html, text };
 }

@@ -22,8 +22,9 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { Signal } from '@lumino/signaling';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { getJob, IJobDetail, isRunning, logSnapshot } from './api';
 import { clock, el } from './format';
-import { JobView } from './jobview';
+import { ILogTail, JobView, recordOf } from './jobview';
 
 export const JOB_MIME = 'application/vnd.jupyter-sched.job+json';
 export const WIDGET_MIME = 'application/vnd.jupyter.widget-view+json';
@@ -31,6 +32,12 @@ export const WIDGET_MIME = 'application/vnd.jupyter.widget-view+json';
 export const RANK = -20;
 const COMM_INFO_MS = 1500;
 const SESSION_WAIT_MS = 5000;
+const END_POLL_MS = 2000;
+const KERNEL_GRACE_MS = 3000;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise(resolve => window.setTimeout(resolve, ms));
+}
 
 export interface IJobInfo {
   handle: string;
@@ -148,11 +155,59 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
         await pane.renderModel(model);
         if (render === this.renders && pane instanceof Panel && pane.widgets.length === 0 && !pane.isDisposed) {
           this.fallback(model, info, ''); // the widget could not be drawn after all
+          return;
         }
+        void this.watchEnd(model, info, render);
         return;
       }
     }
     this.fallback(model, info, '');
+  }
+
+  /**
+   * A live pane's kernel replaces its output by the final record when the job ends, but only in a page
+   * that saw the output displayed (a reopened or reloaded page does not know its display id). So: when
+   * the job has ended and, a moment later, this output still holds the launch-time record, JupyterLab
+   * writes the final record itself, so a save keeps the final state.
+   */
+  private async watchEnd(model: IRenderMime.IMimeModel, info: IJobInfo, render: number): Promise<void> {
+    const current = () => render === this.renders && !this.isDisposed;
+    for (;;) {
+      await sleep(END_POLL_MS);
+      if (!current()) {
+        return;
+      }
+      let detail: IJobDetail;
+      try {
+        detail = await getJob(info.handle);
+      } catch {
+        continue; // the server does not know it (yet), or did not answer: the kernel's record stands
+      }
+      if (isRunning(detail.state)) {
+        continue;
+      }
+      await sleep(KERNEL_GRACE_MS); // the kernel's own update, when this page can receive it
+      const now = model.data[JOB_MIME] as unknown as IJobInfo | undefined;
+      if (!current() || !now || now.final) {
+        return;
+      }
+      const replicas = detail.status.roles.flatMap(r => r.replicas.map(rep => ({ role: r.role, rep })));
+      const pick = replicas.find(({ rep }) => rep.state === 'FAILED') || replicas[0];
+      let tail: ILogTail = { lines: [], total: 0, replica: '' };
+      if (pick) {
+        try {
+          const snap = await logSnapshot(info.handle, pick.role, pick.rep.id, 40);
+          tail = { lines: snap.html, total: snap.total, replica: `${pick.role}/${pick.rep.id}` };
+        } catch {
+          // a record without its log tail still says how the job ended
+        }
+      }
+      if (current()) {
+        const record = recordOf(detail, tail, '');
+        this.writeFinal(model, info, detail.state, record);
+      }
+      return;
+    }
   }
 
   private onKernelLost(_: KernelWatch, why: string): void {
@@ -202,7 +257,12 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
     if (!record || !view.detail || model !== this.model) {
       return;
     }
-    const final: IJobInfo = { ...info, state: view.detail.state, final: true, as_of: null };
+    this.writeFinal(model, info, view.detail.state, record);
+  }
+
+  private writeFinal(model: IRenderMime.IMimeModel, info: IJobInfo, state: string,
+                     record: { html: string; text: string }): void {
+    const final: IJobInfo = { ...info, state, final: true, as_of: null };
     model.setData({
       data: { [JOB_MIME]: final as any, 'text/html': record.html, 'text/plain': record.text },
       metadata: model.metadata

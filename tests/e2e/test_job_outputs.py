@@ -61,10 +61,11 @@ def test_a_job_saved_mid_run_shows_its_final_state_after_its_kernel_is_gone(
     assert info["state"] == "RUNNING" and info["final"] is False and f"/{name}-" in handle
     assert "application/vnd.jupyter.widget-view+json" in job_output["data"]
 
-    # the kernel is shut down: the open pane says so and follows the job from the server
-    lab_server.shutdown_kernels()
+    # the notebook's kernel is shut down (as Kernel > Shut Down Kernel does): the open pane says so and
+    # follows the job from the server
+    lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).sessionContext.shutdown(); }}")
     view = output(lab, 1).locator(f'.jsl-job-view[data-handle="{handle}"]')
-    expect(view.locator(".jsl-note")).to_contain_text("The kernel that drew this pane is gone", timeout=TIMEOUT)
+    expect(view.locator(".jsl-note")).to_contain_text("The kernel that drew this pane was shut down", timeout=TIMEOUT)
     expect(view.locator(".jsl-pill").first).to_have_text("RUNNING", timeout=TIMEOUT)
 
     # reopened (with a new kernel that never knew the widget): the server's view, never "model not found"
@@ -129,7 +130,8 @@ def test_a_pane_whose_kernel_restarted_says_so_and_shows_the_final_state(
 def test_a_reload_beside_the_running_kernel_keeps_the_live_pane(lab: Lab, lab_server: LabServer,
                                                                 tmp_path: Path) -> None:  # fmt: skip
     """The browser reloads while the kernel that drew the pane still runs: the pane is the live widget again
-    (its kernel holds the model), not the server's view."""
+    (its kernel holds the model), not the server's view; when the job ends, the output keeps its final
+    state (the issue's "saved as RUNNING")."""
     from playwright.sync_api import expect
 
     tag = random_id()[:6]
@@ -150,6 +152,15 @@ def test_a_reload_beside_the_running_kernel_keeps_the_live_pane(lab: Lab, lab_se
     pane = output(lab, 1).locator(".jsched-status .jsched-pill").first
     expect(pane).to_have_text("RUNNING", timeout=TIMEOUT)
     assert output(lab, 1).locator(".jsl-job-view").count() == 0
+    # the kernel's final record cannot reach this page (it never saw the display id): JupyterLab writes
+    # the final record, so the file does not keep the launch-time RUNNING
     go.touch()
-    expect(pane).to_have_text("SUCCEEDED", timeout=TIMEOUT)  # the kernel's live pane follows it to the end
+    record = output(lab, 1).locator(".jsched-record")
+    expect(record).to_contain_text("SUCCEEDED", timeout=TIMEOUT)
+    expect(record).to_contain_text("recorded by JupyterLab from the Jupyter server")
+    expect(record).to_contain_text("up")
+    lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
+    (final,) = [o for o in saved_outputs(lab_server.root_dir / notebook) if JOB_MIME in o.get("data", {})]
+    assert final["data"][JOB_MIME]["final"] is True and final["data"][JOB_MIME]["state"] == "SUCCEEDED"
+    assert "application/vnd.jupyter.widget-view+json" not in final["data"]
     assert lab.page_problems() == []
