@@ -116,8 +116,9 @@ def test_a_cli_job_appears_opens_and_is_cancelled_from_the_sidebar(jobs: Lab, la
 
 def test_a_notification_says_how_a_job_ended(jobs: Lab, lab_server: LabServer, tmp_path: Path) -> None:
     page = jobs.page
-    handle = launch(lab_server, tmp_path, "trainer", 'sleep 2; if [ "$JUPYTER_SCHED_REPLICA_ID" = 0 ]; then exit 3; fi')
-    wait_state(page, handle, "RUNNING")
+    handle = launch(lab_server, tmp_path, "trainer", "while [ ! -e GO ]; do sleep 0.1; done; exit 3")
+    wait_state(page, handle, "RUNNING")  # seen running, so its end is news
+    (tmp_path / "GO").touch()
     toast = page.locator(".Toastify__toast", has_text="trainer FAILED: sh/0 exit code 3")
     toast.wait_for(timeout=60_000)
     jobs.screenshot(toast, "jobs-notification")
