@@ -1,8 +1,9 @@
 """The architecture, checked: which package may import which, and no reach-ins.
 
-README's picture is specs -> schedulers -> runner -> frontend -> {cli, functions -> notebook}, with ``logs/`` a pure
-leaf. These tests read every module's source with :mod:`ast` (nothing is imported), so a violation
-names the file and line where it was written.
+README's picture is specs -> schedulers -> runner -> frontend -> {cli, functions -> notebook, server}, with
+``logs/`` a pure leaf (``server/`` is the Jupyter server extension: a front end beside the notebook that no
+other layer imports, and that imports neither the notebook nor IPython). These tests read every module's
+source with :mod:`ast` (nothing is imported), so a violation names the file and line where it was written.
 
 - **Layer imports.** Each package may import only the packages below it. ``notebook/`` never imports
   ``cli/`` (the shared front-end code lives in ``frontend/``), and only ``notebook/`` imports IPython

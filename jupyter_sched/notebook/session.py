@@ -23,12 +23,12 @@ from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.job_display import track
 from jupyter_sched.runner.shared import shared_runner
 from jupyter_sched.schedulers.common.private_files import FILE_MODE, make_private_dirs
-from jupyter_sched.schedulers.common.state_dir import default_log_dir
+from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY, default_log_dir
 from jupyter_sched.specs import AppState, parse_app_handle
 
 
 def state_dir() -> str:
-    return os.path.join(default_log_dir(), ".notebook")
+    return os.path.join(default_log_dir(), NOTEBOOK_REGISTRY)
 
 
 @dataclass

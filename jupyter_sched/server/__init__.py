@@ -23,6 +23,8 @@ from traitlets import Float, Int, Unicode
 from traitlets import List as ListTrait
 from traitlets.config import Configurable
 
+from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV, default_log_dir
+
 API_PATH = "jupyter-sched/api/"
 DEFAULT_SCHEDULERS = ["local_cwd", "local_dir", "local_docker", "slurm"]
 
@@ -66,7 +68,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
 
     config = JobsServer(parent=serverapp)
     if config.log_dir:
-        os.environ["JUPYTER_SCHED_LOG_DIR"] = os.path.abspath(os.path.expanduser(config.log_dir))
+        os.environ[LOG_DIR_ENV] = os.path.abspath(os.path.expanduser(config.log_dir))
     configured = "schedulers" in serverapp.config.get("JobsServer", {})
     settings = IndexSettings(
         schedulers=list(config.schedulers), sessions=list(config.sessions), log_dir=_log_dir(),
@@ -85,8 +87,6 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
 
 
 def _log_dir() -> str:
-    from jupyter_sched.schedulers.local_scheduler import default_log_dir
-
     return os.path.abspath(os.path.expanduser(default_log_dir()))
 
 

@@ -29,13 +29,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.frontend.sweep_names import sweep_of
 from jupyter_sched.runner import Runner, get_runner
+from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY
 from jupyter_sched.server import rows as table
 from jupyter_sched.specs import AppStatus, UnknownSchedulerException, make_app_handle, parse_app_handle
 from jupyter_sched.specs.handles import check_name, parse_safe_handle
 from jupyter_sched.specs.masking import mask_tree
-
-REGISTRY_DIR = ".notebook"
-"""The notebook's launch registry under the log dir (one ``<session>.jsonl`` per session)."""
 
 
 @dataclass
@@ -248,7 +246,7 @@ class JobIndex:
 
     def _registry(self) -> Dict[str, List[Dict[str, Any]]]:
         """Per session, the launches its notebooks recorded (handle, name, submitted, notebook)."""
-        directory = os.path.join(self.settings.log_dir, REGISTRY_DIR)
+        directory = os.path.join(self.settings.log_dir, NOTEBOOK_REGISTRY)
         out: Dict[str, List[Dict[str, Any]]] = {}
         try:
             files = sorted(f for f in os.listdir(directory) if f.endswith(".jsonl"))

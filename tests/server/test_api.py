@@ -223,7 +223,7 @@ def test_docker_and_slurm_jobs_are_listed_beside_local_ones(
 ) -> None:
     """The list reads every backend the CLI reads: a container of this user on the engine, and a Slurm
     job (a server started after the cluster fixture shares its job dir)."""
-    from tests.schedulers.docker_fixtures import BUSYBOX
+    from tests.schedulers.docker.fixtures import BUSYBOX
     from tests.server.conftest import start_server, stop_server
 
     done = cli("run", "-s", "local_docker", "utils.sh", "--name", "boxed", "--image", BUSYBOX, "echo in-a-box; sleep 2")

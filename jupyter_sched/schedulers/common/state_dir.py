@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["LOG_DIR_ENV", "SLURM_DIR_ENV", "default_job_root", "default_log_dir", "state_home"]
+__all__ = ["LOG_DIR_ENV", "NOTEBOOK_REGISTRY", "SLURM_DIR_ENV", "default_job_root", "default_log_dir", "state_home"]
 
 LOG_DIR_ENV = "JUPYTER_SCHED_LOG_DIR"
 """The environment variable naming the default local log dir (the one place that spells it)."""
+
+NOTEBOOK_REGISTRY = ".notebook"
+"""The directory, under the log dir, of the notebook sessions' launch registries (``<session>.jsonl``, one JSON
+line per launch): a notebook session writes them, the Jupyter server extension reads them."""
 
 SLURM_DIR_ENV = "JUPYTER_SCHED_SLURM_DIR"
 """The environment variable naming the default root of Slurm job directories."""
