@@ -179,7 +179,7 @@ class JobIndex:
             "seen": seen,
             "sweep": sweep_of(name),
             "notebook": self._notebook_path((entry or {}).get("notebook")),
-            "reason": table.reason(name, status),
+            "reason": table.reason(name, status, _kernel_pid(entry)),
             **table.times(status),
             **table.replica_counts(status),
         }
@@ -302,7 +302,9 @@ class JobIndex:
                 "session": parsed.session_name, "sweep": sweep_of(name), "notebook": None,
                 **table.times(status), **table.replica_counts(status),
             }  # fmt: skip
-        row = {**row, "state": status.state.name, "reason": table.reason(row["name"], status),
+        entry = next((e for e in reversed(self._registry().get(parsed.session_name, [])) if e["handle"] == handle),
+                     None)  # fmt: skip
+        row = {**row, "state": status.state.name, "reason": table.reason(row["name"], status, _kernel_pid(entry)),
                **table.times(status), **table.replica_counts(status)}  # fmt: skip
         usage: List[Dict[str, Any]] = []
         try:
@@ -320,6 +322,13 @@ class JobIndex:
         with self._refresh_lock:
             self._listing.at = 0.0  # the next listing shows the change
         return {"handle": handle, "cancelled": True, "state": status.state.name, "message": f"cancelling {handle}"}
+
+
+def _kernel_pid(entry: Optional[Dict[str, Any]]) -> Optional[int]:
+    """The pid of the kernel that launched the app (the registry has it), so a local app stopped by that
+    kernel's restart is said to be."""
+    pid = (entry or {}).get("kernel_pid")
+    return pid if isinstance(pid, int) else None
 
 
 def _read_registry(path: str) -> List[Dict[str, Any]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
+from jupyter_sched.frontend.reasons import replica_reason
 from jupyter_sched.specs import AppState, AppStatus
 
 Row = Dict[str, Any]
@@ -37,9 +38,11 @@ def times(status: Optional[AppStatus]) -> Dict[str, Optional[float]]:
     return {"started": min(starts) if starts else None, "ended": max(ends) if ended and ends else None}
 
 
-def reason(name: str, status: Optional[AppStatus]) -> str:
+def reason(name: str, status: Optional[AppStatus], kernel_pid: Optional[int] = None) -> str:
     """How an app ended, in one line: ``train SUCCEEDED``, ``train FAILED: trainer/1 exit code 1``,
-    ``train CANCELLED``; empty while it runs."""
+    ``train CANCELLED``; empty while it runs. A failed replica is explained as the panes and ``JobFailed``
+    explain it (:func:`~jupyter_sched.frontend.reasons.replica_reason`: out of memory, its owner's exit, a
+    kernel's restart when ``kernel_pid`` launched it, its error file, its exit code)."""
     if status is None or not status.is_terminal():
         return ""
     text = f"{name} {status.state}"
@@ -48,10 +51,7 @@ def reason(name: str, status: Optional[AppStatus]) -> str:
     for role in status.roles:
         for rep in sorted(role.replicas, key=lambda r: r.id):
             if rep.state == AppState.FAILED:
-                why = f"exit code {rep.exit_code}" if rep.exit_code is not None else "failed"
-                if rep.msg and "memory" in rep.msg:
-                    why = rep.msg
-                return f"{text}: {role.role}/{rep.id} {why}"
+                return f"{text}: {role.role}/{rep.id} {replica_reason(rep, status, kernel_pid=kernel_pid)}"
     return text
 
 

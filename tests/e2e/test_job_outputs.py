@@ -119,7 +119,8 @@ def test_a_pane_whose_kernel_restarted_says_so_and_shows_the_final_state(
     # in the notebook as the cell's record; not a frozen RUNNING
     record = output(lab, 1).locator(".jsched-record")
     expect(record).to_contain_text("The kernel that drew this pane restarted", timeout=TIMEOUT)
-    expect(record).to_contain_text("CANCELLED")
+    expect(record).to_contain_text("FAILED")  # nobody cancelled it: its owner, the kernel, exited
+    expect(record).to_contain_text("stopped when the kernel that launched it")
     expect(record).to_contain_text("bound-to-its-kernel")
     assert output(lab, 1).locator(".jsched-status").count() == 0  # the old pane is gone
     assert "following" not in output(lab, 1).inner_text()

@@ -72,5 +72,16 @@ def test_how_an_app_ended_in_one_line() -> None:
     assert rows.reason("train", status(AppState.SUCCEEDED, ok)) == "train SUCCEEDED"
     assert rows.reason("train", status(AppState.CANCELLED, ok)) == "train CANCELLED"
     assert rows.reason("train", status(AppState.RUNNING, ok)) == ""
+    # explained as the panes explain it (frontend/reasons): out of memory, an owner's or a kernel's exit
+    oom = ReplicaStatus(1, AppState.FAILED, "trainer", "h", exit_code=-9, msg="killed: out of memory (limit 128 MiB)")
+    oom_text = "train FAILED: trainer/1 out of memory (limit 128 MiB)"
+    assert rows.reason("train", status(AppState.FAILED, ok, oom)) == oom_text
+    stopped = ReplicaStatus(0, AppState.FAILED, "trainer", "h", exit_code=-15, started=4.0, finished=7.0)
+    orphan = AppStatus(AppState.FAILED, msg="owner process 42 exited; its replicas were stopped",
+                       roles=[RoleStatus("trainer", [stopped])])  # fmt: skip
+    assert rows.reason("train", orphan) == "train FAILED: trainer/0 stopped when its owner, process 42, exited"
+    assert rows.reason("train", orphan, kernel_pid=42).startswith(
+        "train FAILED: trainer/0 stopped when the kernel that launched it (process 42) was restarted or shut down"
+    )
     assert rows.times(status(AppState.FAILED, ok, bad)) == {"started": 4.0, "ended": 9.0}
     assert rows.times(status(AppState.RUNNING, ok)) == {"started": 5.0, "ended": None}
