@@ -26,6 +26,32 @@ export function pill(state: string): HTMLElement {
   return node;
 }
 
+const SIGNALS: { [n: number]: string } = {
+  1: 'SIGHUP',
+  2: 'SIGINT',
+  3: 'SIGQUIT',
+  6: 'SIGABRT',
+  9: 'SIGKILL',
+  11: 'SIGSEGV',
+  13: 'SIGPIPE',
+  15: 'SIGTERM'
+};
+
+/**
+ * An exit code as the panes and `JobFailed` spell it (jupyter_sched.frontend.reasons.exit_text): `1`,
+ * `-15 (SIGTERM)`, `137 (128+SIGKILL)`; `fallback` when there is none.
+ */
+export function exitText(code: number | null, fallback = ''): string {
+  if (code === null) {
+    return fallback;
+  }
+  const name = SIGNALS[code < 0 ? -code : code > 128 && code < 160 ? code - 128 : 0];
+  if (!name) {
+    return String(code);
+  }
+  return code < 0 ? `${code} (${name})` : `${code} (128+${name})`;
+}
+
 /** `4.2s`, `3m05s`, `2h01m`. */
 export function duration(seconds: number): string {
   if (!isFinite(seconds) || seconds < 0) {

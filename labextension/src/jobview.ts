@@ -7,7 +7,7 @@ import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { ApiError, cancelJob, followLog, getJob, IJobDetail, ILogEvent, isRunning } from './api';
-import { bytes, clock, el, elapsed, pill } from './format';
+import { bytes, clock, el, elapsed, exitText, pill } from './format';
 
 const MAX_LINES = 2000;
 const COMPACT_LINES = 40;
@@ -175,7 +175,7 @@ export class JobView extends Widget {
         row.append(
           el('td', '', `${role.role}/${rep.id}`),
           state,
-          el('td', '', rep.exit_code === null ? '-' : String(rep.exit_code)),
+          el('td', '', exitText(rep.exit_code, '-')),
           el('td', '', [rep.hostname, rep.pid].filter(v => v !== null && v !== '').join(' / ') || '-'),
           el('td', '', clock(rep.started)),
           el('td', '', elapsed(rep.started, rep.finished, isRunning(rep.state), now)),
@@ -262,8 +262,8 @@ export class JobView extends Widget {
     const foot = event.error
       ? event.error
       : event.ended
-        ? `end of log · ${this.total.toLocaleString()} lines`
-        : `following · ${this.total.toLocaleString()} lines`;
+        ? `end of log · ${lines(this.total)}`
+        : `following · ${lines(this.total)}`;
     this.drawLog(foot);
     this.maybeSettle();
   }
@@ -356,52 +356,105 @@ export interface ILogTail {
   replica: string;
 }
 
+/** ``1 line``, ``2,000 lines``. */
+function lines(n: number): string {
+  return `${n.toLocaleString()} ${n === 1 ? 'line' : 'lines'}`;
+}
+
+// The kernel's record styles (jupyter_sched/notebook/theme.py), so a record JupyterLab writes looks like one
+// the kernel writes: inline styles only (nbconvert and GitHub drop style sheets), colours that read in both
+// themes, and the classes MathJax skips (a `$` in a log line stays text).
+const NO_MATH = 'tex2jax_ignore mathjax_ignore';
+const PANE_STYLE =
+  'font-family:var(--jp-ui-font-family, system-ui, sans-serif);font-size:13px;line-height:1.45;' +
+  'color:var(--jp-content-font-color1, inherit)';
+const MONO = "font-family:var(--jp-code-font-family, Menlo, 'DejaVu Sans Mono', consolas, monospace)";
+const TABLE_STYLE = 'border-collapse:collapse;font-size:12px;line-height:1.45;margin:2px 0;table-layout:auto';
+const CELL_STYLE = 'padding:1px 8px;text-align:left;vertical-align:top;line-height:1.45;border:none';
+const ROW_STYLE = 'border-bottom:1px solid rgba(128,128,128,0.25);background:none';
+const CODE_STYLE = 'background:rgba(128,128,128,0.12);border-radius:3px;padding:0 4px;font-size:12px';
+const NOTE_STYLE = 'font-size:11px;opacity:0.7;margin:4px 0 2px';
+const BOX_STYLE = 'margin-top:2px;border:1px solid rgba(128,128,128,0.3);border-radius:3px';
+const PRE_STYLE =
+  `margin:0;padding:2px 4px;white-space:pre-wrap;${MONO};font-size:12px;line-height:1.35;` +
+  'background:none;border:none;color:inherit';
+const STATE_COLORS: { [state: string]: string } = {
+  RUNNING: '#208ffb',
+  SUCCEEDED: '#00a250',
+  FAILED: '#e75c58',
+  CANCELLED: '#ddb62b'
+};
+
+function pillHTML(state: string): string {
+  const color = STATE_COLORS[state] || '#808080';
+  const italic = state === 'UNKNOWN' ? ';font-style:italic' : '';
+  return (
+    '<span class="jsched-pill" style="display:inline-block;padding:0 7px;border-radius:8px;' +
+    `border:1px solid ${color};background:${color}22;color:${color};font-weight:600;font-size:11px;` +
+    `line-height:16px${italic}">${escapeHTML(state)}</span>`
+  );
+}
+
 /**
- * A job as a static record a notebook can keep: escaped HTML with inline styles only (the log lines as
- * the server escaped them), and plain text.
+ * A job as a static record a notebook can keep, laid out as the kernel's record (name, app id, backend,
+ * state pill and time; why it failed; one row per replica; how to get back to it; the log tail): escaped
+ * HTML with inline styles only (the log lines as the server escaped them), and plain text.
  */
 export function recordOf(detail: IJobDetail, log: ILogTail, note: string): { html: string; text: string } {
   const now = Date.now() / 1000;
   const when = elapsed(detail.started, detail.ended, isRunning(detail.state), now);
-  const cell = 'padding:1px 8px;text-align:left';
   const rows = detail.status.roles.flatMap(role =>
     role.replicas.map(rep => {
       const values = [
         `${role.role}/${rep.id}`,
         rep.state,
-        rep.exit_code === null ? '' : String(rep.exit_code),
+        exitText(rep.exit_code),
         [rep.hostname, rep.pid].filter(v => v !== null && v !== '').join(' / '),
         elapsed(rep.started, rep.finished, isRunning(rep.state), now)
       ];
-      return { values, html: `<tr>${values.map(v => `<td style="${cell}">${escapeHTML(v)}</td>`).join('')}</tr>` };
+      const cells = values.map((v, i) => `<td style="${CELL_STYLE}">${i === 1 ? pillHTML(v) : escapeHTML(v)}</td>`);
+      return { values, html: `<tr style="${ROW_STYLE}">${cells.join('')}</tr>` };
     })
   );
   const heads = ['replica', 'state', 'exit code', 'host / pid', 'time'];
   const failed = detail.state === 'FAILED' && detail.reason ? detail.reason : '';
+  const appId = detail.app_id || detail.handle;
+  const hint = `re-attach: %sched_status ${detail.handle} · logs: %sched_logs ${detail.handle}`;
+  const shown =
+    log.total > log.lines.length
+      ? `last ${log.lines.length.toLocaleString()} of ${lines(log.total)}`
+      : lines(log.lines.length);
   const html =
-    `<div class="jsched-record" style="font-size:13px"><div><b>${escapeHTML(detail.name)}</b> ` +
-    `<code>${escapeHTML(detail.handle)}</code> <b>${escapeHTML(detail.state)}</b> · ${escapeHTML(when)}</div>` +
-    (failed ? `<div style="font-weight:600">${escapeHTML(failed)}</div>` : '') +
-    `<table style="border-collapse:collapse;font-size:12px;margin:2px 0"><thead><tr>` +
-    heads.map(h => `<th style="${cell};font-weight:600">${h}</th>`).join('') +
-    `</tr></thead><tbody>${rows.map(r => r.html).join('')}</tbody></table>` +
-    (log.lines.length
-      ? `<div style="font-size:11px;opacity:0.7">logs of ${escapeHTML(log.replica)}` +
-        (log.total > log.lines.length ? ` (last ${log.lines.length} of ${log.total.toLocaleString()} lines)` : '') +
-        `</div><pre style="margin:2px 0;white-space:pre-wrap">${log.lines.join('\n')}</pre>`
+    `<div class="jsched-record jsched-job ${NO_MATH}" style="${PANE_STYLE}"><div>` +
+    `<div style="font-size:13px"><b>${escapeHTML(detail.name)}</b> ` +
+    `<code style="${CODE_STYLE}">${escapeHTML(appId)}</code> on ${escapeHTML(detail.scheduler)} ` +
+    `${pillHTML(detail.state)} · ${escapeHTML(when)}</div>` +
+    (failed
+      ? `<div class="jsched-failure" style="color:${STATE_COLORS.FAILED};font-size:12px;font-weight:600">` +
+        `${escapeHTML(failed)}</div>`
       : '') +
-    `<div style="font-size:11px;opacity:0.7">${escapeHTML(note ? note + ' ' : '')}` +
-    `The final state, recorded by JupyterLab from the Jupyter server.</div></div>`;
+    `<table style="${TABLE_STYLE}"><thead><tr style="${ROW_STYLE}">` +
+    heads.map(h => `<th style="${CELL_STYLE};font-weight:600">${h}</th>`).join('') +
+    `</tr></thead><tbody>${rows.map(r => r.html).join('')}</tbody></table>` +
+    `<div class="jsched-hint" style="${NOTE_STYLE}">${escapeHTML(hint)}</div></div>` +
+    (log.lines.length
+      ? `<div class="jsched-log" style="margin-top:4px"><div style="font-size:12px"><b>logs</b> · ` +
+        `${escapeHTML(log.replica)} · ${escapeHTML(shown)} · ended</div>` +
+        `<div style="${BOX_STYLE}"><pre style="${PRE_STYLE}">${log.lines.join('\n')}</pre></div></div>`
+      : '') +
+    `<div style="${NOTE_STYLE}">${escapeHTML(note ? note + ' ' : '')}` +
+    'The final state, recorded by JupyterLab from the Jupyter server.</div></div>';
   const box = document.createElement('div');
   const plain = log.lines.map(line => {
     box.innerHTML = line; // server-escaped: markup is only inline-styled spans
     return '  ' + (box.textContent || '');
   });
   const text = [
-    `${detail.name} ${detail.state} · ${when} [${detail.handle}]`,
+    `${detail.name} ${appId} on ${detail.scheduler} ${detail.state} · ${when}`,
     ...(failed ? [failed] : []),
     ...rows.map(r => '  ' + r.values.join('  ')),
-    ...(plain.length ? ['logs:', ...plain] : [])
+    ...(plain.length ? ['logs:', ...plain] : []),
+    hint
   ].join('\n');
   return { html, text };
 }
