@@ -6,7 +6,7 @@
   from the server, not a frozen "RUNNING … following".
 
 Each job waits for a file the test creates, so the order of events is the test's, not the clock's.
-Screenshots: artifacts/screenshots/outputs-*.png.
+Screenshots (light and dark): artifacts/screenshots/outputs-*.png.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_a_job_saved_mid_run_shows_its_final_state_after_its_kernel_is_gone(
     expect(view.locator(".jsl-pill").first).to_have_text("RUNNING", timeout=TIMEOUT)
     expect(view.locator(".jsl-log")).to_contain_text("started", timeout=TIMEOUT)
     expect(view.locator(".jsl-note")).to_contain_text("saved RUNNING")
-    lab.screenshot(output(lab, 1), "outputs-reopened-running")
+    lab.screenshot_themes(output(lab, 1), "outputs-reopened-running")
 
     # the Jobs sidebar's "This notebook": the jobs launched from this notebook, and only those
     lab.page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupyter-sched-jobs"]').click()
@@ -89,7 +89,7 @@ def test_a_job_saved_mid_run_shows_its_final_state_after_its_kernel_is_gone(
     record = output(lab, 1).locator(".jsched-record")
     expect(record).to_contain_text("SUCCEEDED", timeout=TIMEOUT)
     expect(record).to_contain_text("finished")
-    lab.screenshot(output(lab, 1), "outputs-reopened-final")
+    lab.screenshot_themes(output(lab, 1), "outputs-reopened-final")
     lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
     (final,) = [o for o in saved_outputs(path) if JOB_MIME in o.get("data", {})]
     assert final["data"][JOB_MIME]["final"] is True and final["data"][JOB_MIME]["state"] == "SUCCEEDED"
@@ -124,7 +124,7 @@ def test_a_pane_whose_kernel_restarted_says_so_and_shows_the_final_state(
     expect(record).to_contain_text("bound-to-its-kernel")
     assert output(lab, 1).locator(".jsched-status").count() == 0  # the old pane is gone
     assert "following" not in output(lab, 1).inner_text()
-    lab.screenshot(output(lab, 1), "outputs-restarted")
+    lab.screenshot_themes(output(lab, 1), "outputs-restarted")
     assert lab.page_problems() == []
 
 

@@ -1,6 +1,7 @@
 """The Jobs sidebar in a real JupyterLab in Chromium, with no kernel at all: jobs launched from the CLI
 appear (found by ``data-handle``), a row opens the job's live view, Cancel (with its confirm) stops a job,
-and a notification says how a job ended. Screenshots (light and dark): artifacts/screenshots/jobs-*.png.
+and a notification says how a job ended. Screenshots (light and dark, but the notification's):
+artifacts/screenshots/jobs-*.png.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def jobs(lab: Lab, lab_server: LabServer) -> Iterator[Lab]:
     page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupyter-sched-jobs"]').click()  # the Jobs tab
     page.locator(".jsl-sidebar").wait_for(state="visible")
     yield lab
-    lab.command("apputils:change-theme", {"theme": "JupyterLab Light"})
+    lab.set_theme(False)
 
 
 def cli(server: LabServer, cwd: Path, *args: str) -> str:
@@ -94,11 +95,7 @@ def test_a_cli_job_appears_opens_and_is_cancelled_from_the_sidebar(jobs: Lab, la
         " return subs.length > 0 && subs.every(s => s.textContent.includes('local_cwd')); }",
         timeout=30_000,
     )
-    jobs.screenshot(page.locator(".jp-LabShell"), "jobs-sidebar-light")
-
-    lab_theme(jobs, "JupyterLab Dark")
-    jobs.screenshot(page.locator(".jp-LabShell"), "jobs-sidebar-dark")
-    lab_theme(jobs, "JupyterLab Light")
+    jobs.screenshot_themes(page.locator(".jp-LabShell"), "jobs-sidebar")
 
     row(page, handle).locator(".jsl-row-cancel").click()
     dialog = page.locator(".jp-Dialog")
@@ -125,13 +122,6 @@ def test_a_notification_says_how_a_job_ended(jobs: Lab, lab_server: LabServer, t
     toast.get_by_role("button", name=re.compile("Open")).click()
     page.locator(f'.jsl-job-panel .jsl-job-view[data-handle="{handle}"] .jsl-reason',
                  has_text="trainer FAILED: sh/0 exit code 3").wait_for()  # fmt: skip
-
-
-def lab_theme(lab: Lab, theme: str) -> None:
-    lab.command("apputils:change-theme", {"theme": theme})
-    light = "false" if "Dark" in theme else "true"
-    lab.page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
-    lab.page.wait_for_timeout(300)  # the theme's stylesheet applies after the attribute flips
 
 
 def test_a_sweep_is_one_row_with_its_counts(jobs: Lab, lab_server: LabServer, tmp_path: Path) -> None:
@@ -184,7 +174,7 @@ def test_a_sweep_is_one_row_with_its_counts(jobs: Lab, lab_server: LabServer, tm
         expect(page.locator(f'.jsl-sidebar .jsl-run[data-handle*="/{sweep_name}-{i:03d}-"]')).to_have_count(1)
     page.locator(".jsl-sidebar .jsl-filter-notebook input").check()
     expect(page.locator(".jsl-sidebar .jsl-list > *")).to_have_count(1, timeout=30_000)  # this notebook: the sweep
-    jobs.screenshot(page.locator(".jsl-sidebar"), "jobs-sweep")
+    jobs.screenshot_themes(page.locator(".jsl-sidebar"), "jobs-sweep")
     page.locator(".jsl-sidebar .jsl-filter-notebook input").uncheck()
 
 
