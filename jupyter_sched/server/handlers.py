@@ -89,11 +89,15 @@ class Base(APIHandler):
             raise web.HTTPError(400, f"bad job handle: {e}") from None
         return handle
 
-    async def job_status(self, handle: str) -> Any:
+    async def on_job(self, fn: Callable[[str], T], handle: str) -> T:
+        """``fn(handle)`` off the event loop; a job the index does not know is a 404 that says why."""
         try:
-            return await self.blocking(self.ctx.index.status, handle)
+            return await self.blocking(fn, handle)
         except UnknownJob:
             raise web.HTTPError(404, f"no job {handle}: it was never submitted, or its records were removed") from None
+
+    async def job_status(self, handle: str) -> Any:
+        return await self.on_job(self.ctx.index.status, handle)
 
     def replica_args(self, status: Any) -> Tuple[str, int, str]:
         """``?role=&k=&stream=``, checked against the job's replicas: 400 if malformed, 404 if absent."""
@@ -146,11 +150,7 @@ class JobHandler(Base):
     @web.authenticated
     @authorized("read")
     async def get(self, raw: str) -> None:
-        handle = self.handle_arg(raw)
-        try:
-            detail = await self.blocking(self.ctx.index.detail, handle)
-        except UnknownJob:
-            raise web.HTTPError(404, f"no job {handle}: it was never submitted, or its records were removed") from None
+        detail = await self.on_job(self.ctx.index.detail, self.handle_arg(raw))
         self.finish(json.dumps(detail))
 
 
@@ -158,11 +158,7 @@ class CancelHandler(Base):
     @web.authenticated
     @authorized("write")
     async def post(self, raw: str) -> None:
-        handle = self.handle_arg(raw)
-        try:
-            result = await self.blocking(self.ctx.index.cancel, handle)
-        except UnknownJob:
-            raise web.HTTPError(404, f"no job {handle}: it was never submitted, or its records were removed") from None
+        result = await self.on_job(self.ctx.index.cancel, self.handle_arg(raw))
         self.finish(json.dumps(result))
 
 

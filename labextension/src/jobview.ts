@@ -3,10 +3,10 @@
  * code, host, times and usage, and one replica's log followed live. The main-area view a sidebar row
  * opens, and (compact) what a job's cell output shows when its widget is gone.
  */
-import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { ApiError, cancelJob, followLog, getJob, IJobDetail, ILogEvent, isRunning } from './api';
+import { ApiError, followLog, getJob, IJobDetail, ILogEvent, isRunning } from './api';
+import { askToCancel } from './cancel';
 import { bytes, clock, el, elapsed, exitText, pill } from './format';
 
 const MAX_LINES = 2000;
@@ -311,20 +311,12 @@ export class JobView extends Widget {
   }
 
   private async cancel(button: HTMLButtonElement): Promise<void> {
-    const result = await showDialog({
-      title: 'Cancel job?',
-      body: `Cancel ${this.detail?.name ?? ''} (${this.handle})? Its replicas are stopped.`,
-      buttons: [Dialog.cancelButton({ label: 'Keep running' }), Dialog.warnButton({ label: 'Cancel job' })]
-    });
-    if (!result.button.accept) {
+    const outcome = await askToCancel(this.detail?.name ?? '', this.handle, button);
+    if (outcome.kind === 'kept') {
       return;
     }
-    button.disabled = true;
-    button.textContent = 'Cancelling…';
-    try {
-      await cancelJob(this.handle);
-    } catch (error) {
-      this.showMessage(`could not cancel: ${error instanceof Error ? error.message : error}`);
+    if (outcome.kind === 'failed') {
+      this.showMessage(`could not cancel: ${outcome.message}`);
     }
     void this.refresh();
   }

@@ -8,10 +8,10 @@
  * poll every second costs a few text changes. The list is paged by the server: 50 entries, then
  * "Show more".
  */
-import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { cancelJob, IJobList, IJobRow, isRunning } from './api';
+import { IJobList, IJobRow, isRunning } from './api';
+import { askToCancel } from './cancel';
 import { el, elapsed, pill, usageText } from './format';
 
 export const PAGE = 50;
@@ -331,20 +331,12 @@ export class JobsSidebar extends Widget {
   }
 
   async confirmCancel(row: IJobRow, button: HTMLButtonElement): Promise<void> {
-    const result = await showDialog({
-      title: 'Cancel job?',
-      body: `Cancel ${row.name} (${row.handle})? Its replicas are stopped.`,
-      buttons: [Dialog.cancelButton({ label: 'Keep running' }), Dialog.warnButton({ label: 'Cancel job' })]
-    });
-    if (!result.button.accept) {
+    const outcome = await askToCancel(row.name, row.handle, button);
+    if (outcome.kind === 'kept') {
       return;
     }
-    button.disabled = true;
-    button.textContent = 'Cancelling…';
-    try {
-      await cancelJob(row.handle);
-    } catch (error) {
-      this.showError(`could not cancel ${row.handle}: ${error instanceof Error ? error.message : error}`);
+    if (outcome.kind === 'failed') {
+      this.showError(`could not cancel ${row.handle}: ${outcome.message}`);
       button.disabled = false;
       button.textContent = 'Cancel';
     }
