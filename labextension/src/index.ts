@@ -13,7 +13,7 @@ import { Poll } from '@lumino/polling';
 
 import { ApiError, getJob, IJobList, IJobRow, listJobs } from './api';
 import { duration } from './format';
-import { JobView } from './jobview';
+import { frontEnd, JobView } from './jobview';
 import { IOutputEnv, JOB_MIME, JobOutput, KernelWatch, RANK } from './output';
 import { JobsSidebar } from './sidebar';
 
@@ -100,6 +100,14 @@ class EndNotifier {
   private sweepsSaid = new Set<string>();
 }
 
+/** Names the app in the records it writes; Notebook 7 opens a job's view below the page (see `openJob`). */
+function describeFrontEnd(app: JupyterFrontEnd): void {
+  frontEnd.name = app.name;
+  if (app.name === 'Jupyter Notebook') {
+    frontEnd.openLabel = 'Open below';
+  }
+}
+
 const jobs: JupyterFrontEndPlugin<void> = {
   id: JOBS_PLUGIN,
   description: 'The Jobs sidebar, job views and end-of-job notifications of jupyter_sched.',
@@ -112,6 +120,7 @@ const jobs: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null
   ) => {
+    describeFrontEnd(app);
     const views = new Map<string, MainAreaWidget<JobView>>();
     const openJob = (handle: string) => {
       let widget = views.get(handle);
@@ -127,6 +136,11 @@ const jobs: JupyterFrontEndPlugin<void> = {
         views.set(handle, widget);
         widget.disposed.connect(() => views.delete(handle));
         app.shell.add(widget, 'main');
+        if (!widget.parent) {
+          // Notebook 7: a page's main area holds its one document and refuses more; the panel below it
+          // (the "down" area) takes the job view instead
+          app.shell.add(widget, 'down');
+        }
       }
       app.shell.activateById(widget.id);
     };
@@ -212,6 +226,7 @@ const outputs: JupyterFrontEndPlugin<void> = {
   requires: [IRenderMimeRegistry],
   optional: [INotebookTracker],
   activate: (app: JupyterFrontEnd, rendermime: IRenderMimeRegistry, tracker: INotebookTracker | null) => {
+    describeFrontEnd(app);
     const open = (handle: string) => void app.commands.execute(OPEN, { handle });
     const factory = (env: IOutputEnv) => ({
       safe: true,

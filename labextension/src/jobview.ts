@@ -21,7 +21,7 @@ export interface IJobViewOptions {
   note?: string;
   /** The same, said in the static record (see `record()`). */
   recordNote?: string;
-  /** Shows a button that opens the job in the main area. */
+  /** Shows a button that opens the job in its own view (`frontEnd.openLabel`). */
   open?: (handle: string) => void;
   /** Called once if the server does not know the job (404) or cannot be reached. */
   missing?: (error: ApiError) => void;
@@ -32,6 +32,14 @@ export interface IJobViewOptions {
 }
 
 const SETTLE_GRACE_MS = 5000;
+
+/** What the views say about the front end they run in (set by the plugins from the app). */
+export const frontEnd = {
+  /** Who writes a job's final record into a notebook: the app's name ("JupyterLab", "Jupyter Notebook"). */
+  name: 'JupyterLab',
+  /** The button that opens a job in its own view: JupyterLab's main area, Notebook 7's panel below the page. */
+  openLabel: 'Open in main area'
+};
 
 function escapeHTML(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -141,7 +149,7 @@ export class JobView extends Widget {
       buttons.appendChild(cancel);
     }
     if (this.options.open) {
-      const open = el('button', 'jp-Button jp-mod-styled jsl-open', 'Open in main area');
+      const open = el('button', 'jp-Button jp-mod-styled jsl-open', frontEnd.openLabel);
       open.onclick = () => this.options.open?.(this.handle);
       buttons.appendChild(open);
     }
@@ -435,7 +443,7 @@ export function recordOf(detail: IJobDetail, log: ILogTail, note: string): { htm
         `<div style="${BOX_STYLE}"><pre style="${PRE_STYLE}">${log.lines.join('\n')}</pre></div></div>`
       : '') +
     `<div style="${NOTE_STYLE}">${escapeHTML(note ? note + ' ' : '')}` +
-    'The final state, recorded by JupyterLab from the Jupyter server.</div></div>';
+    `The final state, recorded by ${escapeHTML(frontEnd.name)} from the Jupyter server.</div></div>`;
   const box = document.createElement('div');
   const plain = log.lines.map(line => {
     box.innerHTML = line; // server-escaped: markup is only inline-styled spans
