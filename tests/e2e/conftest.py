@@ -3,7 +3,8 @@
 ``lab_server`` (session): JupyterLab from this venv on 127.0.0.1 at a free port, with a random token, a
 temp root dir holding copies of ``notebooks/``, the venv's Python as the ``python3`` kernel (a kernelspec in
 a temp ``JUPYTER_PATH``), isolated config/runtime/settings/workspace dirs, and its log written to
-``artifacts/e2e/jupyterlab-server.log``.
+``artifacts/e2e/jupyterlab-server.log``. ``notebook7_server`` (session): the same, with Notebook 7 (the
+``notebook`` package) as the front end, on a server of its own (log: ``artifacts/e2e/notebook-server.log``).
 
 jupyter_sched's JupyterLab side is enabled as a wheel installs it: the server extension by the shipped
 ``jupyter-config/server-config/jupyter_sched.json`` (in a temp ``JUPYTER_CONFIG_PATH``), the built
@@ -21,6 +22,8 @@ UI does (commands, never awaited: ``notebook:run-all-cells`` resolves only when 
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import re
@@ -100,6 +103,13 @@ class LabServer:
     log_path: Path
     proc: subprocess.Popen  # type: ignore[type-arg]
     sched_log_dir: Path
+    front_end: str = "jupyterlab"
+
+    def notebook_url(self, notebook: str) -> str:
+        """Where a person opens ``notebook``: JupyterLab in a fresh layout; Notebook 7 on a page of its own."""
+        if self.front_end == "notebook":
+            return self.url(f"notebooks/{notebook}?token={self.token}")
+        return self.url(f"lab/tree/{notebook}?reset&token={self.token}")
 
     def url(self, path: str = "") -> str:
         return f"{self.base_url}/{path.lstrip('/')}"
@@ -181,13 +191,16 @@ def _jupyter_sched_extensions(config_path: Path, jupyter_path: Path) -> None:
     (jupyter_path / "labextensions" / "jupyter-sched").symlink_to(LABEXTENSION, target_is_directory=True)
 
 
-@pytest.fixture(scope="session")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+@contextlib.contextmanager
+def serve(tmp_path_factory: pytest.TempPathFactory, front_end: str) -> Iterator[LabServer]:
+    """A Jupyter server with one front end, ``jupyterlab`` or ``notebook`` (Notebook 7), set up as the
+    module docstring says; its log is ``artifacts/e2e/<front_end>-server.log``."""
+    module, app = {"jupyterlab": ("jupyterlab", "LabApp"), "notebook": ("notebook", "JupyterNotebookApp")}[front_end]
     try:
-        import jupyterlab  # noqa: F401
+        importlib.import_module(module)
     except ImportError as e:
-        missing_engine("JupyterLab", f"{e} (bash scripts/setup/browser.sh installs it)")
-    base = tmp_path_factory.mktemp("jupyterlab")
+        missing_engine(front_end, f"{e} (bash scripts/setup/browser.sh installs it)")
+    base = tmp_path_factory.mktemp(front_end)
     root = base / "root"
     # What a person gets: the notebooks and what they use, not the test support (sources, nbval files).
     shutil.copytree(
@@ -203,7 +216,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     _jupyter_sched_extensions(dirs["config_path"], dirs["jupyter_path"])
     _lab_settings(dirs["settings"])
     E2E_ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log_path = E2E_ARTIFACTS / "jupyterlab-server.log"
+    log_path = E2E_ARTIFACTS / f"{front_end}-server.log"
 
     env = dict(os.environ)
     env.update(
@@ -222,32 +235,32 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     port = free_port()
     token = secrets.token_hex(16)
     cmd = [
-        sys.executable, "-m", "jupyterlab",
+        sys.executable, "-m", module,
         "--no-browser", "--allow-root",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}", "--ServerApp.password=",
         f"--ServerApp.root_dir={root}",
-        "--LabApp.expose_app_in_browser=True",
-        f"--LabApp.workspaces_dir={dirs['workspaces']}",
-        f"--LabApp.user_settings_dir={dirs['settings']}",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--{app}.expose_app_in_browser=True",
+        f"--{app}.workspaces_dir={dirs['workspaces']}",
+        f"--{app}.user_settings_dir={dirs['settings']}",
         "--ServerApp.log_level=INFO",
     ]  # fmt: skip
+    if front_end == "jupyterlab":  # Notebook 7 has neither: news and update checks are off in the settings
+        cmd += ["--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     log = open(log_path, "wb")
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-    server = LabServer(f"http://127.0.0.1:{port}", token, root, log_path, proc, dirs["sched_state"])
+    server = LabServer(f"http://127.0.0.1:{port}", token, root, log_path, proc, dirs["sched_state"], front_end)
     try:
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{server.log_text()[-3000:]}")
+                pytest.fail(f"{front_end} exited with {proc.returncode}:\n{server.log_text()[-3000:]}")
             try:
                 server.api("GET", "api/status", timeout=2)
                 break
             except (OSError, urllib.error.URLError):
                 if time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not answer in 60 s:\n{server.log_text()[-3000:]}")
+                    pytest.fail(f"{front_end} did not answer in 60 s:\n{server.log_text()[-3000:]}")
                 time.sleep(0.2)
         yield server
     finally:
@@ -260,6 +273,19 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
                 proc.kill()
                 proc.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    with serve(tmp_path_factory, "jupyterlab") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def notebook7_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """Notebook 7 (the ``notebook`` package) instead of JupyterLab, on a server of its own."""
+    with serve(tmp_path_factory, "notebook") as server:
+        yield server
 
 
 # -- the browser -------------------------------------------------------------------------------------------
@@ -313,7 +339,7 @@ class Lab:
 
     def open(self, notebook: str, timeout: float = 60_000) -> None:
         """Opens ``notebook`` (relative to the root dir) in a fresh layout and waits for an idle kernel."""
-        self.page.goto(self.server.url(f"lab/tree/{notebook}?reset&token={self.server.token}"))
+        self.page.goto(self.server.notebook_url(notebook))
         self.page.wait_for_function("() => window.jupyterapp !== undefined", timeout=timeout)
         self.page.wait_for_function(
             """(path) => {
@@ -470,15 +496,22 @@ def make_lab(context: Any, server: LabServer) -> Lab:
     return lab
 
 
-@pytest.fixture
-def lab(browser_context: Any, lab_server: LabServer, request: pytest.FixtureRequest) -> Iterator[Lab]:
-    helper = make_lab(browser_context, lab_server)
+@contextlib.contextmanager
+def page_on(context: Any, server: LabServer, request: pytest.FixtureRequest) -> Iterator[Lab]:
+    """A :class:`Lab` on a new page of ``server``; a failed test leaves ``FAILED-<test>.png``."""
+    helper = make_lab(context, server)
     yield helper
     failed = getattr(request.node, "rep_call", None)
     if failed is not None and failed.failed:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         helper.page.screenshot(path=str(SCREENSHOTS / f"FAILED-{request.node.name}.png"), full_page=True)
     helper.page.close()
+
+
+@pytest.fixture
+def lab(browser_context: Any, lab_server: LabServer, request: pytest.FixtureRequest) -> Iterator[Lab]:
+    with page_on(browser_context, lab_server, request) as helper:
+        yield helper
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
