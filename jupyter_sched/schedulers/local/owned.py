@@ -154,13 +154,17 @@ class OwnedApp:
     def stop_for_owner(self, grace: float, msg: str) -> None:
         """Stops the running replicas because their owner is going away (it exits, or closes its scheduler):
         SIGTERM now, SIGKILL after ``grace``. Unlike :meth:`cancel` nobody asked for it, so the app ends
-        FAILED and says why in ``msg`` (as the reaper says when the owner dies without a word)."""
+        FAILED and says why in ``msg`` (as the reaper says when the owner dies without a word).
+
+        ``msg`` is saved with the next replica's end, by the IO thread, not here: this runs while replicas
+        are ending (a second call, from ``close`` after a SIGTERM handler's), and a save from this thread
+        could land after the IO thread's and put back a replica's end as unfinished. If the owner dies
+        first, the reaper records the same words."""
         record = self.record
         if record.done:
             return
         if not record.cancelled:
             record.msg = record.msg or msg
-            save_record(record)
         stop_replicas(self.replicas, grace, self.loop)
 
     def cancel(self, grace: Optional[float] = None) -> None:
