@@ -41,8 +41,9 @@ if IPyNbCell is not None:
     def _init(self: Any, *args: Any, **kwargs: Any) -> None:
         _file_init(self, *args, **kwargs)
         # A job's output also carries which job it shows, for JupyterLab (handle, state, when, whether
-        # final): the same facts as its text/html record, which is compared, but in the state of the moment
-        # the notebook was saved, as widget model ids are random (nbval skips those too).
+        # final). nbval ignores display updates, so it compares the launch-time copy against the final one
+        # the stored notebook holds (nbclient and JupyterLab apply the updates); the text/html record is
+        # compared. nbval skips random widget model ids the same way.
         self.skip_compare = self.skip_compare + ("application/vnd.jupyter-sched.job+json",)
 
     IPyNbFile.__init__ = _init
