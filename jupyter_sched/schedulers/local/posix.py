@@ -12,7 +12,10 @@ CLI and notebook tests a second time that way, so every fallback really runs).
 Ordering guarantees of ``combined.log``:
 
 * Linux: chunks are in the order the pipes became readable, including a quick replica's very first
-  writes (``echo out; echo err >&2`` is always in order).
+  writes (``echo out; echo err >&2`` is always in order), as long as the IO thread gets back to its
+  selector between a replica's writes to its two pipes: epoll's level-triggered ready list keeps a pipe
+  the loop has just drained in its old place until the next wait, so an IO thread kept off the CPU for
+  longer than the gap can read a later write to that pipe before an earlier one to the other.
 * Portable: chunks are in the order the selector (kqueue on macOS, epoll/poll elsewhere) reports them; a
   replica that writes to both pipes before the loop has registered them may see those first two writes
   swapped. Each stream's own file (``stdout.log``, ``stderr.log``) is always exactly in order.
