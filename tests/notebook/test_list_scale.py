@@ -46,7 +46,7 @@ def history(widgets: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     widgets.shell.run_cell("def square(x: int) -> int:\n    return x * x\n")  # as a notebook defines it
     sweep = jupyter_sched.sweep(widgets.shell.user_ns["square"], {"x": [1, 2, 3]}, max_concurrent=3)
     assert sweep.results() == [1, 4, 9]
-    monkeypatch.setenv("JPY_SESSION_NAME", "/work/project/analysis.ipynb")  # as Jupyter tells its kernels
+    monkeypatch.setenv("JPY_SESSION_NAME", "/home/user/project/analysis.ipynb")  # as Jupyter tells its kernels
     widgets.interactive = False
     mine = [widgets.shell.run_line_magic("sched_run", f"--wait utils.sh --name mine{i} 'echo {i}'") for i in (1, 2)]
     widgets.interactive = True
