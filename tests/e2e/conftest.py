@@ -48,6 +48,8 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
 ARTIFACTS = REPO / "artifacts"
 SCREENSHOTS = ARTIFACTS / "screenshots"
+JOB_MIME = "application/vnd.jupyter-sched.job+json"
+"""What a job's output also carries: which job it shows (see jupyter_sched/notebook/record.py)."""
 E2E_ARTIFACTS = ARTIFACTS / "e2e"
 
 CHROMIUM = os.environ.get("JSCHED_CHROMIUM", "/usr/bin/chromium")
@@ -142,6 +144,15 @@ class LabServer:
         nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
         nbformat.write(nb, str(self.root_dir / name))
         return name
+
+    def saved_outputs(self, name: str) -> List[Any]:
+        """Every output the notebook ``name`` holds on disk (what its last save kept), cell by cell."""
+        cells = json.loads((self.root_dir / name).read_text())["cells"]
+        return [o for cell in cells for o in cell.get("outputs", [])]
+
+    def saved_job_outputs(self, name: str) -> List[Any]:
+        """The saved outputs that say which job they show (:data:`JOB_MIME`)."""
+        return [o for o in self.saved_outputs(name) if JOB_MIME in o.get("data", {})]
 
     def shutdown_kernels(self) -> None:
         try:

@@ -11,23 +11,17 @@ Screenshots (light and dark): artifacts/screenshots/outputs-*.png.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from jupyter_sched.specs import random_id
-from tests.e2e.conftest import JS_PANEL, Lab, LabServer
+from tests.e2e.conftest import JOB_MIME, JS_PANEL, Lab, LabServer
 
 TIMEOUT = 60_000  # ms: upper bounds for what must become visible on a shared machine, not timings
-JOB_MIME = "application/vnd.jupyter-sched.job+json"
 
 
 def output(lab: Lab, index: int) -> Any:
     return lab.cell(index).locator(".jp-Cell-outputArea")
-
-
-def saved_outputs(path: Path) -> Any:
-    return [o for cell in json.loads(path.read_text())["cells"] for o in cell.get("outputs", [])]
 
 
 def test_a_job_saved_mid_run_shows_its_final_state_after_its_kernel_is_gone(
@@ -50,9 +44,8 @@ def test_a_job_saved_mid_run_shows_its_final_state_after_its_kernel_is_gone(
     expect(pane.locator(".jsched-pill").first).to_have_text("RUNNING", timeout=TIMEOUT)
 
     # save mid-run: the file has the widget, the launch-time record, and which job it is
-    path = lab_server.root_dir / notebook
     lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
-    outputs = saved_outputs(path)
+    outputs = lab_server.saved_outputs(notebook)
     job_outputs = [o for o in outputs if JOB_MIME in o.get("data", {})]
     assert len(job_outputs) == 1, [(o.get("output_type"), sorted(o.get("data", o))) for o in outputs]
     job_output = job_outputs[0]
@@ -91,7 +84,7 @@ def test_a_job_saved_mid_run_shows_its_final_state_after_its_kernel_is_gone(
     expect(record).to_contain_text("finished")
     lab.screenshot_themes(output(lab, 1), "outputs-reopened-final")
     lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
-    (final,) = [o for o in saved_outputs(path) if JOB_MIME in o.get("data", {})]
+    (final,) = lab_server.saved_job_outputs(notebook)
     assert final["data"][JOB_MIME]["final"] is True and final["data"][JOB_MIME]["state"] == "SUCCEEDED"
     assert "application/vnd.jupyter.widget-view+json" not in final["data"]
     assert "finished" in "".join(final["data"]["text/html"]) and "SUCCEEDED" in "".join(final["data"]["text/plain"])
@@ -161,7 +154,7 @@ def test_a_reload_beside_the_running_kernel_keeps_the_live_pane(lab: Lab, lab_se
     expect(record).to_contain_text("recorded by JupyterLab from the Jupyter server")
     expect(record).to_contain_text("up")
     lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
-    (final,) = [o for o in saved_outputs(lab_server.root_dir / notebook) if JOB_MIME in o.get("data", {})]
+    (final,) = lab_server.saved_job_outputs(notebook)
     assert final["data"][JOB_MIME]["final"] is True and final["data"][JOB_MIME]["state"] == "SUCCEEDED"
     assert "application/vnd.jupyter.widget-view+json" not in final["data"]
     assert lab.page_problems() == []

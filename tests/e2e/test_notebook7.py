@@ -14,7 +14,6 @@ Screenshots (light and dark): artifacts/screenshots/notebook7-*.png.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterator
@@ -22,11 +21,10 @@ from typing import Any, Iterator
 import pytest
 
 from jupyter_sched.specs import random_id
-from tests.e2e.conftest import JS_PANEL, Lab, LabServer, page_on
+from tests.e2e.conftest import JOB_MIME, JS_PANEL, Lab, LabServer, page_on
 from tests.e2e.test_jobs_sidebar import launch
 
 TIMEOUT = 60_000  # ms: upper bounds for what must become visible on a shared machine, not timings
-JOB_MIME = "application/vnd.jupyter-sched.job+json"
 
 
 @pytest.fixture
@@ -84,10 +82,6 @@ def test_a_cli_job_appears_in_the_jobs_panel_opens_below_and_is_cancelled(
     assert nb7.page_problems() == []
 
 
-def saved_outputs(path: Path) -> Any:
-    return [o for cell in json.loads(path.read_text())["cells"] for o in cell.get("outputs", [])]
-
-
 def test_a_job_saved_mid_run_shows_its_state_from_the_server_after_its_kernel_is_gone(
     nb7: Lab, notebook7_server: LabServer, tmp_path: Path
 ) -> None:
@@ -108,9 +102,8 @@ def test_a_job_saved_mid_run_shows_its_state_from_the_server_after_its_kernel_is
     output = nb7.cell(1).locator(".jp-Cell-outputArea")
     expect(output.locator(".jsched-status .jsched-pill").first).to_have_text("RUNNING", timeout=TIMEOUT)
 
-    path = notebook7_server.root_dir / notebook
     nb7.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
-    (saved,) = [o for o in saved_outputs(path) if JOB_MIME in o.get("data", {})]
+    (saved,) = notebook7_server.saved_job_outputs(notebook)
     handle = saved["data"][JOB_MIME]["handle"]
     assert saved["data"][JOB_MIME]["state"] == "RUNNING" and f"/{name}-" in handle
     nb7.page.evaluate(f"async () => {{ await ({JS_PANEL}).sessionContext.shutdown(); }}")
@@ -146,7 +139,7 @@ def test_a_job_saved_mid_run_shows_its_state_from_the_server_after_its_kernel_is
     expect(record).to_contain_text("recorded by Jupyter Notebook from the Jupyter server")
     nb7.screenshot_themes(output, "notebook7-outputs-reopened-final")
     nb7.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
-    (final,) = [o for o in saved_outputs(path) if JOB_MIME in o.get("data", {})]
+    (final,) = notebook7_server.saved_job_outputs(notebook)
     assert final["data"][JOB_MIME]["final"] is True and final["data"][JOB_MIME]["state"] == "SUCCEEDED"
     assert "application/vnd.jupyter.widget-view+json" not in final["data"]
     assert "model not found" not in nb7.page.inner_text("body")
