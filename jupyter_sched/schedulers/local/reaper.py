@@ -195,23 +195,19 @@ def _watch_line(app_dir: str, groups: Iterable[Group]) -> str:
 
 def escalate_later(grace: float, groups: Iterable[Group]) -> None:
     """Starts a detached process that sends SIGKILL to the groups still alive after ``grace`` seconds."""
-    subprocess.Popen(
-        [sys.executable, "-m", "jupyter_sched.schedulers.local.reaper", "--escalate", str(grace),
-         *[g.encode() for g in groups]],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        cwd=_HERE,
-    )  # fmt: skip
+    _start_detached("--escalate", str(grace), *[g.encode() for g in groups])
 
 
 def adopt_orphans(app_dir: str, grace: float) -> None:
     """Starts a detached reaper for one app whose owner died while its replicas ran on (the reaper was gone
     too): it stops them and records how they ended."""
+    _start_detached("--adopt", app_dir, str(grace))
+
+
+def _start_detached(*args: str) -> None:
+    """This module, run with ``args`` in a session of its own, with no pipe to its starter (it outlives it)."""
     subprocess.Popen(
-        [sys.executable, "-m", "jupyter_sched.schedulers.local.reaper", "--adopt", app_dir, str(grace)],
+        [sys.executable, "-m", "jupyter_sched.schedulers.local.reaper", *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
