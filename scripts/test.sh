@@ -29,10 +29,22 @@ trap 'bash scripts/setup/ray.sh stop' EXIT
 
 mkdir -p artifacts
 failed=()
-step() {  # step NAME COMMAND...: runs it; a failure is remembered, and the next step runs
-    local name="$1"
+step() {  # step NAME COMMAND...: runs it, its output also kept in artifacts/NAME.log; a failure is
+    local name="$1"  # remembered, and the next step runs
     shift
-    "$@" || failed+=("$name")
+    "$@" 2>&1 | tee "artifacts/$name.log" || failed+=("$name")
+}
+summary() {  # what each failed step said, again at the very end: a CI log is often read from its tail
+    local name lines
+    for name in "$@"; do
+        echo "== $name failed:"
+        lines="$(grep -E '^(FAILED|ERROR) ' "artifacts/$name.log" | head -40 || true)"
+        if [ -n "$lines" ]; then
+            echo "$lines"
+        else
+            tail -n 15 "artifacts/$name.log"
+        fi
+    done
 }
 if [ $# -eq 0 ]; then
     step lint bash scripts/ci/lint.sh                   # ruff + mypy over the package (pyproject.toml's settings)
@@ -52,6 +64,7 @@ step portable env JUPYTER_SCHED_PORTABLE=1 .venv/bin/python -m pytest -p no:cach
     tests/functions/test_submit_local.py tests/functions/test_remote_sources.py \
     --ignore=tests/notebook/test_ray_kernel.py "$@"
 if ((${#failed[@]})); then
+    summary "${failed[@]}" >&2
     echo "test.sh: these steps failed: ${failed[*]}" >&2
     exit 1
 fi
