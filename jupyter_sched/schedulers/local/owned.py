@@ -3,8 +3,9 @@
 The owner holds the app's record in memory (``state``) with its live replicas (``procs``) and
 keeps ``state.json`` in step: the app is recorded before ``schedule`` returns, and the record is saved
 again when a replica ends (before the end shows in memory), when its logs fault and when the app is
-cancelled. A save that fails (a full
-disk) never raises into the IO loop: the state stays in memory, and ``describe`` shows why the file lags.
+cancelled. Once the app runs, only the IO thread saves it, so no save overtakes another. A save that
+fails (a full disk) never raises into the IO loop: the state stays in memory, and ``describe`` shows why
+the file lags.
 """
 
 from __future__ import annotations
@@ -176,8 +177,10 @@ class OwnedApp:
         if not record.cancelled:
             record.cancelled = True
             try:
-                mark_cancelled(record.app_dir)
+                mark_cancelled(record.app_dir)  # what every reader goes by at once (see cancel)
             except OSError:
                 pass
-            save_record(record)
+            # Saved on the IO thread, the one writer of a running app's record: a save from here could land
+            # after the IO thread's save of a replica's end and put that replica back as unfinished.
+            self.loop.call_later(0.0, partial(save_record, record))
         stop_replicas(self.replicas, record.cancel_grace if grace is None else grace, self.loop)

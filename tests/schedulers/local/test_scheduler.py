@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import signal
 import subprocess
 import textwrap
+import time
 from datetime import datetime, timedelta
 
 import pytest
 
 from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.schedulers.local.posix import PORTABLE
+from jupyter_sched.schedulers.local.state import load_record
 from jupyter_sched.schedulers.local_scheduler import (
     CWDImageProvider,
     LocalDirectoryImageProvider,
@@ -312,6 +315,29 @@ def test_cancel_kills_the_whole_process_group(sched: LocalScheduler, log_dir: st
     sched.cancel(app_id)
     assert wait_done(sched, app_id).state == AppState.CANCELLED
     wait_until(lambda: not pid_alive(pid), what="grandchild to die")
+
+
+def _saved_in_full(app_dir: str, cancelled: bool) -> bool:
+    saved = load_record(app_dir, reconcile=False)
+    return (
+        saved is not None
+        and saved.cancelled == cancelled
+        and all(r.finished is not None and r.exit_code is not None for r in saved.replicas)
+    )
+
+
+def test_a_cancel_as_the_replicas_end_leaves_their_ends_on_disk(sched: LocalScheduler, log_dir: str) -> None:
+    # Only the IO thread saves a running app's record. The cancel's own save used to run on the caller's
+    # thread, and could land after the IO thread's save of a replica's end (putting that replica back as
+    # unfinished: another process then read exit code None) or before it (losing the cancel). Replicas
+    # that exit as the cancel comes hit that.
+    for attempt in range(25):
+        app_id = run(sched, sh_app("exit 0", num_replicas=8), log_dir)
+        time.sleep(attempt / 1000)  # 0 to 24 ms: the ends come in that span
+        sched.cancel(app_id)
+        cancelled = wait_done(sched, app_id).state == AppState.CANCELLED  # else it had ended already
+        saved = functools.partial(_saved_in_full, os.path.join(log_dir, "test", app_id), cancelled)
+        wait_until(saved, 10, f"attempt {attempt}: {app_id} saved as it ended (cancelled: {cancelled})")
 
 
 def test_eviction_forgets_the_oldest_finished_app_but_keeps_it_on_disk(log_dir: str) -> None:
