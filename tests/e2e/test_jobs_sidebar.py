@@ -15,6 +15,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from jupyter_sched.notebook.theme import STATE_COLORS
 from tests.e2e.conftest import Lab, LabServer
 
 SCRIPT = str(Path(sys.executable).parent / "jupyter-sched")
@@ -49,6 +50,11 @@ def launch(server: LabServer, cwd: Path, name: str, script: str) -> str:
 
 def row(page: Any, handle: str) -> Any:
     return page.locator(f'.jsl-sidebar .jsl-row[data-handle="{handle}"]')
+
+
+def css_rgb(hex_color: str) -> str:
+    """``#00a250`` as a computed style says it: ``rgb(0, 162, 80)``."""
+    return "rgb({}, {}, {})".format(*(int(hex_color[i : i + 2], 16) for i in (1, 3, 5)))
 
 
 def wait_state(page: Any, handle: str, state: str, timeout: float = 60_000) -> None:
@@ -96,6 +102,11 @@ def test_a_cli_job_appears_opens_and_is_cancelled_from_the_sidebar(jobs: Lab, la
         timeout=30_000,
     )
     jobs.screenshot_themes(page.locator(".jp-LabShell"), "jobs-sidebar")
+    for h, state in ((done, "SUCCEEDED"), (failed, "FAILED"), (handle, "RUNNING")):  # as the panes show them
+        style = row(page, h).locator(".jsl-pill").first.evaluate(
+            "e => { const s = getComputedStyle(e); return [s.color, s.borderTopColor]; }"
+        )
+        assert style == [css_rgb(STATE_COLORS[state])] * 2, (state, style)
 
     row(page, handle).locator(".jsl-row-cancel").click()
     dialog = page.locator(".jp-Dialog")
