@@ -4,6 +4,8 @@
   CLI appears in it (found by ``data-handle``); a row opens the job's live view in the panel below the
   page (Notebook 7 keeps one document per page in its main area); Cancel (with its confirm) stops the job
   and a notification says so.
+- The command palette's *Show Jobs* opens the panel; a notification's *Open* opens the ended job's view
+  below the page.
 - Job outputs outlive their kernel: a notebook saved while its job runs, its kernel shut down, reopened on
   its own page: the job's cell shows the job as the Jupyter server knows it (no "model not found"), its
   "Open below" button opens the job's view below the notebook, and the cell shows the final state, which
@@ -79,6 +81,39 @@ def test_a_cli_job_appears_in_the_jobs_panel_opens_below_and_is_cancelled(
     expect(row).to_have_attribute("data-state", "CANCELLED", timeout=TIMEOUT)
     expect(page.locator(".Toastify__toast", has_text=f"nb7-{tag} CANCELLED")).to_have_count(1, timeout=TIMEOUT)
     expect(view.locator(".jsl-pill", has_text="CANCELLED").first).to_be_visible(timeout=TIMEOUT)
+    assert nb7.page_problems() == []
+
+
+def test_the_command_palette_shows_the_jobs_and_a_notification_opens_its_job_below(
+    nb7: Lab, notebook7_server: LabServer, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    page = nb7.page
+    page.goto(notebook7_server.url(f"tree?token={notebook7_server.token}"))
+    page.wait_for_function("() => window.jupyterapp !== undefined && window.jupyterapp.name === 'Jupyter Notebook'",
+                           timeout=TIMEOUT)  # fmt: skip
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    sidebar = page.locator(".jsl-sidebar")
+    assert not sidebar.is_visible()
+    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^View$")).click()  # Notebook 7's palette: a modal
+    page.locator(".lm-Menu-item", has_text=re.compile(r"^Activate Command Palette")).click()
+    palette = page.locator(".jp-ModalCommandPalette")
+    palette.locator("input").fill("Show Jobs")
+    palette.locator('.lm-CommandPalette-item[data-command="jupyter-sched:show-jobs"]').click()  # ours
+    expect(sidebar).to_be_visible(timeout=TIMEOUT)
+
+    tag = random_id()[:6]
+    handle = launch(notebook7_server, tmp_path, f"nb7n-{tag}", "while [ ! -e GO ]; do sleep 0.1; done; exit 3")
+    expect(sidebar.locator(f'.jsl-row[data-handle="{handle}"]')).to_have_attribute("data-state", "RUNNING",
+                                                                                   timeout=TIMEOUT)  # fmt: skip
+    (tmp_path / "GO").touch()  # seen running, so its end is news
+    toast = page.locator(".Toastify__toast", has_text=f"nb7n-{tag} FAILED: sh/0 exit code 3")
+    expect(toast).to_be_visible(timeout=TIMEOUT)
+    toast.get_by_role("button", name=re.compile("Open")).click()
+    view = page.locator(f'#jp-down-stack .jsl-job-view[data-handle="{handle}"]')
+    expect(view.locator(".jsl-reason")).to_contain_text(f"nb7n-{tag} FAILED: sh/0 exit code 3", timeout=TIMEOUT)
+    expect(view).to_be_in_viewport()
     assert nb7.page_problems() == []
 
 
