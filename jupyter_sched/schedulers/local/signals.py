@@ -1,9 +1,12 @@
 """Replicas end with their owner's signals: SIGTERM always, SIGINT only outside IPython.
 
 Inside IPython SIGINT belongs to the user (it interrupts a cell and must never kill jobs); elsewhere the
-handler that was installed before is chained to, not replaced. Whoever owns replicas registers a clean-up
-callback (the local scheduler registers its "stop my apps"); callbacks are held weakly, so a scheduler that
-is gone is simply not called.
+handler that was installed before is chained to, not replaced. A signal the process was started with
+ignored stays ignored: a script's background job (``jupyter-sched run ... &``) starts with SIGINT ignored,
+so that the Ctrl-C its terminal sends to the script's whole process group leaves it running, and its apps
+with it (``nohup`` does the same with SIGHUP). Whoever owns replicas registers a clean-up callback (the
+local scheduler registers its "stop my apps"); callbacks are held weakly, so a scheduler that is gone is
+simply not called.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ class SignalException(Exception):
 
 class SignalCleanup:
     """Calls every registered clean-up on SIGTERM (always) and SIGINT (outside IPython), then chains to the
-    handler that was installed before. Installed once, from the main thread only."""
+    handler that was installed before; a signal ignored then is left ignored. Installed once, from the main
+    thread only."""
 
     _callbacks: "list[weakref.WeakMethod[Callable[[float, int], None]]]" = []
     _installed = False
@@ -48,7 +52,10 @@ class SignalCleanup:
         if not _in_ipython():
             sigs.append(signal.SIGINT)
         for sig in sigs:
-            cls._previous[sig] = signal.getsignal(sig)
+            previous = signal.getsignal(sig)
+            if previous == signal.SIG_IGN:  # ignored by whoever started the process: left so (see top)
+                continue
+            cls._previous[sig] = previous
             signal.signal(sig, cls._handle)
 
     @classmethod

@@ -522,6 +522,26 @@ def test_signals_end_replicas_in_a_plain_script_and_chain(
         assert desc.state == AppState.FAILED and "owner process" in desc.msg and "exited" in desc.msg, desc
 
 
+def test_a_signal_the_owner_was_started_with_ignored_stays_ignored(sched: LocalScheduler, log_dir: str) -> None:
+    # A script's background job starts with SIGINT ignored, so the Ctrl-C its terminal sends to the whole
+    # process group leaves it running: its apps too. (This once cancelled them and the script went on.)
+    ignore = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    start = "s = create_cwd_scheduler"
+    script = OWNER.replace("MODE", "time.sleep(600)").replace(start, ignore + start)
+    proc = subprocess.Popen([PY, "-c", script, log_dir, "0"], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    app_id, *pids = proc.stdout.readline().split()
+    proc.send_signal(signal.SIGINT)
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=1)  # a bound on a wait for what must not happen, not a timing: any wait is a sample
+    assert sched.describe(app_id).state == AppState.RUNNING and all(pid_alive(int(p)) for p in pids)
+    proc.send_signal(signal.SIGTERM)  # SIGTERM is still the owner's: its replicas end with it
+    proc.communicate(timeout=30)
+    wait_until(lambda: not any(pid_alive(int(p)) for p in pids), what="replicas to end")
+    desc = wait_done(sched, app_id)
+    assert desc.state == AppState.FAILED and "owner process" in desc.msg, desc
+
+
 def test_inside_ipython_sigint_is_left_alone() -> None:
     code = textwrap.dedent(
         """
