@@ -36,6 +36,16 @@ def nb7(browser_context: Any, notebook7_server: LabServer, request: pytest.Fixtu
         helper.set_theme(False)
 
 
+def open_tree(nb7: Lab, server: LabServer) -> Any:
+    """Notebook 7's file browser page, its application restored; returns the page."""
+    page = nb7.page
+    page.goto(server.url(f"tree?token={server.token}"))
+    page.wait_for_function("() => window.jupyterapp !== undefined && window.jupyterapp.name === 'Jupyter Notebook'",
+                           timeout=TIMEOUT)  # fmt: skip
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    return page
+
+
 def show_jobs(nb7: Lab) -> Any:
     """Opens the Jobs panel as a person does in Notebook 7: View > Left Sidebar > Show Jobs."""
     page = nb7.page
@@ -53,11 +63,7 @@ def test_a_cli_job_appears_in_the_jobs_panel_opens_below_and_is_cancelled(
 ) -> None:
     from playwright.sync_api import expect
 
-    page = nb7.page
-    page.goto(notebook7_server.url(f"tree?token={notebook7_server.token}"))
-    page.wait_for_function("() => window.jupyterapp !== undefined && window.jupyterapp.name === 'Jupyter Notebook'",
-                           timeout=TIMEOUT)  # fmt: skip
-    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    page = open_tree(nb7, notebook7_server)
     sidebar = show_jobs(nb7)
     tag = random_id()[:6]
     handle = launch(notebook7_server, tmp_path, f"nb7-{tag}", "echo 'training...'; sleep 600")
@@ -89,11 +95,7 @@ def test_the_command_palette_shows_the_jobs_and_a_notification_opens_its_job_bel
 ) -> None:
     from playwright.sync_api import expect
 
-    page = nb7.page
-    page.goto(notebook7_server.url(f"tree?token={notebook7_server.token}"))
-    page.wait_for_function("() => window.jupyterapp !== undefined && window.jupyterapp.name === 'Jupyter Notebook'",
-                           timeout=TIMEOUT)  # fmt: skip
-    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    page = open_tree(nb7, notebook7_server)
     sidebar = page.locator(".jsl-sidebar")
     assert not sidebar.is_visible()
     page.locator(".lm-MenuBar-item", has_text=re.compile(r"^View$")).click()  # Notebook 7's palette: a modal
