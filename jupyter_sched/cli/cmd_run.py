@@ -6,11 +6,15 @@ name belongs to the component (``run utils.sh -s`` passes ``-s`` to ``sh``).
 
 On the local schedulers replicas are children of the process that started them and end with it, so
 ``run`` waits for the app there and streams its logs (like TorchX), unless ``--cfg outlive_owner=true``.
+Ctrl-C while it waits cancels such an app (exit 130); SIGTERM stops it (it ends FAILED, "owner process N
+exited") and ``run`` says so in one line and exits 143, 128 + the signal's number, as a shell reports a
+process the signal ended.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Any, List, Optional
 
@@ -22,10 +26,15 @@ from jupyter_sched.frontend.run_args import RunArgs, materialize_line, parse_run
 from jupyter_sched.frontend.run_options import HELP
 from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.common.workspace_source import WorkspaceError, is_file_url, is_url, local_path
+from jupyter_sched.schedulers.local_scheduler import SignalException
 from jupyter_sched.specs import AppDryRunInfo, AppState, AppStatus, InvalidAppError, InvalidRunConfigException
 from jupyter_sched.specs.masking import mask_lines, mask_shell_text
 
 __all__ = ["HELP", "RunArgs", "execute", "main", "parse_run_args"]
+
+STOPPED_WAIT_S = 30.0
+"""How long ``run`` waits, after a signal stopped its app, for the replicas to be seen ended (the handler gives
+them SIGTERM, then SIGKILL after 2 s)."""
 
 
 # -- running ----------------------------------------------------------------------------------------------------
@@ -146,6 +155,27 @@ def execute(args: RunArgs, runner: Any) -> int:
                 f"\ninterrupted: stopped waiting; {handle} goes on (cancel it with `jupyter-sched cancel`)"
             )
         return 130
+    except SignalException as e:
+        return report_signal(runner, handle, owner_bound, e.sigval)
+
+
+def report_signal(runner: Any, handle: str, owner_bound: bool, sig: int) -> int:
+    """After SIGTERM (the local scheduler's handler has already sent SIGTERM to the app's replicas, SIGKILL
+    to follow): waits for the replicas to be seen ended, says in one line what was stopped and why, and
+    returns 128 + the signal's number. An app meant to outlive this process is left running, and said so."""
+    name = signal.Signals(sig).name
+    if not owner_bound:
+        common.err(f"jupyter-sched: {name}: stopped waiting; {handle} goes on (cancel it with `jupyter-sched cancel`)")
+        return 128 + sig
+    try:
+        status = runner.wait(handle, wait_interval=0.5, timeout=STOPPED_WAIT_S)
+    except SignalException:  # the same signal again: it was already acted on
+        status = runner.status(handle)
+    if status is not None and status.is_terminal():
+        common.err(f"jupyter-sched: stopped {handle} ({name}): its replicas were ended; it is {status.state}")
+    else:
+        common.err(f"jupyter-sched: stopping {handle} ({name}): its replicas were sent SIGTERM, SIGKILL follows")
+    return 128 + sig
 
 
 def main(argv: List[str]) -> int:

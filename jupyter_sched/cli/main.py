@@ -3,7 +3,8 @@
 Exit codes: 0 success; 1 the app failed or was cancelled, or an app/role/replica does not exist; 2 bad
 usage (unknown flag, scheduler, run option or component, malformed handle), and any request refused before
 it launches (an AppDef the scheduler cannot run: too many replicas, a partition that cannot hold it, an
-entrypoint that does not exist); 130 interrupted.
+entrypoint that does not exist); 130 interrupted (Ctrl-C); 143 stopped by SIGTERM (128 + 15, as a shell
+reports a process that signal ended), with one line saying what was stopped, never a traceback.
 
 The library logs under the ``jupyter_sched`` logger; the CLI shows it on stderr: progress (INFO, e.g. image
 pulls and workspace builds) and warnings by default, ``-q`` warnings and errors only, ``-qq`` errors only,
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from types import ModuleType
 from typing import Any, Dict, List, Optional
@@ -36,6 +38,7 @@ from jupyter_sched.components import ComponentError, ComponentHelp
 from jupyter_sched.frontend.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.frontend.parsers import RaisingArgumentParser
 from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV
+from jupyter_sched.schedulers.local_scheduler import SignalException
 from jupyter_sched.specs import (
     InvalidAppError,
     InvalidRunConfigException,
@@ -188,6 +191,10 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
         return 130
+    except SignalException as e:  # SIGTERM where the verb did not say more (`run` names the app it stopped)
+        name = signal.Signals(e.sigval).name
+        common.err(f"{PROG}: stopped by {name}")
+        return 128 + e.sigval
 
 
 def _print_error(error: Exception) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import signal
 from pathlib import Path
 
 from cli_helpers import Cli  # type: ignore[import-not-found]
+
+from tests.schedulers.helpers import pid_alive, wait_for_file, wait_until
 
 
 def test_run_waits_on_local_and_streams_logs(cli: Cli) -> None:
@@ -189,6 +192,26 @@ def test_ctrl_c_cancels_the_local_app(cli: Cli) -> None:
     assert proc.wait(timeout=30) == 130
     assert f"interrupted: cancelled {handle}" in proc.stderr.read()
     assert "State: CANCELLED" in cli("status", handle).stdout
+
+
+def test_sigterm_stops_the_local_app_says_so_in_one_line_and_exits_143(cli: Cli) -> None:
+    """SIGTERM (a service manager, `kill`, a batch system's time limit) ends the app FAILED as its owner's
+    exit does, and the command says so in one line, exit 143 as a shell reports it. It printed a Python
+    traceback (SignalException ... got signal: 15) and exited 1."""
+    started = cli.cwd / "started"
+    proc = cli.popen("run", "--wait", "utils.sh", f"touch {started}; exec sleep 60")
+    assert proc.stdout is not None and proc.stderr is not None
+    handle = proc.stdout.readline().strip()
+    wait_for_file(str(started), timeout=60)
+    replica = json.loads(cli("status", "--json", handle).stdout)["roles"][0]["replicas"][0]["pid"]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 143
+    err = proc.stderr.read()
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert err == f"jupyter-sched: stopped {handle} (SIGTERM): its replicas were ended; it is FAILED\n"
+    status = cli("status", handle).stdout
+    assert "State: FAILED" in status and "*sh[0]:FAILED (exitcode: -15)" in status, status
+    wait_until(lambda: not pid_alive(replica), timeout=30, what=f"replica {replica} gone")
 
 
 def test_bad_workspaces_are_usage_errors(cli: Cli, tmp_path: Path) -> None:
