@@ -15,7 +15,16 @@ and so every layer may import it. The rule:
 - in free text (an error message, a log record: :func:`mask_text`), a pair whose name looks like a secret
   has its value masked, in the forms messages quote values in: ``API_TOKEN=x`` and ``API_TOKEN:x``
   (run options, ``env=API_TOKEN:x``), ``'API_TOKEN': 'x'`` (a Python dict) and ``"API_TOKEN": "x"``
-  (JSON), also inside a quoted word (``--cfg 'env=API_TOKEN=x'``).
+  (JSON), also inside a quoted word (``--cfg 'env=API_TOKEN=x'``); a list or object under such a name
+  (``{'API_KEYS': ['a']}``) is hidden whole;
+- JSON stays JSON: a string that holds a JSON object or array (a replica's ``structured_error_msg``, read
+  from its error file), or one quoted in a message, is parsed and masked as a structure, the value under a
+  secret-looking key becoming ``"********"`` whatever its type, and written back in its own layout. Masked
+  as shell text it would no longer parse (``"K=x"`` re-quoted as ``'K=********'``).
+
+:func:`mask_out` is the entry point for anything that leaves the process (a string, free text or JSON, or a
+structure); :func:`masked_copy` masks an object, such as an ``AppStatus``, that renders itself. The others are
+for what is known to be a command line (:func:`mask_argv`, :func:`mask_shell_text`) or an env.
 
 Masking only ever changes what is shown. What runs, and what is kept for re-running, is untouched. The
 cost of a false positive (``--max-tokens 5`` shows ``********``) is a value hidden from view; the cost of a
@@ -26,9 +35,10 @@ no maintained library masks shell words while keeping the line copyable, and the
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import shlex
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, TypeVar
 
 SECRET_NAME = re.compile(
     r"TOKEN|SECRET|PASS|KEY|CREDENTIAL|AUTH|COOKIE|CONN(ECTION)?_?STR|_PWD$|^PWD_|(^|_)PAT(_|$)",
@@ -54,21 +64,23 @@ _QUOTED = r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"'
 """A quoted string on one line, backslash escapes included."""
 _PAIR = re.compile(
     rf"""(?<![\w.\-])(?P<name>(?P<q>['"])-{{0,2}}[A-Za-z_][\w.-]*(?P=q)\s*:\s*(?=['"0-9])|-{{0,2}}[A-Za-z_][\w.-]*[=:])"""
-    rf"""(?P<value>{_QUOTED}|[^\s,;'"(){{}}\[\]]+)"""
+    rf"""(?P<value>{_QUOTED}|(?:\\[^\n]|[^\s,;'"(){{}}\[\]\\])+)"""
 )
 """A name and its value in free text: ``'NAME': 'value'`` / ``"NAME": "value"`` (a dict's repr, JSON; a
-string or a number), or
-``NAME=value`` / ``NAME:value`` / ``--name=value`` with nothing between (run options and their
-``KEY:VALUE`` items, env words, options); the value is a quoted string or runs to the next space,
-separator, quote or bracket. Prose such as ``KeyError: 'y'`` (an unquoted name, then a space) is not a
-pair."""
+string or a number), or ``NAME=value`` / ``NAME:value`` / ``--name=value`` with nothing between (run options
+and their ``KEY:VALUE`` items, env words, options); the value is a quoted string or runs to the next space,
+separator, quote or bracket (a backslash-escaped one, ``a\\ b``, is part of it). Prose such as
+``KeyError: 'y'`` (an unquoted name, then a space) is not a pair. A value that is a list or an object is
+:data:`_SECRET_BRACKET`'s."""
 _OPTION_WORD = re.compile(
-    rf"""(?<!\S)(?P<name>-{{1,2}}[A-Za-z][\w.-]*)(?P<sep>[ \t]+)(?P<value>{_QUOTED}|[^\s'"-]\S*)"""
+    rf"""(?<!\S)(?P<name>-{{1,2}}[A-Za-z][\w.-]*)(?P<sep>[ \t]+)(?P<value>{_QUOTED}|[^\s'"-](?:\\[^\n]|\S)*)"""
 )
 """``--token VALUE`` in free text: an option and the word after it."""
 _PLACEHOLDER = re.compile(r"(?i:value\d*|val\d*|\.\.\.|<[^<>\s]*>)")
 """What usage text writes where a value goes (``--env KEY=VALUE``, ``key=value[,...]``, ``<token>``): not a
 secret, and masking it would garble the usage."""
+
+
 def is_secret_name(name: str) -> bool:
     """True when a variable or option called ``name`` (leading dashes ignored) holds a secret."""
     return bool(SECRET_NAME.search(name.lstrip("-").replace("-", "_")))
@@ -104,7 +116,7 @@ def _hides_next(word: str) -> bool:
 
 def _mask_option(arg: str) -> str:
     m = _OPTION.match(arg)
-    if m and m.group(2) is not None and is_secret_name(m.group(1)) and not m.group(2).startswith("=" + MASK):
+    if m and m.group(2) is not None and is_secret_name(m.group(1)) and m.group(2) != "=" + MASK:
         return f"{m.group(1)}={MASK}"
     return arg
 
@@ -147,7 +159,7 @@ def _mask_assignment(word: str, prefix: str = "", strict: bool = False) -> str:
     if len(parts) != 1 or not _ASSIGNMENT.match(parts[0]):
         return word
     name, _, value = parts[0].partition("=")
-    if value.startswith(MASK):  # already masked (text a backend masked itself): left as written
+    if value == MASK:  # already masked (by a backend, or by the free-text rule first): left as written
         return word
     masked = mask_value(name, value)
     return word if masked == value else prefix + shlex.quote(f"{name}={masked}")
@@ -236,10 +248,89 @@ def _mask_pairs(text: str) -> str:
 def mask_text(text: str) -> str:
     """Free text (an error message, a log record, a traceback) as it may be shown: the value of every pair
     whose name looks like a secret, in the forms messages quote them (``API_TOKEN=x``, ``API_TOKEN:x``,
-    ``'API_TOKEN': 'x'``, ``"API_TOKEN": "x"``, ``--password=x``, ``--token x``), and URL credentials.
-    Usage text's placeholders (``KEY=VALUE``) and everything else are kept as they were."""
+    ``'API_TOKEN': 'x'``, ``"API_TOKEN": "x"``, ``--password=x``, ``--token x``; a dict's or JSON's value that
+    is a list or an object, ``'API_TOKEN': ['x']``, hidden whole), URL credentials, and a JSON object or
+    array quoted in the text (``main[0]: {"message": ...}``) masked as JSON (:func:`mask_json_text`), so it
+    stays JSON. Usage text's placeholders (``KEY=VALUE``) and everything else are kept as they were."""
     text = str(text)
+    if "{" in text or "[" in text:
+        return _mask_embedded_json(text)
+    return _mask_plain_text(text)
+
+
+def _mask_plain_text(text: str) -> str:
+    if "{" in text or "[" in text or "(" in text:
+        text = _mask_bracketed(text)
     return mask_urls(_OPTION_WORD.sub(_mask_option_word, _mask_pairs(text)) if "-" in text else _mask_pairs(text))
+
+
+_JSON_START = re.compile(r"[{\[](?=\s*[\"{\[\]}])")
+"""Where a JSON object or array quoted in text may start: ``{"``, ``[{``, ``[]``..."""
+_JSON_TRIES = 64
+"""JSON starts tried in one text (each try may read to the end of the text: the bound keeps it linear)."""
+
+
+def _mask_embedded_json(text: str) -> str:
+    """``text`` with each JSON object or array in it masked as JSON and the text around them as free text."""
+    decoder = json.JSONDecoder()
+    out, pos, tries = [], 0, 0
+    for m in _JSON_START.finditer(text):
+        if m.start() < pos or tries >= _JSON_TRIES:
+            continue
+        tries += 1
+        try:
+            _, end = decoder.raw_decode(text, m.start())
+        except (ValueError, RecursionError):
+            continue
+        masked = mask_json_text(text[m.start() : end])
+        out += [_mask_plain_text(text[pos : m.start()]), masked if masked is not None else text[m.start() : end]]
+        pos = end
+    if not out:
+        return _mask_plain_text(text)
+    return "".join(out) + _mask_plain_text(text[pos:])
+
+
+_SECRET_BRACKET = re.compile(r"""(?<![\w.\-])(?P<q>['"])(?P<name>[A-Za-z_][\w.-]*)(?P=q)\s*:\s*(?=[\[{(])""")
+"""``'NAME': [`` / ``"NAME": {``: a dict's or JSON's value that is a list, a tuple or an object."""
+_CLOSE = {"[": "]", "{": "}", "(": ")"}
+
+
+def _mask_bracketed(text: str) -> str:
+    """Values that are a list, tuple or object under a secret-looking name (``{'API_KEYS': ['a', 'b']}``)
+    hidden whole, up to the bracket that closes them (or the end of the text when none does)."""
+    out, pos = [], 0
+    for m in _SECRET_BRACKET.finditer(text):
+        if m.start() < pos or not is_secret_name(m.group("name")):
+            continue
+        end = _closing(text, m.end())
+        if end == m.end() + 2 and text[m.end() + 1] == _CLOSE[text[m.end()]]:
+            continue  # an empty list or object hides nothing
+        q = m.group("q")
+        out += [text[pos : m.end()], f"{q}{MASK}{q}"]
+        pos = end
+    return "".join(out) + text[pos:] if out else text
+
+
+def _closing(text: str, start: int) -> int:
+    """The index after the bracket that closes the one at ``start``, skipping quoted strings."""
+    stack, i, quote = [], start, ""
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in _CLOSE:
+            stack.append(_CLOSE[c])
+        elif stack and c == stack[-1]:
+            stack.pop()
+            if not stack:
+                return i + 1
+        i += 1
+    return len(text)
 
 
 def mask_lines(text: str) -> str:
@@ -258,13 +349,16 @@ def mask_lines(text: str) -> str:
 
 
 def mask_tree(value: Any, key: str = "") -> Any:
-    """A JSON-able copy of ``value`` (dicts, lists, dataclasses, scalars) with secrets masked: scalars
-    under a secret-looking key, argv lists (``args``, ``argv``, ``command``), ``NAME=VALUE`` env lists
-    (an item of an env list that is not ``NAME=VALUE`` cannot be told from a value: masked), and every
-    string as shell text."""
+    """A JSON-able copy of ``value`` (dicts, lists, dataclasses, scalars) with secrets masked: the value
+    under a secret-looking key (a string, a number, or a whole object or list: ``"credentials": {...}``),
+    argv lists (``args``, ``argv``, ``command``, ``cmd``), ``NAME=VALUE`` env lists (an item of an env list
+    that is not ``NAME=VALUE`` cannot be told from a value: masked), and every other string by
+    :func:`_mask_string`: JSON inside it masked as JSON (it stays JSON), anything else as free text and
+    as shell text."""
     if isinstance(value, Mapping):
         return {
-            str(k): MASK if is_secret_name(str(k)) and _scalar(v) else mask_tree(v, str(k)) for k, v in value.items()
+            str(k): MASK if is_secret_name(str(k)) and _hides_something(v) else mask_tree(v, str(k))
+            for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):
         if key in ("args", "argv", "command", "cmd") and all(isinstance(e, str) for e in value):
@@ -273,16 +367,122 @@ def mask_tree(value: Any, key: str = "") -> Any:
             return [mask_arg(e) if "=" in e else MASK for e in value]
         return [mask_tree(v, key) for v in value]
     if isinstance(value, str):
-        return mask_shell_text(value)
+        return _mask_string(value)
     if isinstance(value, (int, float, bool)) or value is None:
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return mask_tree({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, key)
-    return mask_shell_text(str(value))
+    return _mask_string(str(value))
 
 
-def _scalar(value: Any) -> bool:
-    return value is not None and not isinstance(value, (Mapping, list, tuple)) and value != ""
+def _hides_something(value: Any) -> bool:
+    """A value under a secret-looking key that masking would hide something of: not None, ``""``, ``{}``
+    or ``[]`` (showing those says only that there is no secret)."""
+    return value is not None and not (isinstance(value, (str, Mapping, list, tuple)) and len(value) == 0)
+
+
+def _mask_string(text: str) -> str:
+    """A string inside a structure: JSON masked as JSON (:func:`mask_json_text`), else as free text
+    (:func:`mask_text`: ``'K': 'V'``, ``K:V``...) and then as shell text (:func:`mask_shell_text`: what a
+    command line hides, such as ``--token -x`` or ``'K=a"b'``, where free text stops at the quote), because a
+    string in a structure may be either (an error message, an entrypoint, a script). Free text first: a
+    value it masked is exactly ``********``, which the shell rule leaves as written rather than re-quoting
+    it, so a message is not given shell quotes."""
+    masked = mask_json_text(text)
+    return masked if masked is not None else mask_shell_text(mask_text(text))
+
+
+_JSON_DEPTH = 64
+"""JSON nested deeper than this is not walked: it is masked whole (no error text nests that deep)."""
+
+
+def mask_json_text(text: str) -> Optional[str]:
+    """``text`` masked as JSON when it is a JSON object or array (blank space around it allowed), else None.
+
+    The document is parsed, masked as a tree (:func:`mask_tree`: values under secret-looking keys become
+    ``"********"`` whatever their type, strings inside are masked as text, or as JSON when they hold JSON)
+    and written back in the original's layout: the same indent, or on one line with the same separators,
+    ASCII-escaped only if the original was all ASCII. So it still parses, with the same structure. A document
+    with nothing to mask is returned exactly as written."""
+    body = text.strip()
+    if not body or body[0] + body[-1] not in ("{}", "[]"):
+        return None
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None  # looks like JSON but is not: free text
+    if _depth(data) > _JSON_DEPTH:
+        return json.dumps(MASK)
+    masked = mask_tree(data)
+    if masked == data:
+        return text
+    start = text.index(body[0])
+    return text[:start] + _dumps_like(body, masked) + text[start + len(body) :]
+
+
+def _depth(value: Any) -> int:
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [
+            v for item in level if isinstance(item, (dict, list))
+            for v in (item.values() if isinstance(item, dict) else item)
+        ]  # fmt: skip
+        if depth > _JSON_DEPTH:
+            break
+    return depth
+
+
+def _dumps_like(original: str, value: Any) -> str:
+    """``value`` as JSON laid out as ``original`` was: its indent (spaces or a tab) if it spans lines, else
+    one line with its separators (``{"a": 1, "b": 2}`` or ``{"a":1,"b":2}``)."""
+    ascii_only = original.isascii()
+    key_sep = ": " if re.search(r'"\s*:\s', original) else ":"
+    if "\n" in original:
+        indented = re.search(r"\n([ \t]+)\S", original)
+        indent: Any = indented.group(1) if indented else 0
+        if isinstance(indent, str) and set(indent) == {" "}:
+            indent = len(indent)
+        return json.dumps(value, indent=indent, separators=(",", key_sep), ensure_ascii=ascii_only)
+    item_sep = ", " if re.search(r'[\]}"0-9el],\s', original) else ","
+    return json.dumps(value, separators=(item_sep, key_sep), ensure_ascii=ascii_only)
+
+
+def mask_out(value: Any) -> Any:
+    """Anything that leaves the process (printed, logged, sent to a browser, saved in a notebook), as it may
+    be shown: a string that is a JSON object or array stays JSON, masked as a tree (:func:`mask_json_text`);
+    any other string is free text (:func:`mask_text`); dicts, lists, tuples and dataclasses become a JSON-able
+    copy masked as a tree (:func:`mask_tree`: argv and env lists as command lines, JSON in a string as JSON,
+    other strings as text); numbers, booleans and None are returned as they are. Masking again changes
+    nothing, so a value masked twice on its way out reads as once."""
+    if isinstance(value, str):
+        masked = mask_json_text(value)
+        return masked if masked is not None else mask_text(value)
+    return mask_tree(value)
+
+
+T = TypeVar("T")
+
+
+def masked_copy(obj: T) -> T:
+    """A copy of the dataclass ``obj``, of its own type, with every string field masked by :func:`mask_out`
+    (one under a secret-looking name hidden whole) and nested dataclasses and lists of them copied the same
+    way; for objects rendered by their own methods, such as ``AppStatus.format()``, which would otherwise be
+    masked only after they have quoted and wrapped a message. ``obj`` itself is left as it is."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {f.name: _masked_field(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init}
+        return dataclasses.replace(obj, **changes)
+    return obj
+
+
+def _masked_field(name: str, value: Any) -> Any:
+    if isinstance(value, str):
+        return MASK if is_secret_name(name) and value else mask_out(value)
+    if isinstance(value, list):
+        return [_masked_field("", v) for v in value]
+    if isinstance(value, Mapping):
+        return mask_tree(value)
+    return masked_copy(value)
 
 
 def masked_fields(obj: Any, names: Optional[Sequence[str]] = None) -> str:
@@ -339,8 +539,6 @@ def mask_values(text: str, values: Sequence[str]) -> str:
     """``text`` with every occurrence of each of ``values`` (as written, and as JSON, YAML or ``repr``
     would quote it) masked, longest first, then with URL credentials masked: the rule applied to text whose
     layout is a backend's own."""
-    import json
-
     forms: List[str] = []
     for value in values:
         forms += [value, json.dumps(value)[1:-1], repr(value)[1:-1], value.replace("'", "''")]
