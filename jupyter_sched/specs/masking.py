@@ -104,6 +104,13 @@ def mask_env(env: Mapping[str, Any]) -> Dict[str, str]:
     return {k: mask_value(k, v) for k, v in sorted(env.items())}
 
 
+def _already_masked(value: str) -> bool:
+    """``value`` is the mask (a backend's, or the free-text rule's, which ends a value at a ``,`` or ``;``
+    that a shell word goes on past): anything more may be the rest of a secret the free-text rule cut at a
+    quote (``K=********"rest``), so it is masked again."""
+    return value in (MASK, MASK + ",", MASK + ";")
+
+
 def _takes_value(word: str) -> bool:
     """True for ``--token`` (a secret option without ``=``): the next word is its value."""
     m = _OPTION.match(word)
@@ -116,7 +123,7 @@ def _hides_next(word: str) -> bool:
 
 def _mask_option(arg: str) -> str:
     m = _OPTION.match(arg)
-    if m and m.group(2) is not None and is_secret_name(m.group(1)) and m.group(2) != "=" + MASK:
+    if m and m.group(2) is not None and is_secret_name(m.group(1)) and not _already_masked(m.group(2)[1:]):
         return f"{m.group(1)}={MASK}"
     return arg
 
@@ -159,7 +166,7 @@ def _mask_assignment(word: str, prefix: str = "", strict: bool = False) -> str:
     if len(parts) != 1 or not _ASSIGNMENT.match(parts[0]):
         return word
     name, _, value = parts[0].partition("=")
-    if value == MASK:  # already masked (by a backend, or by the free-text rule first): left as written
+    if _already_masked(value):  # by a backend, or by the free-text rule first: left as written
         return word
     masked = mask_value(name, value)
     return word if masked == value else prefix + shlex.quote(f"{name}={masked}")
