@@ -12,6 +12,12 @@ The order of what explains a failure best:
    notebook is the kernel's restart or shutdown (said so when the job's kernel is known);
 3. the error file the replica wrote (TorchX's ``{"message": ...}``), then the last line it wrote to
    stderr (a Python traceback ends with the exception), then its exit code.
+
+What they return is shown (the panes, ``JobFailed``, the notebook's saved record, the server's rows and
+details), so it has its secrets masked by the one rule (:func:`jupyter_sched.specs.masking.mask_out`): an
+error file that says ``WANDB_API_KEY=sk-...`` or ``{"WANDB_API_KEY": "sk-..."}`` gives a reason with
+``********`` in its place. The error file is masked as JSON before its message is taken out, and any text
+before it is cut to length, so neither a value under a secret key nor half a secret gets through.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import List, Optional, Sequence
 
 from jupyter_sched.specs import NONE, AppState, AppStatus, ReplicaStatus
 from jupyter_sched.specs.labels import app_label
+from jupyter_sched.specs.masking import mask_out
 
 __all__ = [
     "app_label", "app_message", "error_file_message", "exit_text", "out_of_memory", "owner_exit", "replica_reason",
@@ -49,9 +56,11 @@ def exit_text(code: Optional[int]) -> str:
 
 
 def error_file_message(text: Optional[str]) -> str:
-    """The message of a TorchX-style error file (``{"message": {"message": ...}}``), or its first line."""
+    """The message of a TorchX-style error file (``{"message": {"message": ...}}``), or its first line;
+    secrets masked."""
     if not text or text == NONE:
         return ""
+    text = mask_out(text)  # as JSON while it is JSON: a secret key's value is hidden whatever its type
     try:
         data = json.loads(text)
     except ValueError:
@@ -108,7 +117,7 @@ def replica_reason(
         return " ".join(message.split())[:300]
     last = next((line.strip() for line in reversed(stderr) if line.strip()), "")
     if last:
-        return last[:300]
+        return str(mask_out(last))[:300]
     return f"exit code {replica.exit_code}" if replica.exit_code is not None else "failed"
 
 
@@ -137,4 +146,4 @@ def app_message(status: Optional[AppStatus]) -> str:
             continue
         if part.strip() and not _BARE_STATE.match(part.strip()):
             kept.append(part.strip())
-    return "; ".join(kept)
+    return str(mask_out("; ".join(kept)))

@@ -61,3 +61,29 @@ def test_slurm_state_words_are_not_repeated_under_the_pill() -> None:
 def test_an_app_in_stream_output_is_named_without_a_handle() -> None:
     assert app_label("local_cwd://default/train-b3k2x9q0d1") == "train-b3k2x9q0d1 on local_cwd"
     assert app_label("not a handle") == "not a handle"
+
+
+def test_a_secret_in_an_error_file_stderr_or_the_apps_message_is_masked_in_every_shape() -> None:
+    """The reasons are shown in the panes, JobFailed, the saved record and the server's rows: each shape an
+    error file, a stderr line or an app's message may hold a secret in comes out masked (issue 31, 33)."""
+    secret = "sk-Zq7live9"
+    errors = [
+        f'{{"message": {{"message": "RuntimeError: WANDB_API_KEY={secret}"}}}}',
+        f'{{"message": "{{\\"WANDB_API_KEY\\": \\"{secret}\\"}}"}}',
+        f'{{"WANDB_API_KEY": "{secret}"}}',
+        f'{{"WANDB_API_KEY": ["{secret}"], "other": 1}}',
+        f'{{"message": {{"message": "bad", "extraInfo": {{"auth": {{"user": "{secret}"}}}}}}}}',
+        f"{{'WANDB_API_KEY': '{secret}'}}",
+        f"clone https://me:{secret}@example.com/r.git failed",
+        f"--token {secret}\nsecond line",
+    ]
+    for error in errors:
+        rep = failed(error=error)
+        reason = replica_reason(rep, status("", rep))
+        assert secret not in reason and "sk-" not in reason and reason, (error, reason)
+    assert replica_reason(failed(), None, [f"ValueError: {{'HF_TOKEN': '{secret}'}}"]) == (
+        "ValueError: {'HF_TOKEN': '********'}"
+    )
+    rep = failed()
+    message = app_message(status(f'submit said {{"api_key": "{secret}"}}; HF_TOKEN={secret}', rep))
+    assert message == 'submit said {"api_key": "********"}; HF_TOKEN=********'
