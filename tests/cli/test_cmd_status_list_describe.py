@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import json
+import time
 
+import pytest
 from cli_helpers import Cli  # type: ignore[import-not-found]
+
+from jupyter_sched.notebook.reprs import app_span
+from jupyter_sched.runner import get_runner
+from jupyter_sched.server.rows import times
+from jupyter_sched.specs import AppState
 
 UNKNOWN = "local_cwd://default/nope-123"
 
@@ -29,6 +36,35 @@ def test_status_text_json_and_roles(cli: Cli) -> None:
     assert cli("status", handle, "--roles", "sh").returncode == 0
     bad = cli("status", handle, "--roles", "sh,ps")
     assert bad.returncode == 1 and "has no role 'ps'; its roles are: sh" in bad.stderr
+
+
+def test_a_detached_job_keeps_its_end_time_after_its_launcher_exited(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job started with outlive_owner=true by a command that exits has no owner left to record its end, and
+    every reader took the moment it read for it (a 41 s job read "took 16m10s", longer at each read). Its
+    wrapper records the end: read 20 s after it ended, the CLI, the server's row and the notebook's pane say
+    it took 5 s (the ±1 s covers the wrapper's own start, recorded within the replica's time)."""
+    handle = cli.run_app("--cfg", "outlive_owner=true", "utils.sh", "sleep 5")  # that command has exited
+
+    def replica() -> dict:
+        data = json.loads(cli("status", "--json", handle).stdout)
+        return dict(data["roles"][0]["replicas"][0], app_state=data["state"])
+
+    deadline = time.monotonic() + 120
+    while (first := replica())["app_state"] == "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert first["app_state"] == "SUCCEEDED", first
+    time.sleep(20)  # a later read: it read 20 s longer
+    later = replica()
+    assert (later["started"], later["finished"]) == (first["started"], first["finished"])
+    assert abs(later["finished"] - later["started"] - 5) <= 1, later
+    monkeypatch.setenv("JUPYTER_SCHED_LOG_DIR", cli.env["JUPYTER_SCHED_LOG_DIR"])
+    with get_runner() as runner:  # what the Jupyter server and a kernel read
+        status = runner.status(handle)
+    assert status is not None and status.state == AppState.SUCCEEDED
+    row = times(status)  # the sidebar's "took" is the row's ended - started
+    assert row["started"] == first["started"] and row["ended"] == first["finished"]
+    span = app_span(status, time.time() + 3600)  # the notebook's status pane: an hour later, still the same
+    assert span is not None and abs(span - 5) <= 1
 
 
 def test_status_describe_cancel_of_an_unknown_app_fail_at_once(cli: Cli) -> None:

@@ -4,8 +4,9 @@ An app's record is in its owner's memory and in ``<log_dir>/<session>/<app_id>/s
 process (the CLI, a restarted kernel) finds it under any log dir it knows: its default one, and those of
 apps it started elsewhere. An app recorded under a custom ``log_dir`` is linked into the default one for
 that reason. Reading a record back also settles what its owner can no longer say: a cancel by another
-process (its marker, ``cancel``), and replicas left running by an owner that died with its reaper
-(a new reaper stops them, ``reaper``).
+process (its marker, ``cancel``), replicas left running by an owner that died with its reaper (a new
+reaper stops them, ``reaper``), and how and when replicas ended that nobody alive is left to record (see
+``state.load_record``: never the time of the read).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def find_record(bases: Iterable[str], session: str, app_id: str) -> Optional[App
         app_dir = os.path.join(base, session, app_id)
         if not is_within(os.path.dirname(app_dir), base):
             continue  # the session dir is a symlink out of the log dir: not ours to read
-        record = load_record(app_dir)
+        # While a reaper that claimed the app stops its replicas, their ends are its to record (when it
+        # sees them): read as saved, the app runs until then, rather than ending when its last log was written.
+        record = load_record(app_dir, reconcile=not reaper_claimed(app_dir))
         if record is not None:
             if not record.cancelled and cancel_requested(record.app_dir):
                 record.cancelled = True

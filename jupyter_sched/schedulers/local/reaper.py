@@ -252,10 +252,11 @@ def claimed(app_dir: str) -> bool:
 
 
 def _record_ends(app_dir: str, signalled: Iterable[Group], killed: Iterable[Group], msg: str) -> None:
-    """Writes into the app's record how its unfinished replicas ended."""
+    """Writes into the app's record how its unfinished replicas ended, and when: now, as this process saw
+    them end (the record read as saved: a reconciling read would take their last log write for the end)."""
     from jupyter_sched.schedulers.local.state import load_record
 
-    record = load_record(app_dir)
+    record = load_record(app_dir, reconcile=False)
     if record is None:
         return
     termed = {g.pid for g in signalled}

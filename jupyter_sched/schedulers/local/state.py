@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import threading
-import time
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from jupyter_sched.schedulers.local.groups import Group, process_start_time
 from jupyter_sched.specs import AppState
@@ -302,23 +302,41 @@ def load_record(app_dir: str, reconcile: bool = True) -> Optional[AppRecord]:
             if getattr(rep, name) and not is_within(getattr(rep, name), app_dir):
                 setattr(rep, name, "")
     if reconcile and not record.done and not owner_alive(record) and not _any_alive(record):
-        now = time.time()
         for rep in record.replicas:
             if not rep.done:
-                rep.finished = now
-                rep.exit_code = _recorded_exit_code(rep)
+                rep.exit_code, rep.finished = _recorded_end(rep, record.submitted)
         if not record.outlive_owner:  # for a detached app the owner leaving is what the user asked for
             record.msg = record.msg or f"owner process {record.owner_pid} exited before the app finished"
     return record
 
 
-def _recorded_exit_code(rep: ReplicaRecord) -> Optional[int]:
-    """The exit code a detached replica's wrapper wrote, if any (None: it was killed outright)."""
+def _recorded_end(rep: ReplicaRecord, submitted: float) -> Tuple[Optional[int], float]:
+    """How and when a replica ended that its owner did not live to record: the exit code and end time its
+    wrapper wrote (a detached replica, see ``detached``). Never the time of the read: a detached job read
+    an hour after it ended must not read as an hour long, nor grow longer at each read.
+
+    A wrapper of an earlier version wrote the code alone: its file was written as the replica ended, so
+    its modification time is the end. Without the file (the replica was killed with its wrapper, or had
+    none) nobody saw the end: it is the replica's last sign of life, the newest of its start and the last
+    writes to its log and error files (or the app's submit), which stays the same at every read (exit code
+    None)."""
+    path = os.path.join(os.path.dirname(rep.stdout), "exit_code") if rep.stdout else ""
     try:
-        with open(os.path.join(os.path.dirname(rep.stdout), "exit_code")) as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
+        with open(path) as f:
+            lines = f.read().split()
+        code = int(lines[0])
+        ended = float(lines[1]) if len(lines) > 1 else os.stat(path).st_mtime
+        if math.isfinite(ended):
+            return code, max(ended, rep.started or ended)
+    except (OSError, ValueError, IndexError):
+        pass
+    seen = [submitted, rep.started or submitted]
+    for name in filter(None, (rep.stdout, rep.stderr, rep.combined, rep.error_file)):
+        try:
+            seen.append(os.stat(name).st_mtime)
+        except OSError:
+            pass
+    return None, max(seen)
 
 
 def is_within(path: str, root: str) -> bool:

@@ -483,12 +483,15 @@ def test_sigkill_of_the_owner_ends_its_replicas(log_dir: str) -> None:
     sched = create_cwd_scheduler("test", log_dir=log_dir)  # a fresh process would only know the log dir
     proc, app_id, pids = _start_owner(log_dir, "time.sleep(600)")
     assert all(pid_alive(p) for p in pids)
+    alive_at = time.time()
     proc.kill()
     proc.wait()
     wait_until(lambda: not any(pid_alive(p) for p in pids), what="replicas of a SIGKILLed owner to die")
     wait_until(lambda: sched.describe(app_id).state.is_terminal, what="state to be recorded")
     desc = sched.describe(app_id)
     assert desc.state == AppState.FAILED and "owner process" in desc.msg
+    # the reaper saw them end, after the owner's death: not at their last log write (they printed nothing)
+    assert all(r.finished is not None and r.finished >= alive_at for r in desc.roles_statuses[0].replicas), desc
 
 
 @pytest.mark.parametrize("sig, previous", [(signal.SIGTERM, "handler"), (signal.SIGINT, "default")])
