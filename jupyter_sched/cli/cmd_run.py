@@ -28,7 +28,7 @@ from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.common.workspace_source import WorkspaceError, is_file_url, is_url, local_path
 from jupyter_sched.schedulers.local_scheduler import SignalException
 from jupyter_sched.specs import AppDryRunInfo, AppState, AppStatus, InvalidAppError, InvalidRunConfigException
-from jupyter_sched.specs.masking import mask_lines, mask_shell_text
+from jupyter_sched.specs.masking import mask_lines, mask_shell_text, masked_copy
 
 __all__ = ["HELP", "RunArgs", "execute", "main", "parse_run_args"]
 
@@ -70,12 +70,14 @@ def ends_with_owner(info: AppDryRunInfo) -> bool:
 
 
 def report_end(handle: str, status: Optional[AppStatus]) -> int:
+    """The final state on stderr, with the status of an app that did not succeed (masked before it formats
+    itself: it quotes the error file and wraps its message)."""
     if status is None:
         raise CliError(f"{handle} disappeared while waiting for it (its records were removed)")
     if status.state == AppState.SUCCEEDED:
         common.err(f"{handle}: {status.state}")
         return 0
-    common.err(f"{handle}: {status.state}\n{status.format()}")
+    common.err(f"{handle}: {status.state}\n{masked_copy(status).format()}")
     return 1
 
 

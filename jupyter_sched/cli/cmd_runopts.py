@@ -10,6 +10,7 @@ from typing import Any, Dict
 from jupyter_sched.cli import common
 from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.specs.masking import mask_out
 
 HELP = "show the run options (--cfg) of the schedulers"
 
@@ -37,9 +38,10 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
             try:
                 opts = runner.scheduler_run_opts(name)
             except Exception as e:  # noqa: BLE001 - e.g. a backend whose dependency is missing
-                data[name] = {"unavailable": f"{type(e).__name__}: {e}"}
+                why = mask_out(f"{type(e).__name__}: {e}")  # a backend's text: it may quote a secret
+                data[name] = {"unavailable": why}
                 if not args.json:
-                    print(f"{title}\n    unavailable: {type(e).__name__}: {e}\n")
+                    print(f"{title}\n    unavailable: {common.message(why)}\n")
                 status = 1 if args.scheduler else status
                 continue
             data[name] = {key: _option(opt) for key, opt in opts}

@@ -1,4 +1,9 @@
-"""``jupyter-sched status APP_HANDLE [--roles a,b] [--json]``: the state of an app and of each replica."""
+"""``jupyter-sched status APP_HANDLE [--roles a,b] [--json]``: the state of an app and of each replica.
+
+The status is masked by the one rule before it is shown (:func:`~jupyter_sched.specs.masking.masked_copy`):
+``format()`` quotes the error file and wraps long messages, so masking its text afterwards could miss a
+secret split across lines or a value under a secret key in the error's JSON. ``--json`` goes through
+:func:`~jupyter_sched.specs.masking.mask_out`, which keeps ``structured_error_msg`` valid JSON."""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError
 from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.config import ProjectConfig
-from jupyter_sched.specs.masking import mask_lines, mask_tree
+from jupyter_sched.specs.masking import mask_out, masked_copy
 
 HELP = "show the state of an app and of each of its replicas"
 
@@ -25,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     handle = targets.check_handle(args.app_handle)
     with common.open_runner(config) as runner:
-        status = targets.require_status(runner, handle)
+        status = masked_copy(targets.require_status(runner, handle))
     roles = [r.strip() for r in args.roles.split(",") if r.strip()] if args.roles else None
     if roles:
         known = [r.role for r in status.roles]
@@ -38,7 +43,7 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
         data = {"app_handle": handle, **status.to_json()}
         if roles:
             data["roles"] = [r for r in data["roles"] if r["role"] in roles]
-        print(json.dumps(mask_tree(data), indent=2))
+        print(json.dumps(mask_out(data), indent=2))
     else:
-        print(common.shown(mask_lines(f"{handle}:\n{status.format(roles)}"), common.LINES))
+        print(common.message(f"{handle}:\n{status.format(roles)}"))
     return 0

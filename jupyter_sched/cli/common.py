@@ -18,7 +18,7 @@ from typing import TextIO
 from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.logs.control_strings import escape_controls
 from jupyter_sched.runner import Runner, get_runner
-from jupyter_sched.specs.masking import mask_text
+from jupyter_sched.specs.masking import mask_out
 
 LINES = "\n\t"
 """What :func:`shown` keeps of the controls in text of several lines."""
@@ -46,7 +46,7 @@ def shown(text: str, keep: str = "") -> str:
 
 def message(text: str) -> str:
     """A message of the command line as it is written: secrets masked by the one rule, controls escaped."""
-    return shown(mask_text(text), LINES)
+    return shown(str(mask_out(str(text))), LINES)
 
 
 def err(text: str) -> None:

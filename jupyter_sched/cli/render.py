@@ -5,7 +5,7 @@ what needs it: a string is plain only when YAML would read it back as the same s
 no ``: `` or `` #``, not a number, date, bool or null word of YAML 1.1 or 1.2); anything else is a JSON
 string, which YAML reads as a double-quoted scalar. ``tests/cli/test_render.py`` proves the round trip.
 
-Both mask secrets first (:func:`jupyter_sched.specs.masking.mask_tree`), so no CLI output shows one."""
+Both mask secrets first (:func:`jupyter_sched.specs.masking.mask_out`), so no CLI output shows one."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any, List
 
 from jupyter_sched.specs import BindMount, DeviceMount, Role, VolumeMount
-from jupyter_sched.specs.masking import mask_tree
+from jupyter_sched.specs.masking import mask_out
 
 _MOUNT_KINDS = {BindMount: "bind", VolumeMount: "volume", DeviceMount: "device"}
 _PLAIN = re.compile(r"^(?:[A-Za-z_/.]|-[A-Za-z-])[A-Za-z0-9_./@%+=, -]*\Z")  # \Z: not before a final newline
@@ -98,7 +98,7 @@ def _leaf(value: Any) -> str:
 def render(obj: Any) -> str:
     """``obj`` as indented ``key: value`` text; strings are quoted only when they would be ambiguous."""
     lines: List[str] = []
-    _render(mask_tree(to_plain(obj)), 0, lines)
+    _render(mask_out(to_plain(obj)), 0, lines)
     return "\n".join(lines)
 
 
@@ -139,5 +139,5 @@ def _escape(m: "re.Match[str]") -> str:
 
 
 def to_json(obj: Any) -> str:
-    text = json.dumps(mask_tree(to_plain(obj)), indent=2, default=str, ensure_ascii=False)
+    text = json.dumps(mask_out(to_plain(obj)), indent=2, default=str, ensure_ascii=False)
     return _UNPRINTABLE.sub(_escape, text)  # only strings hold them: the escape is what json.loads reads back

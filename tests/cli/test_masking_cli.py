@@ -1,5 +1,6 @@
 """The CLI shows no secret: ``run --dryrun``, ``describe`` and ``status`` (text and ``--json``), the runner
-events ``-v`` prints, and the errors of refused run options, run for real."""
+events ``-v`` prints, the errors of refused run options, and a failed replica's error file in every shape it
+may hold one in (``run --wait``'s failure, ``status``, ``status --json``, ``describe``), run for real."""
 
 from __future__ import annotations
 
@@ -95,3 +96,51 @@ def test_a_mistyped_secret_in_the_config_file_is_not_echoed(cli: Cli) -> None:
         proc = cli("-v", "run", "-s", "local_docker", "--dryrun", "utils.echo")
         assert proc.returncode == 2 and "env" in proc.stderr, proc.stderr
         assert TOKEN not in proc.stdout + proc.stderr
+
+
+# -- a secret in a failed replica's error file (issue 31 point 6, issue 33 point 4) ----------------------------
+KEY = "Zq7S3cretQx9"  # capitals: in no app id; no word of ours contains it
+ERROR_FILES = {
+    "torchelastic": json.dumps(
+        {
+            "message": {
+                "message": f"RuntimeError: WANDB_API_KEY={KEY} was refused",
+                "errorCode": 3,
+                "extraInfo": {"timestamp": "1700000000", "py_callstack": f"Traceback: --token {KEY}"},
+            }
+        }
+    ),
+    "json_key": json.dumps({"WANDB_API_KEY": KEY, "message": "login failed"}),
+    "json_in_json": json.dumps({"message": json.dumps({"WANDB_API_KEY": KEY})}),
+    "dict_repr": json.dumps({"message": f"login failed with {{'WANDB_API_KEY': '{KEY}'}}"}),
+    "list_value": json.dumps({"api_keys": [KEY, KEY], "message": "login failed"}, indent=2) + "\n",
+    "url": json.dumps({"message": f"git clone https://me:{KEY}@example.com/r.git failed"}),
+    "text": f"login failed: WANDB_API_KEY={KEY}\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(ERROR_FILES))
+def test_a_secret_in_an_error_file_is_masked_in_every_output_and_json_stays_json(cli: Cli, shape: str) -> None:
+    """A real local job writes its error file (TORCHELASTIC_ERROR_FILE) with a secret in it and fails: the
+    failure ``run --wait`` prints, ``status`` (text and ``--json``) and ``describe`` show no part of it; the
+    ``--json`` output parses and so does its ``structured_error_msg`` when the file held JSON. The secret is
+    in no argument of the job (the script copies a file), so only the error file could leak it."""
+    content = ERROR_FILES[shape]
+    (cli.cwd / "error.json").write_text(content)
+    proc = cli("run", "-s", "local_cwd", "--wait", "utils.sh", 'cp error.json "$TORCHELASTIC_ERROR_FILE"; exit 3')
+    assert proc.returncode == 1 and "FAILED" in proc.stderr, proc.stderr
+    assert KEY not in proc.stdout + proc.stderr, proc.stderr
+    assert "********" in proc.stderr  # the error was shown, masked (not dropped)
+    handle = proc.stdout.splitlines()[0]
+    text = cli("status", handle)
+    assert text.returncode == 0 and KEY not in text.stdout and "********" in text.stdout, text.stdout
+    shown = cli("status", handle, "--json")
+    assert shown.returncode == 0 and KEY not in shown.stdout, shown.stdout
+    error = json.loads(shown.stdout)["structured_error_msg"]
+    assert "********" in error
+    if shape != "text":
+        assert list(json.loads(error)) == list(json.loads(content))  # still JSON, with the same keys
+    for extra in ((), ("--json",)):
+        described = cli("describe", handle, *extra)
+        assert described.returncode == 0 and KEY not in described.stdout, described.stdout
+    assert KEY in (cli.cwd / "error.json").read_text()  # masking shows; the job's files are never altered
