@@ -18,6 +18,7 @@ import os
 from typing import Any, Callable, Iterator, List, Mapping, Optional, Union
 
 from jupyter_sched.frontend.job import Job
+from jupyter_sched.functions import incomplete
 from jupyter_sched.functions.errors import MissingResultError, ResultError
 from jupyter_sched.functions.launch import FunctionRequest, job_root, launch, prepare, read_meta, recorded_job_dir
 from jupyter_sched.functions.results import Outcome, read_outcome
@@ -148,6 +149,7 @@ class Launcher:
         """The FunctionJob of a function app launched earlier (another kernel, before a restart): its
         ``result()`` reads what the replicas wrote. LookupError if no function job directory records it."""
         root = job_root(self.runner, parse_app_handle(handle).scheduler_backend, cfg)
+        incomplete.sweep(root)  # what submits killed on the way left there (a recorded job is never removed)
 
         def candidates() -> Iterator[str]:  # the directory the app records, else every one under the root
             recorded = recorded_job_dir(self.runner, handle)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from jupyter_sched.components.dist import free_port
-from jupyter_sched.functions import images
+from jupyter_sched.functions import images, incomplete
 from jupyter_sched.functions.pack import pack
 from jupyter_sched.functions.results import BOOTSTRAP_FILE, CALL_FILE, META_FILE
 from jupyter_sched.schedulers.common.private_files import DIR_MODE, make_private_dirs, write_private
@@ -195,19 +195,26 @@ def launch(runner: Any, request: FunctionRequest) -> str:
     """Writes the job directory (the pickled call, the bootstrap, a meta file) and schedules the app;
     returns its handle. If scheduling fails, the directory is removed again. Like logs, everything is
     private to its owner (0700 directories, parents created here included; 0600 files): the call holds
-    the function's arguments."""
-    make_private_dirs(os.path.dirname(request.job_dir))
-    os.mkdir(request.job_dir, DIR_MODE)
+    the function's arguments. Until ``meta.json`` records the app the directory is marked incomplete, so
+    if this process is killed on the way, the next one to use the root removes it (:mod:`.incomplete`,
+    which runs here first for what earlier submits left)."""
+    root = os.path.dirname(request.job_dir)
+    make_private_dirs(root)
+    incomplete.sweep(root)
+    incomplete.begin(request.job_dir)
     try:
+        os.mkdir(request.job_dir, DIR_MODE)
         write_private(os.path.join(request.job_dir, CALL_FILE), request.payload)
         with open(bootstrap_source(), "rb") as f:
             write_private(os.path.join(request.job_dir, BOOTSTRAP_FILE), f.read())
         handle = runner.schedule(request.info)
     except BaseException:
         shutil.rmtree(request.job_dir, ignore_errors=True)
+        incomplete.done(request.job_dir)
         raise
     write_meta(request.job_dir, {**request.meta, "handle": handle, "submitted": time.time(),
                                  "num_replicas": request.num_replicas, "role": role_name(request)})  # fmt: skip
+    incomplete.done(request.job_dir)
     return handle
 
 
