@@ -20,6 +20,7 @@ import { JobsSidebar } from './sidebar';
 const JOBS_PLUGIN = 'jupyter-sched:jobs';
 const OPEN = 'jupyter-sched:open-job';
 const SHOW = 'jupyter-sched:show-jobs';
+const TRUST = 'notebook:trust';
 const HIDDEN_INTERVAL_S = 5;
 
 export const jobsIcon = new LabIcon({
@@ -105,6 +106,7 @@ function describeFrontEnd(app: JupyterFrontEnd): void {
   frontEnd.name = app.name;
   if (app.name === 'Jupyter Notebook') {
     frontEnd.openLabel = 'Open below';
+    frontEnd.trustWhere = 'File › Trust Notebook (or Not Trusted at the top right)';
   }
 }
 
@@ -235,12 +237,14 @@ const outputs: JupyterFrontEndPlugin<void> = {
       createRenderer: (options: any) => new JobOutput(options, env)
     });
     // outside notebooks (an output view, a console): the server's view or the record
-    rendermime.addFactory(factory({ rendermime: null, watch: null, open }), RANK);
+    rendermime.addFactory(factory({ rendermime: null, watch: null, open, trust: null }), RANK);
     // in a notebook: also the live pane while the kernel that drew it runs
     tracker?.widgetAdded.connect((_, panel) => {
       const watch = new KernelWatch(panel);
       const registry = panel.content.rendermime;
-      registry.addFactory(factory({ rendermime: registry, watch, open }), RANK);
+      // JupyterLab's trust command shows its confirmation dialog for this notebook (not the current one)
+      const trust = () => void app.commands.execute(TRUST, { widgetId: panel.id });
+      registry.addFactory(factory({ rendermime: registry, watch, open, trust }), RANK);
     });
   }
 };

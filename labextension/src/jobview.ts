@@ -38,7 +38,9 @@ export const frontEnd = {
   /** Who writes a job's final record into a notebook: the app's name ("JupyterLab", "Jupyter Notebook"). */
   name: 'JupyterLab',
   /** The button that opens a job in its own view: JupyterLab's main area, Notebook 7's panel below the page. */
-  openLabel: 'Open in main area'
+  openLabel: 'Open in main area',
+  /** Where the user finds "Trust Notebook": JupyterLab 4 has it in the command palette only. */
+  trustWhere: 'Trust Notebook in the command palette'
 };
 
 function escapeHTML(text: string): string {

@@ -9,11 +9,23 @@
  * 1. the widget, when the notebook's current kernel holds its model (the model id came with a display
  *    message of this kernel, or the kernel's `comm_info` lists it), and the output is trusted;
  * 2. else the saved record, when it is final (nothing can change any more);
- * 3. else the job as the Jupyter server knows it now (live while it runs; its final state once ended),
+ * 3. else, when the output is not trusted (a notebook someone else wrote, not yet trusted here), the saved
+ *    record with a line that says why and how to trust the notebook: nothing is asked of the Jupyter
+ *    server (no detail, no log stream, no Cancel button) for a handle the file names;
+ * 4. else the job as the Jupyter server knows it now (live while it runs; its final state once ended),
  *    and the saved record only if the server does not know the handle.
  *
- * When the kernel that drew a live pane restarts, dies or is replaced, the pane is swapped for (3) with
+ * When the kernel that drew a live pane restarts, dies or is replaced, the pane is swapped for (4) with
  * a line that says so: never a frozen "RUNNING … following", never "model not found".
+ *
+ * Trust is JupyterLab's (and Notebook 7's): the server marks a notebook's cells trusted when its signature
+ * is known (it signs what the user ran or trusted), and an output's `model.trusted` follows its cell. When
+ * the user trusts the notebook (the `notebook:trust` command, after its confirmation dialog), each output
+ * area re-sets its items with `trusted: true`; JupyterLab hands the new model to this same renderer
+ * (`renderModel` again, the preferred mime type being unchanged), which then goes live.
+ *
+ * Everything the file says reaches the page as text (`textContent`) or through JupyterLab's own HTML
+ * renderer, which sanitizes an untrusted output's `text/html`.
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { RenderedHTML } from '@jupyterlab/rendermime';
@@ -24,7 +36,7 @@ import { Panel, Widget } from '@lumino/widgets';
 
 import { getJob, IJobDetail, isRunning, logSnapshot } from './api';
 import { clock, el } from './format';
-import { ILogTail, JobView, recordOf } from './jobview';
+import { frontEnd, ILogTail, JobView, recordOf } from './jobview';
 
 export const JOB_MIME = 'application/vnd.jupyter-sched.job+json';
 export const WIDGET_MIME = 'application/vnd.jupyter.widget-view+json';
@@ -119,6 +131,8 @@ export interface IOutputEnv {
   rendermime: IRenderMimeRegistry | null;
   watch: KernelWatch | null;
   open: (handle: string) => void;
+  /** Asks the user to trust the output's notebook (JupyterLab's own dialog); null outside a notebook. */
+  trust: (() => void) | null;
 }
 
 export class JobOutput extends Panel implements IRenderMime.IRenderer {
@@ -229,6 +243,10 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
       void this.showRecord(model, '');
       return;
     }
+    if (!model.trusted) {
+      this.showUntrusted(model, info);
+      return;
+    }
     const saved = `saved ${info.state}${info.as_of ? ` as of ${clock(info.as_of)}` : ''}`;
     const job = new JobView(info.handle, {
       compact: true,
@@ -269,12 +287,41 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
     });
   }
 
-  private async showRecord(model: IRenderMime.IMimeModel, note: string): Promise<void> {
+  /**
+   * An untrusted output names a handle nobody here chose to follow: a notebook from elsewhere could make
+   * every page that opens it ask the server about (and offer to cancel) any job it names. It shows its
+   * saved record, and says how to follow the job live: trust the notebook, as for its scripts.
+   */
+  private showUntrusted(model: IRenderMime.IMimeModel, info: IJobInfo): void {
+    const { trust } = this.env;
+    const when = typeof info.as_of === 'number' && isFinite(info.as_of) ? ` as of ${clock(info.as_of)}` : '';
+    const where = `${trust ? 'the button below, or ' : ''}${frontEnd.trustWhere}`;
+    const hint = el('div', 'jsl-untrusted');
+    hint.appendChild(
+      el(
+        'div',
+        'jsl-untrusted-text',
+        `This notebook is not trusted: below is the job as it was saved (${info.state}${when}), not live ` +
+          `from the Jupyter server. To follow it live, trust the notebook: ${where}.`
+      )
+    );
+    if (trust) {
+      const buttons = el('div', 'jsl-buttons');
+      const button = el('button', 'jp-Button jp-mod-styled jsl-trust', 'Trust Notebook…');
+      button.title = `${frontEnd.name} asks you to confirm: a trusted notebook's outputs may run code`;
+      button.onclick = () => trust();
+      buttons.appendChild(button);
+      hint.appendChild(buttons);
+    }
+    void this.showRecord(model, hint);
+  }
+
+  private async showRecord(model: IRenderMime.IMimeModel, note: string | HTMLElement): Promise<void> {
     const html = new RenderedHTML({ ...this.options, mimeType: 'text/html' });
     const box = new Panel();
     box.addClass('jsl-record-box');
     if (note) {
-      const line = new Widget({ node: el('div', 'jsl-note', note) });
+      const line = new Widget({ node: typeof note === 'string' ? el('div', 'jsl-note', note) : note });
       box.addWidget(line);
     }
     box.addWidget(html);
