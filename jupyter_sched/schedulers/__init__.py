@@ -20,6 +20,9 @@ DEFAULT_SCHEDULER_MODULES: Dict[str, str] = {
     "local_docker": "jupyter_sched.schedulers.docker_scheduler:create_scheduler",
     "slurm": "jupyter_sched.schedulers.slurm_scheduler:create_scheduler",
 }
+BUILTIN_SCHEDULERS = tuple(DEFAULT_SCHEDULER_MODULES)
+"""The backends of this package, by name: what the Jupyter server lists by default, and the first entries
+of :func:`get_scheduler_factories` (the CLI's and the notebook's ``-s`` choices)."""
 
 
 def _deferred(target: str) -> SchedulerFactory:
@@ -81,6 +84,7 @@ def get_default_scheduler_name() -> str:
 
 
 __all__ = [
-    "DEFAULT_SCHEDULER_MODULES", "SCHEDULER_PREFIXES", "Scheduler", "SchedulerFactory", "get_default_scheduler_name",
+    "BUILTIN_SCHEDULERS", "DEFAULT_SCHEDULER_MODULES", "SCHEDULER_PREFIXES", "Scheduler", "SchedulerFactory",
+    "get_default_scheduler_name",
     "get_scheduler_factories",
 ]  # fmt: skip

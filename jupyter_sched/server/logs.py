@@ -12,8 +12,12 @@ colours mean what they mean there, and every character of log text is escaped be
   line, the total count, and whether the log has ended. Memory is ``keep_lines`` lines of
   ``max_line_chars`` per follower, so a flood costs the same as a trickle.
 
-A follower nobody watches is stopped when another one needs its place; its thread ends at the replica's
-next output or end (a blocked read cannot be interrupted from outside).
+A follower nobody watches is stopped ``linger`` seconds after its last viewer left (so a job view that
+reconnects at once finds it), or at once when another one needs its place. Stopping closes its log iterator
+(``IndexedLogIterator.close``), which wakes the reader even while the replica is silent: the thread ends and
+the log file is closed then, not at the replica's next output. One janitor thread does the stopping; it
+exists only while some follower does, so a server whose clients have left holds no thread and no file of
+ours.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from jupyter_sched.logs import TerminalBuffer
 from jupyter_sched.runner import Runner
 from jupyter_sched.schedulers.api import Stream
+from jupyter_sched.specs.masking import mask_out
 
 STREAMS = ("combined", "stdout", "stderr")
 _BATCH = 256
@@ -85,6 +90,7 @@ class ReplicaLog:
         self.error: Optional[str] = None
         self.stopped = False
         self._runner = runner
+        self._items: Optional[Iterable[str]] = None
         self._thread = threading.Thread(target=self._read, name=f"jsched-server-log-{role}-{k}", daemon=True)
         self._thread.start()
 
@@ -92,18 +98,36 @@ class ReplicaLog:
         handle, role, k, stream = self.key
         try:
             items = self._runner.log_lines(handle, role, k, should_tail=True, streams=Stream(stream))
+            with self.lock:
+                self._items = items
+            if self.stopped:  # stopped while the log was being opened
+                return
             for item in items:
                 with self.lock:
                     self.term.feed(item)
                 if self.stopped:
                     break
         except Exception as e:  # noqa: BLE001 - shown to the viewer; the server goes on
-            self.error = f"cannot read the log of {role}/{k}: {' '.join(str(e).split())[:300]}"
+            self.error = mask_out(f"cannot read the log of {role}/{k}: {' '.join(str(e).split())[:300]}")
         finally:
+            _close(self._items)
             with self.lock:
                 self.term.flush()
                 self.term.version += 1
                 self.ended = True
+
+    def stop(self) -> None:
+        """Ends the follow now: the reader wakes from its wait (or its next read), closes the log file and
+        exits, however long the replica stays silent."""
+        self.stopped = True
+        with self.lock:
+            items = self._items
+        _close(items)
+
+    @property
+    def alive(self) -> bool:
+        """True while the reader thread runs."""
+        return self._thread.is_alive()
 
     def diff(self, cursor: Cursor) -> Optional[Dict[str, Any]]:
         """What changed since ``cursor`` (which is advanced), or None if nothing did."""
@@ -129,23 +153,44 @@ class ReplicaLog:
             return event
 
 
+def _close(items: Optional[Iterable[str]]) -> None:
+    """Closes a log iterator from any thread, if it can be closed: a backend's ``IndexedLogIterator`` (its
+    ``close`` is thread-safe and wakes a waiting follow). A generator that is running on the reader thread
+    cannot be closed from another (``ValueError``); it ends at its next item, when ``stopped`` is seen."""
+    close = getattr(items, "close", None)
+    if close is None:
+        return
+    try:
+        close()
+    except ValueError:
+        pass
+
+
 class TooManyFollowers(RuntimeError):
     pass
 
 
 class Followers:
-    """At most ``max_followers`` live logs; the least recently watched unwatched one makes room."""
+    """At most ``max_followers`` live logs; the least recently watched unwatched one makes room, and one
+    nobody has watched for ``linger`` seconds is stopped."""
 
-    def __init__(self, max_followers: int = 16, keep_lines: int = 2000, max_line_chars: int = 4000) -> None:
+    def __init__(self, max_followers: int = 16, keep_lines: int = 2000, max_line_chars: int = 4000,
+                 linger: float = 5.0) -> None:  # fmt: skip
         self.max_followers = max_followers
         self.keep_lines = keep_lines
         self.max_line_chars = max_line_chars
+        self.linger = linger
         self._logs: "OrderedDict[Tuple[str, str, int, str], ReplicaLog]" = OrderedDict()
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._janitor: Optional[threading.Thread] = None
+        self._closed = False
 
     def attach(self, runner: Runner, handle: str, role: str, k: int, stream: str = "combined") -> ReplicaLog:
         key = (handle, role, k, stream)
         with self._lock:
+            if self._closed:
+                raise TooManyFollowers("the server is shutting down")
             log = self._logs.get(key)
             if log is None or (log.stopped and not log.ended):
                 if len(self._logs) >= self.max_followers:
@@ -155,12 +200,14 @@ class Followers:
             self._logs.move_to_end(key)
             log.viewers += 1
             log.last_viewed = time.monotonic()
+            self._start_janitor()
             return log
 
     def detach(self, log: ReplicaLog) -> None:
         with self._lock:
             log.viewers = max(0, log.viewers - 1)
             log.last_viewed = time.monotonic()
+            self._changed.notify_all()
 
     def _evict(self) -> None:
         idle = [log for log in self._logs.values() if log.viewers == 0]
@@ -170,14 +217,41 @@ class Followers:
                 " (c.JobsServer.max_log_streams); close a job view and try again"
             )
         victim = min(idle, key=lambda log: (not log.ended, log.last_viewed))
-        victim.stopped = True
-        del self._logs[victim.key]
+        self._drop(victim)
+
+    def _drop(self, log: ReplicaLog) -> None:
+        del self._logs[log.key]
+        log.stop()
+
+    def _start_janitor(self) -> None:
+        if self._janitor is None:
+            self._janitor = threading.Thread(target=self._sweep, name="jsched-server-log-janitor", daemon=True)
+            self._janitor.start()
+
+    def _sweep(self) -> None:
+        """Stops each follower nobody has watched for ``linger`` seconds; ends when none is left."""
+        with self._lock:
+            while self._logs and not self._closed:
+                now = time.monotonic()
+                for log in [log for log in self._logs.values() if log.viewers == 0]:
+                    if now - log.last_viewed >= self.linger:
+                        self._drop(log)
+                due = [log.last_viewed + self.linger for log in self._logs.values() if log.viewers == 0]
+                if not self._logs:
+                    break
+                self._changed.wait(max(0.05, min(due) - now) if due else None)
+            self._janitor = None
 
     def stop_all(self) -> None:
+        """Stops every follower and the janitor (the server is stopping): no thread or file is left."""
         with self._lock:
-            for log in self._logs.values():
-                log.stopped = True
-            self._logs.clear()
+            self._closed = True
+            for log in list(self._logs.values()):
+                self._drop(log)
+            self._changed.notify_all()
+            janitor = self._janitor
+        if janitor is not None:
+            janitor.join(5)
 
     def __len__(self) -> int:
         return len(self._logs)

@@ -33,6 +33,10 @@ ARTIFACTS = REPO / "artifacts" / "server"
 SCRIPT = str(Path(sys.executable).parent / "jupyter-sched")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "server_args(argv=[...], env={...}): a test's own server's arguments")
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
