@@ -13,7 +13,7 @@ import threading
 import time
 import weakref
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from jupyter_sched.runner.events import log_event
 from jupyter_sched.schedulers import SchedulerFactory, get_scheduler_factories
@@ -390,6 +390,24 @@ class Runner:
             if sched.describe(app_id) is None:
                 raise UnknownAppException(app_handle)
             return sched.usage(app_id)
+
+    def usage_many(self, app_handles: Sequence[AppHandle]) -> Dict[AppHandle, List[UsageSample]]:
+        """:meth:`usage` of several apps, asked of each scheduler once (a backend that must take two
+        readings for a CPU % waits once for all its apps). Apps the scheduler does not know, and apps of
+        a scheduler that cannot measure usage, are left out."""
+        by_sched: Dict[Tuple[str, str], List[Tuple[AppHandle, str]]] = {}
+        for handle in app_handles:
+            scheduler, session, app_id = parse_safe_handle(handle)
+            by_sched.setdefault((scheduler, session), []).append((handle, app_id))
+        out: Dict[AppHandle, List[UsageSample]] = {}
+        for (scheduler, session), apps in by_sched.items():
+            with self._event("usage_many", scheduler, ",".join(app_id for _, app_id in apps)):
+                sched = self._scheduler(scheduler, session)
+                if not isinstance(sched, UsageMixin):
+                    continue
+                found = sched.usage_many([app_id for _, app_id in apps])
+            out.update({handle: found[app_id] for handle, app_id in apps if app_id in found})
+        return out
 
     def log_items(
         self,

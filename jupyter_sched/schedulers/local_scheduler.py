@@ -28,7 +28,7 @@ import weakref
 from collections import OrderedDict
 from datetime import datetime
 from functools import partial
-from typing import Any, Callable, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from jupyter_sched.schedulers.api import (
     DescribeAppResponse,
@@ -179,7 +179,16 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
     # -- describe / list ------------------------------------------------------------------------------------
     def _record(self, app_id: str) -> Optional[AppRecord]:
         """The app's record: in memory if this process owns it, else read from ``<base>/<session>/<app_id>``
-        (an unsafe ``app_id`` is refused before any path is built)."""
+        (an unsafe ``app_id`` is refused before any path is built). ``local_cwd`` and ``local_dir`` share the
+        log dir, but each knows only its own apps: a ``local_dir://`` handle never finds (or cancels) a
+        ``local_cwd`` app, as in TorchX, where each scheduler knows the apps it started."""
+        record = self._any_record(app_id)
+        if record is not None and record.image_provider not in ("", self._image_provider_name):
+            return None
+        return record
+
+    def _any_record(self, app_id: str) -> Optional[AppRecord]:
+        """The app's record whichever local scheduler started it (``list`` filters by its own)."""
         app = self._apps.get(app_id)
         if app is not None:
             return app.record
@@ -196,10 +205,10 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
 
     def list(self) -> List[ListAppResponse]:
         """Apps of this session: those started here and those recorded on disk by other processes with the
-        same image provider (``local_cwd`` and ``local_dir`` share the log dir, but each lists only its own
-        apps; ``describe`` by app id works from either)."""
+        same image provider (``local_cwd`` and ``local_dir`` share the log dir, but each lists, describes and
+        cancels only its own apps)."""
         owned = {app_id: app.record for app_id, app in list(self._apps.items())}
-        return list_apps(owned, self._bases, self.session_name, self._image_provider_name, self._record)
+        return list_apps(owned, self._bases, self.session_name, self._image_provider_name, self._any_record)
 
     # -- cancel / close -----------------------------------------------------------------------------------------
     def _cancel_existing(self, app_id: str) -> None:
@@ -326,6 +335,13 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
         if record is None:
             raise UnknownAppException(app_id)
         return self._meter.usage(record.snapshot(), owned=app_id in self._apps)
+
+    def usage_many(self, app_ids: Sequence[str]) -> Dict[str, List[UsageSample]]:
+        """:meth:`usage` of several apps, their replicas owned by other processes probed together."""
+        records = [(app_id, self._record(app_id)) for app_id in app_ids]
+        found = [(app_id, record.snapshot()) for app_id, record in records if record is not None]
+        samples = self._meter.usage_many([(record, app_id in self._apps) for app_id, record in found])
+        return {app_id: s for (app_id, _), s in zip(found, samples)}
 
     def wait_for_change(self, app_id: str, timeout: float) -> None:
         """Wakes as soon as a replica of this process ends (or prints); polls the state file briefly for

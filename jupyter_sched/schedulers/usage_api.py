@@ -9,8 +9,9 @@ ended, and nothing for a replica that has not started. It never starts or stops 
 from __future__ import annotations
 
 import abc
-from typing import List
+from typing import Dict, List, Sequence
 
+from jupyter_sched.specs.errors import UnknownAppException
 from jupyter_sched.specs.usage import UsageSample
 
 __all__ = ["UsageMixin", "supports_usage"]
@@ -23,6 +24,18 @@ class UsageMixin(abc.ABC):
     def usage(self, app_id: str) -> List[UsageSample]:
         """One sample per started replica, in (role, replica) order. Raises ``UnknownAppException`` for an
         app the scheduler does not know."""
+
+    def usage_many(self, app_ids: Sequence[str]) -> Dict[str, List[UsageSample]]:
+        """:meth:`usage` of several apps at once, by app id; an app the scheduler does not know is left
+        out. A backend whose first reading of a replica must wait (a CPU % needs two readings) overrides
+        this to wait once for all of them."""
+        out: Dict[str, List[UsageSample]] = {}
+        for app_id in app_ids:
+            try:
+                out[app_id] = self.usage(app_id)
+            except UnknownAppException:
+                continue
+        return out
 
 
 def supports_usage(scheduler: object) -> bool:

@@ -12,8 +12,11 @@
 ``<handle>`` is the app handle URL-encoded as one path segment (``encodeURIComponent``). It is checked as
 the CLI checks it (a known scheduler, and a session and app id that are plain names, so no path is built
 outside the log dir) before anything reads it: a malformed one is a 400 naming the problem, an unknown one
-a 404. Every blocking call (listing, status, log reads, cancel) runs on the extension's thread pool, never
-on the server's event loop.
+a 404 (a handle is looked up under its own scheduler only). A backend that cannot answer is a 503 (its
+service is down: ``Retry-After`` says when to ask again) or a 502 (it answered with an error), whose
+``message`` is the error on one line, masked, with the hint the command line gives; the server logs one
+line, not a traceback. Every blocking call (status, log reads, cancel) runs on the extension's thread pool,
+never on the server's event loop; listings are refreshed on a thread of their own (:mod:`.index`).
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ from jupyter_sched.frontend.targets import check_handle
 from jupyter_sched.server import rows as table
 from jupyter_sched.server.index import JobIndex, UnknownJob
 from jupyter_sched.server.logs import STREAMS, Cursor, Followers, TooManyFollowers, snapshot
-from jupyter_sched.specs import MalformedAppHandleException
+from jupyter_sched.specs import MalformedAppHandleException, UnknownAppException
+from jupyter_sched.specs.errors import BackendUnavailableError
 from jupyter_sched.specs.handles import parse_safe_handle
+from jupyter_sched.specs.masking import mask_out
 
 AUTH_RESOURCE = "jupyter_sched"
 """The resource name jupyter_server's authorizer sees for every route here."""
@@ -42,6 +47,12 @@ T = TypeVar("T")
 TICK_S = 0.25
 """How often a live log stream looks for new lines (at most four events a second)."""
 KEEPALIVE_S = 15.0
+RETRY_AFTER_S = 10
+"""What a 503 asks a client to wait before asking again."""
+_UNREACHABLE_NAMES = frozenset({"ConnectionError", "ConnectTimeout", "ReadTimeout", "Timeout", "NewConnectionError",
+                                "MaxRetryError"})  # fmt: skip
+"""Exception classes of HTTP clients (requests, urllib3: a Ray dashboard, a cluster's API) that say the service
+could not be reached; matched by name, so the server imports none of them."""
 QUERY = ("offset", "limit", "notebook", "session", "scheduler", "state", "sweep")
 
 
@@ -69,11 +80,15 @@ class Base(APIHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """JSON ``{"message", "reason"}`` as every API of the server; the message as written (tornado keeps
-        an argument-less message with each ``%`` doubled)."""
+        an argument-less message with each ``%`` doubled), through the masking rule. An error of ours never
+        carries a traceback: the one-line message says it all."""
         exc = (kwargs.get("exc_info") or (None, None, None))[1]
         if isinstance(exc, web.HTTPError) and exc.log_message and not exc.args:
             self.set_header("Content-Type", "application/json")
-            self.finish(json.dumps({"message": exc.log_message.replace("%%", "%"), "reason": exc.reason}))
+            if status_code == 503:
+                self.set_header("Retry-After", str(RETRY_AFTER_S))
+            message = mask_out(exc.log_message.replace("%%", "%"))
+            self.finish(json.dumps({"message": message, "reason": exc.reason}))
             return
         super().write_error(status_code, **kwargs)
 
@@ -89,12 +104,17 @@ class Base(APIHandler):
             raise web.HTTPError(400, f"bad job handle: {e}") from None
         return handle
 
-    async def on_job(self, fn: Callable[[str], T], handle: str) -> T:
-        """``fn(handle)`` off the event loop; a job the index does not know is a 404 that says why."""
+    async def on_job(self, fn: Callable[..., T], handle: str, *args: Any) -> T:
+        """``fn(handle, *args)`` off the event loop; a job the index does not know is a 404 that says why, a
+        backend that cannot answer a 503 or 502 (:func:`backend_failure`)."""
         try:
-            return await self.blocking(fn, handle)
-        except UnknownJob:
+            return await self.blocking(fn, handle, *args)
+        except (UnknownJob, UnknownAppException):
             raise web.HTTPError(404, f"no job {handle}: it was never submitted, or its records were removed") from None
+        except web.HTTPError:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever a backend raised, the client gets one masked line
+            raise backend_failure(handle, e) from None
 
     async def job_status(self, handle: str) -> Any:
         return await self.on_job(self.ctx.index.status, handle)
@@ -178,7 +198,7 @@ class LogHandler(Base):
         except ValueError:
             raise web.HTTPError(400, f"lines={raw_lines!r}: give 1 to {top}") from None
         runner = self.ctx.index.runner_for(handle)
-        body = await self.blocking(snapshot, runner, handle, role, k, lines, stream)
+        body = await self.on_job(lambda h: snapshot(runner, h, role, k, lines, stream), handle)
         body["state"] = status.state.name
         self.finish(json.dumps(body))
 
@@ -230,6 +250,20 @@ class LogStreamHandler(Base):
             self.ctx.followers.detach(log)
         if not self._closed:
             self.finish(set_content_type="text/event-stream; charset=utf-8")
+
+
+def backend_failure(handle: str, e: BaseException) -> web.HTTPError:
+    """The HTTP error for a backend that could not answer about ``handle``: 503 if its service cannot be
+    reached now (asking later may work), else 502; the message is the backend's own on one line (it carries
+    the hint the command line shows, such as how to start a Docker engine), masked."""
+    names = {cls.__name__ for cls in type(e).__mro__}
+    unreachable = isinstance(e, (BackendUnavailableError, ConnectionError, TimeoutError)) or bool(
+        names & _UNREACHABLE_NAMES
+    )
+    scheduler = handle.partition("://")[0]
+    text = " ".join(str(e).split())
+    message = mask_out(f"{scheduler}: {type(e).__name__}: {text[:1000]}")
+    return web.HTTPError(503 if unreachable else 502, message)
 
 
 def routes(base: str, context: Context) -> list:

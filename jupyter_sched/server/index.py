@@ -11,10 +11,19 @@ after ``backoff`` seconds, so one missing engine costs nothing per poll.
 What is cached: one listing, reused for ``refresh_interval`` seconds (or twice as long as listing took,
 if that is longer, so a large history cannot keep the server busy); the status of an app that has ended
 (it cannot change), bounded (least recently listed dropped first). Apps still running are asked for
-their status, and their usage, at each listing. The registry says which notebook launched an app
+their status at each listing, and their usage once per listing for all of them (``Runner.usage_many``:
+a replica's first CPU reading waits once per listing, not once per app, and readings are kept between
+listings). A stale listing is refreshed on a thread of its own while requests get the previous one, so
+a request never waits for a listing but the very first; job details, logs and cancels never queue behind
+one.
+
+Every text a row carries that a user or a job wrote (its name, why it ended) and every notice goes
+through the one masking rule (:mod:`jupyter_sched.specs.masking`) when the row is made, so no secret of a
+failed job's error file reaches a browser or a notebook's saved record. The registry says which notebook launched an app
 (``JPY_SESSION_NAME``, the path Jupyter gives the notebook's kernel) and when.
 
-Every blocking call runs on the caller's thread; the server calls this from its executor threads.
+Every blocking call runs on the caller's thread (the server calls this from its executor threads), but the
+refresh of a stale listing, which runs on its own.
 """
 
 from __future__ import annotations
@@ -31,9 +40,9 @@ from jupyter_sched.frontend.sweep_names import sweep_of
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY
 from jupyter_sched.server import rows as table
-from jupyter_sched.specs import AppStatus, UnknownSchedulerException, make_app_handle, parse_app_handle
+from jupyter_sched.specs import AppState, AppStatus, UnknownSchedulerException, make_app_handle, parse_app_handle
 from jupyter_sched.specs.handles import check_name, parse_safe_handle
-from jupyter_sched.specs.masking import mask_tree
+from jupyter_sched.specs.masking import mask_out
 
 
 @dataclass
@@ -72,7 +81,10 @@ class JobIndex:
         self._runner_factory = runner_factory
         self._runners: "OrderedDict[str, Runner]" = OrderedDict()
         self._runners_lock = threading.Lock()
-        self._refresh_lock = threading.Lock()
+        self._refresh_lock = threading.Lock()  # the listing and the refresh under way
+        self._refreshing: Optional[threading.Event] = None
+        self._stale = False
+        self._refresher: Optional[threading.Thread] = None
         self._cache_lock = threading.Lock()  # the status cache and first-seen times
         self._listing = Listing()
         self._statuses: "OrderedDict[str, AppStatus]" = OrderedDict()
@@ -95,6 +107,11 @@ class JobIndex:
             return runner
 
     def close(self) -> None:
+        """Waits (briefly) for a refresh under way, then closes the runners."""
+        with self._refresh_lock:
+            refresher = self._refresher
+        if refresher is not None:
+            refresher.join(10)
         with self._runners_lock:
             for runner in self._runners.values():
                 runner.close()
@@ -105,16 +122,49 @@ class JobIndex:
 
     # -- the listing --------------------------------------------------------------------------------------
     def listing(self) -> Listing:
-        """The current listing: the cached one while it is fresh, else a new one (one at a time)."""
+        """The current listing. A fresh one is returned as it is; a stale one too, while a refresh runs on
+        its own thread. Only the very first listing (there is no previous one) is waited for."""
         with self._refresh_lock:
             listing = self._listing
             # a listing that takes long is reused longer, so a large history cannot keep the server busy
             # (the first one reads every app once and is not a measure of the next ones)
             slow = 0.0 if listing.cold else 2 * listing.seconds
-            if time.time() - listing.at < max(self.settings.refresh_interval, slow):
+            if listing.at and not self._stale and time.time() - listing.at < max(self.settings.refresh_interval, slow):
                 return listing
-            self._listing = self._refresh(cold=not listing.at)
-            return self._listing
+            done = self._refreshing
+            if done is None:
+                self._stale = False
+                done = self._refreshing = threading.Event()
+                self._refresher = threading.Thread(target=self._refresh_in_background, args=(done, not listing.at),
+                                                   name="jsched-server-listing", daemon=True)  # fmt: skip
+                self._refresher.start()
+            if listing.at:
+                return listing
+        done.wait()
+        return self._listing
+
+    def _refresh_in_background(self, done: threading.Event, cold: bool) -> None:
+        listing: Optional[Listing] = None
+        try:
+            listing = self._refresh(cold=cold)
+        except Exception as e:  # noqa: BLE001 - a listing that failed keeps the previous one, and says why
+            with self._refresh_lock:
+                previous = self._listing
+            message = mask_out(f"the jobs list could not be refreshed: {type(e).__name__}: {_one_line(e)}")
+            listing = Listing(rows=previous.rows, notices=[message], sessions=previous.sessions,
+                              schedulers=previous.schedulers, at=time.time(), cold=cold)  # fmt: skip
+        finally:
+            with self._refresh_lock:
+                if listing is not None:
+                    self._listing = listing
+                self._refreshing = None
+                self._refresher = None
+            done.set()
+
+    def invalidate(self) -> None:
+        """The next request starts a refresh (a cancel changed a state)."""
+        with self._refresh_lock:
+            self._stale = True
 
     def _refresh(self, cold: bool = False) -> Listing:
         start = time.monotonic()
@@ -135,6 +185,7 @@ class JobIndex:
                 for app in listed:
                     handle = make_app_handle(scheduler, session, app.app_id)
                     found[handle] = self._row(session, scheduler, app, known.get(handle))
+        self._add_usage([row for row in found.values() if not AppState[row["state"]].is_terminal])
         self._forget(set(found))
         return Listing(
             rows=list(found.values()), notices=notices, sessions=sessions, schedulers=schedulers_seen,
@@ -155,7 +206,7 @@ class JobIndex:
             notices.append(message)
             return []
         except Exception as e:  # noqa: BLE001 - one backend that cannot answer must not hide the others
-            message = f"{scheduler}: {type(e).__name__}: {' '.join(str(e).split())[:300]}"
+            message = mask_out(f"{scheduler}: {type(e).__name__}: {_one_line(e)}")
             self._down[scheduler] = (time.monotonic() + self.settings.backoff, message)
             notices.append(message)
             return []
@@ -165,7 +216,7 @@ class JobIndex:
     def _row(self, session: str, scheduler: str, app: Any, entry: Optional[Dict[str, Any]]) -> table.Row:
         handle = make_app_handle(scheduler, session, app.app_id)
         status = self._status_for_listing(handle, app)
-        name = (entry or {}).get("name") or getattr(app, "name", "") or app.app_id.rsplit("-", 1)[0]
+        name = mask_out((entry or {}).get("name") or getattr(app, "name", "") or app.app_id.rsplit("-", 1)[0])
         with self._cache_lock:
             seen = self._seen.setdefault(handle, float((entry or {}).get("submitted") or time.time()))
         state = status.state if status is not None else app.state
@@ -179,14 +230,26 @@ class JobIndex:
             "seen": seen,
             "sweep": sweep_of(name),
             "notebook": self._notebook_path((entry or {}).get("notebook")),
-            "reason": table.reason(name, status, _kernel_pid(entry)),
+            "reason": mask_out(table.reason(name, status, _kernel_pid(entry))),
             **table.times(status),
             **table.replica_counts(status),
+            "usage": table.usage_totals(status),
         }
-        row["usage"] = table.usage_totals(status)
-        if status is not None and not status.is_terminal():
-            row["usage"] = self._usage_now(handle) or row["usage"]
         return row
+
+    def _add_usage(self, running: List[table.Row]) -> None:
+        """What the running apps use now, asked once per session for all of them (see ``usage_many``)."""
+        by_session: Dict[str, List[table.Row]] = {}
+        for row in running:
+            by_session.setdefault(row["session"], []).append(row)
+        for session, rows in by_session.items():
+            try:
+                samples = self.runner(session).usage_many([row["handle"] for row in rows])
+            except Exception:  # noqa: BLE001 - usage is a bonus column: a backend without it shows none
+                continue
+            for row in rows:
+                now = table.usage_now(s for s in samples.get(row["handle"], []) if s.running)
+                row["usage"] = now or row["usage"]
 
     def _status_for_listing(self, handle: str, app: Any) -> Optional[AppStatus]:
         with self._cache_lock:
@@ -217,13 +280,6 @@ class JobIndex:
                 del self._statuses[handle]
             for handle in [h for h in self._seen if h not in listed]:
                 del self._seen[handle]
-
-    def _usage_now(self, handle: str) -> Optional[Dict[str, Any]]:
-        try:
-            samples = self.runner_for(handle).usage(handle)
-        except Exception:  # noqa: BLE001 - usage is a bonus column: a backend without it shows none
-            return None
-        return table.usage_now(s for s in samples if s.running)
 
     # -- sessions and the notebook registry ----------------------------------------------------------------
     def _sessions(self, registry: Dict[str, List[Dict[str, Any]]]) -> List[str]:
@@ -304,14 +360,15 @@ class JobIndex:
             }  # fmt: skip
         entry = next((e for e in reversed(self._registry().get(parsed.session_name, [])) if e["handle"] == handle),
                      None)  # fmt: skip
-        row = {**row, "state": status.state.name, "reason": table.reason(row["name"], status, _kernel_pid(entry)),
-               **table.times(status), **table.replica_counts(status)}  # fmt: skip
+        reason = mask_out(table.reason(row["name"], status, _kernel_pid(entry)))
+        row = {**row, "state": status.state.name, "reason": reason, **table.times(status),
+               **table.replica_counts(status)}  # fmt: skip
         usage: List[Dict[str, Any]] = []
         try:
             usage = [{**s.to_json(), "running": s.running} for s in self.runner_for(handle).usage(handle)]
         except Exception:  # noqa: BLE001 - a backend that cannot measure usage shows none
             usage = []
-        return {**row, "status": mask_tree(status.to_json()), "usage": usage}
+        return {**row, "status": mask_out(status.to_json()), "usage": usage}
 
     def cancel(self, handle: str) -> Dict[str, Any]:
         status = self.status(handle)
@@ -319,9 +376,14 @@ class JobIndex:
             return {"handle": handle, "cancelled": False, "state": status.state.name,
                     "message": f"{handle} already ended ({status.state}); nothing to cancel"}  # fmt: skip
         self.runner_for(handle).cancel(handle)
-        with self._refresh_lock:
-            self._listing.at = 0.0  # the next listing shows the change
+        self.invalidate()  # the next listing shows the change
         return {"handle": handle, "cancelled": True, "state": status.state.name, "message": f"cancelling {handle}"}
+
+
+def _one_line(e: BaseException, limit: int = 600) -> str:
+    """An exception's message on one line, at most ``limit`` characters."""
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _kernel_pid(entry: Optional[Dict[str, Any]]) -> Optional[int]:

@@ -62,6 +62,13 @@ class UnknownAppException(Exception):
         )
 
 
+class BackendUnavailableError(RuntimeError):
+    """A backend's service cannot be reached right now (no Docker engine answers, Slurm's commands are missing
+    or do not answer, a cluster's API is down): asking again later may work. The message says what could not
+    be reached and how to bring it up. Front ends show it as a temporary failure (the Jupyter server's jobs
+    API: 503), not as a fault of the request or of the app."""
+
+
 class UnknownSchedulerException(Exception):
     """A scheduler name that is not registered."""
 

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 from jupyter_sched.schedulers.docker.job import LABEL_PREFIX, LABEL_VERSION, package_version
+from jupyter_sched.specs.errors import BackendUnavailableError
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker
@@ -33,7 +34,7 @@ HOW_TO_START = (
 )
 
 
-class DockerNotAvailableError(RuntimeError):
+class DockerNotAvailableError(BackendUnavailableError):
     """The docker SDK is missing or no Docker engine answers; the message says how to fix it."""
 
 

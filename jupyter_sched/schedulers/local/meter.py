@@ -10,7 +10,7 @@ that ended.
 from __future__ import annotations
 
 import threading
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from jupyter_sched.schedulers.local import limit as local_limit
 from jupyter_sched.schedulers.local.state import AppRecord, ReplicaRecord
@@ -31,7 +31,8 @@ class LocalMeter:
     def __init__(self, interval: float = DEFAULT_INTERVAL) -> None:
         self.sampler = UsageSampler(interval, on_tick=self._write_files)
         self._owned: Dict[str, str] = {}  # running app id -> app dir
-        self._probe = ForeignProbe()
+        self.probe = ForeignProbe()
+        """Samples replicas of apps another process owns (its readings are kept between calls)."""
         self._lock = threading.Lock()
 
     def started(self, record: AppRecord, rep: ReplicaRecord, env: Dict[str, str]) -> None:
@@ -73,23 +74,38 @@ class LocalMeter:
                 self._owned.pop(record.app_id, None)
 
     def usage(self, record: AppRecord, owned: bool) -> List[UsageSample]:
-        live: List[UsageSample] = []
-        running = [r for r in record.replicas if not r.done and r.pid]
-        if running and owned:
-            live = self.sampler.latest(record.app_id)
-        elif running:
-            known = read_usage_file(record.app_dir, max_age=3 * self.sampler.interval + 1)
-            if known is not None and len(known) >= len(running):
-                live = known
-            else:
-                live = merge_peak(
-                    self._probe.sample([
-                        (r.role, r.replica_id, r.pid, r.started or 0.0, limit_of_record(r))
+        return self.usage_many([(record, owned)])[0]
+
+    def usage_many(self, records: Sequence[Tuple[AppRecord, bool]]) -> List[List[UsageSample]]:
+        """:meth:`usage` of several apps (``(record, owned)`` each), in order. The replicas that must be
+        probed (apps owned by another process that wrote no fresh usage file) are probed together, so a
+        listing of many running apps waits for a first reading once, not once per app."""
+        live: List[List[UsageSample]] = [[] for _ in records]
+        known: List[Optional[List[UsageSample]]] = [None for _ in records]
+        probe: List[Tuple[int, Tuple[str, int, int, float, Optional[int]]]] = []
+        for i, (record, owned) in enumerate(records):
+            running = [r for r in record.replicas if not r.done and r.pid]
+            if running and owned:
+                live[i] = self.sampler.latest(record.app_id)
+            elif running:
+                known[i] = read_usage_file(record.app_dir, max_age=3 * self.sampler.interval + 1)
+                if known[i] is not None and len(known[i] or []) >= len(running):
+                    live[i] = known[i] or []
+                else:
+                    probe += [
+                        (i, (r.role, r.replica_id, r.pid, r.started or 0.0, limit_of_record(r)))
                         for r in running
                         if r.pid is not None
-                    ]),
-                    known,
-                )
+                    ]
+        if probe:
+            samples = self.probe.sample_each([replica for _, replica in probe])
+            for i in dict.fromkeys(i for i, _ in probe):
+                ours = [s for (j, _), s in zip(probe, samples) if j == i and s is not None]
+                live[i] = merge_peak(ours, known[i])
+        return [self._per_replica(record, samples) for (record, _), samples in zip(records, live)]
+
+    @staticmethod
+    def _per_replica(record: AppRecord, live: List[UsageSample]) -> List[UsageSample]:
         by_key = {(s.role, s.replica): s for s in live}
         out = []
         for rep in record.replicas:

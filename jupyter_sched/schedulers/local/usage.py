@@ -299,19 +299,41 @@ def _sample_json(s: UsageSample) -> dict:
 
 class ForeignProbe:
     """Samples replicas of apps owned by another process (or by nobody, for apps that outlive their
-    owner): keeps the last reading per (pid, start time) so successive calls give a CPU %."""
+    owner): keeps the last reading per (pid, start time) so successive calls give a CPU %.
+
+    Readings are kept across calls, whichever apps a call asks about (a lister asks app by app), until the
+    tree is gone or has not been asked about for :attr:`forget_after` seconds: only a tree seen for the
+    first time costs the settling wait, and one call for many apps (:meth:`sample` with all their
+    replicas) pays it once."""
+
+    settle_s = 0.2
+    forget_after = 60.0
 
     def __init__(self) -> None:
         self._trees: Dict[Tuple[int, float], _Tree] = {}
+        self._asked: Dict[Tuple[int, float], float] = {}
+        self._lock = threading.Lock()
+        self.settles = 0
+        """How many calls waited :attr:`settle_s` for first readings (a figure for tests and benchmarks)."""
 
     def sample(self, replicas: List[Tuple[str, int, int, float, Optional[int]]]) -> List[UsageSample]:
         """``replicas``: (role, replica, pid, started, mem limit). A first reading of a tree takes a
-        second one 0.2 s later, so even a one-off ``top --json`` shows a real CPU %."""
+        second one :attr:`settle_s` later, so even a one-off ``top --json`` shows a real CPU %."""
+        return [s for s in self.sample_each(replicas) if s is not None]
+
+    def sample_each(self, replicas: List[Tuple[str, int, int, float, Optional[int]]]) -> List[Optional[UsageSample]]:
+        """:meth:`sample`, one entry per replica asked about, in order (None: its process is gone)."""
+        with self._lock:  # two listers at once would each take the other's reading as their previous one
+            return self._sample(replicas)
+
+    def _sample(self, replicas: List[Tuple[str, int, int, float, Optional[int]]]) -> List[Optional[UsageSample]]:
         trees = []
+        mono = time.monotonic()
         for role, k, pid, started, limit in replicas:
             key = (pid, started)
             tree = self._trees.get(key) or _Tree(role, k, pid, started, limit)
             self._trees[key] = tree
+            self._asked[key] = mono
             trees.append(tree)
         kids = _Children()
         fresh = [t for t in trees if t.last_cpu is None]
@@ -319,15 +341,21 @@ class ForeignProbe:
             now = time.monotonic()
             for tree in fresh:
                 _sample(tree, kids, now)
-            time.sleep(0.2)
+            time.sleep(self.settle_s)
+            self.settles += 1
             kids = _Children()
         now, gpus = time.monotonic(), read_gpus()
-        out = []
+        out: List[Optional[UsageSample]] = []
+        gone = set()
         for tree in trees:
             sample = _sample(tree, kids, now, gpus)
-            if sample is not None:
-                out.append(sample)
-        self._trees = {k: t for k, t in self._trees.items() if t in trees}
+            out.append(sample)
+            if sample is None:
+                gone.add((tree.pid, tree.started))
+        stale = {key for key, at in self._asked.items() if mono - at > self.forget_after}
+        for key in gone | stale:
+            self._trees.pop(key, None)
+            self._asked.pop(key, None)
         return out
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Sequence
 
 from jupyter_sched.specs import AppState
+from jupyter_sched.specs.errors import BackendUnavailableError
 
 TIMEOUT = 30.0
 
@@ -29,24 +30,39 @@ class SlurmError(RuntimeError):
     """A Slurm command is missing or failed in a way that is not "no such job"."""
 
 
+class SlurmUnavailableError(SlurmError, BackendUnavailableError):
+    """Slurm's client commands are missing, or the controller does not answer."""
+
+
+_UNREACHABLE = re.compile(
+    r"Unable to contact slurm controller|Socket timed out|Connection refused|connect failure", re.IGNORECASE
+)
+"""What Slurm's commands print when the controller cannot be reached."""
+
+
 def run(cmd: Sequence[str], timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
     """Runs a Slurm command and returns its result (whatever its exit status)."""
     try:
         return subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
-        raise SlurmError(
+        raise SlurmUnavailableError(
             f"{cmd[0]!r} not found: the slurm scheduler needs Slurm's client commands on PATH"
             " (on a test machine, `sudo bash scripts/setup/slurm.sh` installs and starts a local cluster)"
         ) from None
     except subprocess.TimeoutExpired:
-        raise SlurmError(f"`{' '.join(cmd)}` did not answer within {timeout:.0f}s: is slurmctld up?") from None
+        raise SlurmUnavailableError(
+            f"`{' '.join(cmd)}` did not answer within {timeout:.0f}s: is slurmctld up?"
+        ) from None
 
 
 def check_result(proc: subprocess.CompletedProcess, what: str) -> str:
     """``proc``'s stdout, or a SlurmError with its last line of complaint if it failed."""
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise SlurmError(f"{what} failed (exit {proc.returncode}): {detail[-1] if detail else 'no output'}")
+        message = f"{what} failed (exit {proc.returncode}): {detail[-1] if detail else 'no output'}"
+        if _UNREACHABLE.search(proc.stderr or ""):
+            raise SlurmUnavailableError(f"{message}; is slurmctld up? (`scontrol ping` says)")
+        raise SlurmError(message)
     return proc.stdout
 
 
