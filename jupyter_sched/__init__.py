@@ -97,3 +97,10 @@ def unload_ipython_extension(ipython):  # type: ignore[no-untyped-def]
     from jupyter_sched.notebook.extension import unload
 
     unload(ipython)
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the built JupyterLab extension is inside this package: ``jupyter labextension develop
+    --overwrite .`` (scripts/setup/labextension.sh) links it into the environment from here, so a checkout's
+    rebuild shows at the next page load. An installed wheel has it in share/jupyter/labextensions instead."""
+    return [{"src": "labextension", "dest": "jupyter-sched"}]

@@ -20,7 +20,9 @@ TESTS=(  # specs, logs, function jobs, the local scheduler, the runner and the n
 venv=.venv-newest
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet --upgrade --upgrade-strategy eager -e . -r requirements/lane-tools.in
+# (SKIP_JUPYTER_BUILDER: this lane tests no JupyterLab extension, so it needs no node build)
+SKIP_JUPYTER_BUILDER=1 "$venv/bin/python" -m pip install --quiet --upgrade --upgrade-strategy eager -e . \
+    -r requirements/lane-tools.in
 echo "=== newest releases: $("$venv/bin/python" -m pip list --format=freeze 2>/dev/null |
     grep -iE '^(cloudpickle|ipython|ipykernel|ipywidgets|traitlets|psutil|docker|pyyaml|jupyter.client)==' |
     tr '\n' ' ')==="

@@ -8,6 +8,14 @@
 # style/, schema/) differs from the last build's (a hash kept in labextension/.build-hash), or the build
 # output is missing. Needs node (Debian's nodejs, >= 18) and the npm registry on a first install.
 #
+# Then it links the build into that JupyterLab's environment as the extension template's README does
+# (`jupyter-builder develop --overwrite .`, which JupyterLab 4.6 runs for the older `jupyter labextension
+# develop`: share/jupyter/labextensions/jupyter-sched, a symlink to jupyter_sched/labextension), so the dev
+# venv's `jupyter lab` has the Jobs sidebar and shows each rebuild at the next page load. (The server extension needs no step: .venv's editable install put
+# etc/jupyter/jupyter_server_config.d/jupyter_sched.json there, as the wheel does.)
+# A wheel built with `python -m build` or `pip install .` runs the same build itself (pyproject.toml's
+# jupyter-builder hook); this script is the cheap path for a checkout, with the source hash.
+#
 #   bash scripts/setup/labextension.sh           # JLPM=/path/to/jlpm to use another JupyterLab's
 set -euo pipefail
 # shellcheck source=common.sh
@@ -26,8 +34,26 @@ sources_hash() {
     (cd "$ext" && find package.json yarn.lock tsconfig.json .yarnrc.yml src style schema -type f -print0 |
         sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 }
+# develop_link: JupyterLab's environment finds the build where its labextensions are, through a symlink
+develop_link() {
+    local bin link develop
+    bin="$(dirname "$jlpm")"
+    link="$bin/../share/jupyter/labextensions/jupyter-sched"
+    if [[ -L "$link" && "$(readlink -f "$link")" == "$(readlink -f "$out")" ]]; then
+        return 0
+    fi
+    develop=("$bin/jupyter-builder" develop)  # JupyterLab before 4.6 has no jupyter-builder
+    [[ -x "$bin/jupyter-builder" ]] || develop=("$bin/jupyter" labextension develop)
+    # a copy there (an editable install made while a build existed copies it) is replaced by the link
+    (cd "$JSCHED_REPO_ROOT" && PATH="$bin:$PATH" "${develop[@]}" --overwrite . >"$ext/.jlpm-develop.log" 2>&1) ||
+        { cat "$ext/.jlpm-develop.log" >&2; die "${develop[*]} failed"; }
+    [[ -L "$link" ]] || die "jupyter labextension develop made no link at $link"
+    log "linked: $(readlink -f "$(dirname "$link")")/jupyter-sched -> jupyter_sched/labextension"
+}
+
 want="$(sources_hash)"
 if [[ -f "$out/package.json" && -f "$ext/.build-hash" && "$(cat "$ext/.build-hash")" == "$want" ]]; then
+    develop_link
     log "up to date ($(elapsed "$start"))"
     exit 0
 fi
@@ -42,4 +68,5 @@ log "jlpm build:prod"
 [[ -f "$out/package.json" ]] || die "the build wrote no $out/package.json"
 ls "$out"/static/remoteEntry.*.js >/dev/null 2>&1 || die "the build wrote no remoteEntry in $out/static"
 echo "$want" >"$ext/.build-hash"
+develop_link
 log "built into jupyter_sched/labextension ($(elapsed "$start"))"

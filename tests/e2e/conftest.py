@@ -6,11 +6,12 @@ a temp ``JUPYTER_PATH``), isolated config/runtime/settings/workspace dirs, and i
 ``artifacts/e2e/jupyterlab-server.log``. ``notebook7_server`` (session): the same, with Notebook 7 (the
 ``notebook`` package) as the front end, on a server of its own (log: ``artifacts/e2e/notebook-server.log``).
 
-jupyter_sched's JupyterLab side is enabled as a wheel installs it: the server extension by the shipped
-``jupyter-config/server-config/jupyter_sched.json`` (in a temp ``JUPYTER_CONFIG_PATH``), the built
-JupyterLab extension (``jupyter_sched/labextension``, made by ``scripts/setup/labextension.sh``) as
-``labextensions/jupyter-sched`` in the temp ``JUPYTER_PATH``. A missing build skips locally and fails
-under CI=true.
+jupyter_sched's JupyterLab side is the development venv's own, as a contributor's ``jupyter lab`` has it
+(tests/test_packaging.py checks it is there): the server extension enabled by the editable install's
+``etc/jupyter/jupyter_server_config.d/jupyter_sched.json`` (the file a wheel installs), the JupyterLab
+extension built into ``jupyter_sched/labextension`` and linked as the venv's
+``share/jupyter/labextensions/jupyter-sched`` (both by ``scripts/setup/labextension.sh``). Neither is in the
+temp dirs: the venv's paths come after them. A missing build or link skips locally and fails under CI=true.
 
 ``browser_context`` (session): ``/usr/bin/chromium`` (Debian's; Playwright cannot download browsers here)
 launched headless by Playwright with a fresh user-data-dir. Missing browser or Playwright: skip locally,
@@ -187,19 +188,19 @@ def _lab_settings(settings_dir: Path) -> None:
     )
 
 
-LABEXTENSION = REPO / "jupyter_sched" / "labextension"
-SERVER_CONFIG = REPO / "jupyter-config" / "server-config" / "jupyter_sched.json"
+VENV_LABEXTENSION = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "jupyter-sched"
+VENV_SERVER_CONFIG = Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / "jupyter_sched.json"
 
 
-def _jupyter_sched_extensions(config_path: Path, jupyter_path: Path) -> None:
-    """The server extension enabled by the file the wheel installs, and the built JupyterLab extension
-    where the wheel puts it (``share/jupyter/labextensions/jupyter-sched``), here under JUPYTER_PATH."""
-    if not (LABEXTENSION / "package.json").is_file():
-        missing_engine("the JupyterLab extension build", f"no {LABEXTENSION} (bash scripts/setup/labextension.sh)")
-    (config_path / "jupyter_server_config.d").mkdir(parents=True, exist_ok=True)
-    shutil.copy(SERVER_CONFIG, config_path / "jupyter_server_config.d" / SERVER_CONFIG.name)
-    (jupyter_path / "labextensions").mkdir(parents=True, exist_ok=True)
-    (jupyter_path / "labextensions" / "jupyter-sched").symlink_to(LABEXTENSION, target_is_directory=True)
+def _jupyter_sched_extensions() -> None:
+    """Both extensions are where this venv's Jupyter finds them, or the tests skip (fail under CI=true)."""
+    if not (VENV_LABEXTENSION / "package.json").is_file():
+        missing_engine(
+            "the JupyterLab extension build",
+            f"no {VENV_LABEXTENSION} (bash scripts/setup/labextension.sh builds it and links it there)",
+        )
+    if not VENV_SERVER_CONFIG.is_file():
+        missing_engine("the server extension", f"no {VENV_SERVER_CONFIG} (bash scripts/setup/python.sh)")
 
 
 @contextlib.contextmanager
@@ -224,7 +225,7 @@ def serve(tmp_path_factory: pytest.TempPathFactory, front_end: str) -> Iterator[
     for d in dirs.values():
         d.mkdir()
     _kernelspec(dirs["jupyter_path"])
-    _jupyter_sched_extensions(dirs["config_path"], dirs["jupyter_path"])
+    _jupyter_sched_extensions()
     _lab_settings(dirs["settings"])
     E2E_ARTIFACTS.mkdir(parents=True, exist_ok=True)
     log_path = E2E_ARTIFACTS / f"{front_end}-server.log"
