@@ -15,7 +15,9 @@ name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names tha
 * ``schedule`` is all or nothing: it checks host paths and images first, creates every container, then
   starts them; if any step fails for any replica, the containers already created are removed and the
   error names the replica (``docker.launch``). Images are pulled only under the ``pull`` policy (default:
-  only if missing).
+  only if missing). A submitter killed before every container was started (SIGKILL) cannot roll back:
+  each container names its submitter in a label, and ``describe``, ``list`` and ``cancel`` find such an
+  app, remove its containers and read it FAILED, "submit interrupted" (``docker.interrupted``).
 * ``cancel`` records the cancel in a *cancel record* container that any process sees, then asks the engine
   to stop every replica, one thread each (the image's stop signal, SIGKILL after ``cancel_grace``), and
   returns at once; the app ends CANCELLED (``docker.cancel``). The threads only wait until their request
@@ -44,6 +46,7 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
+from jupyter_sched.schedulers.common.process_identity import is_gone
 from jupyter_sched.schedulers.common.state_dir import default_log_dir
 from jupyter_sched.schedulers.docker.cancel import CANCEL_RECORD_SUFFIX, cancel_app
 from jupyter_sched.schedulers.docker.cleanup import (
@@ -52,7 +55,12 @@ from jupyter_sched.schedulers.docker.cleanup import (
     remove_network,
     remove_workspace_image,
 )
-from jupyter_sched.schedulers.docker.describe import describe_response, list_responses, replica_row
+from jupyter_sched.schedulers.docker.describe import (
+    describe_response,
+    interrupted_response,
+    list_responses,
+    replica_row,
+)
 from jupyter_sched.schedulers.docker.engine import (
     DockerNotAvailableError,
     connect,
@@ -62,6 +70,7 @@ from jupyter_sched.schedulers.docker.engine import (
     lost_engine,
     parallel,
 )
+from jupyter_sched.schedulers.docker.interrupted import undo_interrupted
 from jupyter_sched.schedulers.docker.job import (
     DEFAULT_NETWORK,
     LABEL_APP_ID,
@@ -75,7 +84,7 @@ from jupyter_sched.schedulers.docker.launch import create_and_start, ensure_imag
 from jupyter_sched.schedulers.docker.logs import DockerLogIterator
 from jupyter_sched.schedulers.docker.options import DockerOpts, run_opts
 from jupyter_sched.schedulers.docker.request import RANK0_ENV, DockerSubmitError, build_job, check_host_paths
-from jupyter_sched.schedulers.docker.state import cancelled_at, is_cancel_record
+from jupyter_sched.schedulers.docker.state import cancelled_at, is_record
 from jupyter_sched.schedulers.docker.usage import TOTALS_DIR, DockerUsage
 from jupyter_sched.schedulers.docker.workspace import DockerWorkspaceMixin
 from jupyter_sched.schedulers.usage_api import UsageMixin
@@ -194,11 +203,19 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         """The app's containers (replicas and cancel record) as sparse list rows: one request."""
         return self._docker().api.containers(all=True, filters={"label": [f"{LABEL_APP_ID}={app_id}"]})
 
+    def _undo_interrupted(self, rows: List[Dict[str, Any]]) -> Dict[str, str]:
+        """App id -> why it FAILED, for each app in ``rows`` whose submit was cut short (undone here, if
+        no reader did it before: ``docker.interrupted``)."""
+        return undo_interrupted(self._docker().api, rows, is_gone)
+
     @_engine_errors
     def describe(self, app_id: str) -> Optional[DescribeAppResponse]:
         asked = time.time()
         rows = self._rows(app_id)
-        replicas = [r for r in rows if not is_cancel_record(r)]
+        undone = self._undo_interrupted(rows)
+        if app_id in undone:
+            return interrupted_response(app_id, rows, undone[app_id])
+        replicas = [r for r in rows if not is_record(r)]
         if not replicas:
             return None
         self._described[app_id] = asked
@@ -214,14 +231,15 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         """This session's apps of this user (``LABEL_OWNER``), each once, from one label-filtered container
         list (no inspects)."""
         labels = [f"{LABEL_SESSION}={self.session_name}", f"{LABEL_OWNER}={owner_name()}"]
-        return list_responses(self._docker().api.containers(all=True, filters={"label": labels}))
+        rows = self._docker().api.containers(all=True, filters={"label": labels})
+        return list_responses(rows, self._undo_interrupted(rows))
 
     # -- usage ------------------------------------------------------------------------------------------------
     @_engine_errors
     def usage(self, app_id: str) -> List[UsageSample]:
         """Per replica: the latest record of its stats stream while it runs (the first call for a
         container opens the stream), the totals a stream kept after it ended."""
-        rows = [r for r in self._rows(app_id) if not is_cancel_record(r)]
+        rows = [r for r in self._rows(app_id) if not is_record(r)]
         if not rows:
             raise UnknownAppException(app_id)
         api = self._docker().api
@@ -263,7 +281,10 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
     # -- cancel --------------------------------------------------------------------------------------------
     @_engine_errors
     def _cancel_existing(self, app_id: str) -> None:
-        threads = cancel_app(self._docker(), app_id, self._rows(app_id), self.session_name)
+        rows = self._rows(app_id)
+        if self._undo_interrupted(rows):
+            return  # nothing of it runs any more: what a cancel would have stopped is removed
+        threads = cancel_app(self._docker(), app_id, rows, self.session_name)
         self._stop_threads = [t for t in self._stop_threads if t.is_alive()] + threads
 
     def _is_cancelled(self, app_id: str) -> bool:
@@ -277,7 +298,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         ``force`` (which kills it)."""
         rows = self._rows(app_id)
         check_removable(app_id, rows, force)
-        replicas = [r for r in rows if not is_cancel_record(r)]
+        replicas = [r for r in rows if not is_record(r)]
         images = {r.get("ImageID") for r in replicas if r.get("ImageID")}
         names = [str((r.get("Names") or [""])[0]).lstrip("/") for r in replicas]
         removed = self._remove_app(app_id)

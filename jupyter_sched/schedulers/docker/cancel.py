@@ -31,7 +31,7 @@ from jupyter_sched.schedulers.docker.job import (
     owner_name,
     package_version,
 )
-from jupyter_sched.schedulers.docker.state import cancelled_at, is_cancel_record, row_state
+from jupyter_sched.schedulers.docker.state import cancelled_at, is_record, row_state
 
 if TYPE_CHECKING:  # pragma: no cover
     import threading
@@ -46,7 +46,7 @@ def cancel_app(
 ) -> List["threading.Thread"]:
     """Cancels the app whose containers are ``rows``: records the cancel (unless recorded already), then
     starts a stop request per live replica; returns those threads. An app already over is left alone."""
-    replicas = [r for r in rows if not is_cancel_record(r)]
+    replicas = [r for r in rows if not is_record(r)]
     cancelled = cancelled_at(rows)
     if cancelled is None:
         if all(row_state(r, None).is_terminal for r in replicas):

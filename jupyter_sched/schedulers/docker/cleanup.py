@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 from jupyter_sched.schedulers.docker.engine import parallel
 from jupyter_sched.schedulers.docker.job import LABEL_WORKSPACE
-from jupyter_sched.schedulers.docker.state import cancelled_at, is_cancel_record, row_state
+from jupyter_sched.schedulers.docker.state import cancelled_at, is_record, row_state
 
 
 def remove_containers(api: Any, ids: List[str]) -> int:
@@ -24,7 +24,7 @@ def remove_containers(api: Any, ids: List[str]) -> int:
 
 def check_removable(app_id: str, rows: List[Dict[str, Any]], force: bool) -> None:
     """Refuses (RuntimeError) to clean up an app with a replica still running, unless ``force``."""
-    replicas = [r for r in rows if not is_cancel_record(r)]
+    replicas = [r for r in rows if not is_record(r)]
     cancelled = cancelled_at(rows)
     live = [r for r in replicas if not row_state(r, cancelled).is_terminal]
     if live and not force:

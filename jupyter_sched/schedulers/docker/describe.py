@@ -9,6 +9,8 @@ only rows (one label-filtered request for every app, no inspects). The state rul
 * A replica whose container is gone (``docker rm``) but that the app's ``jupyter_sched.replicas`` label
   names is reported UNKNOWN, and the app cannot succeed: its outcome is unknowable.
 * A cancelled app says when; a failed one names each failed replica and its exit code.
+* An app whose submit was cut short (``docker.interrupted``) is FAILED, "submit interrupted", on the app
+  and on each replica, whether it was created, started or never created.
 
 :func:`replica_row` finds the row of one replica for ``log_iter``, with the same errors as the other
 backends for an unknown app or replica.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse
 from jupyter_sched.schedulers.common.roles import unknown_replica
@@ -30,7 +32,8 @@ from jupyter_sched.schedulers.docker.state import (
     cancelled_at,
     expected_replicas,
     gone_message,
-    is_cancel_record,
+    interrupted_reason,
+    is_record,
     replica_state,
     row_state,
 )
@@ -47,7 +50,7 @@ def describe_response(
 ) -> Optional[DescribeAppResponse]:
     """The app's description from its ``rows`` (replicas and cancel record) and the ``infos`` (inspects) of
     the replicas still there; None when no replica is left."""
-    replicas = [r for r in rows if not is_cancel_record(r)]
+    replicas = [r for r in rows if not is_record(r)]
     cancelled = cancelled_at(rows)
     views = [ReplicaView.from_inspect(info) for info in infos]
     if not views:  # removed between the list and the inspects
@@ -130,19 +133,53 @@ def describe_response(
     )
 
 
-def list_responses(rows: List[Dict[str, Any]]) -> List[ListAppResponse]:
-    """Each app of ``rows`` once (by app id, sorted), its state from the sparse rows alone."""
+def interrupted_response(app_id: str, rows: List[Dict[str, Any]], why: str) -> DescribeAppResponse:
+    """An app whose submit was cut short (``docker.interrupted``; ``rows`` are its containers as they were
+    found, replicas or record): FAILED, ``why`` on the app and on every replica it was submitted with."""
+    roles: Dict[str, RoleStatus] = {}
+    replicas = [r for r in rows if not is_record(r)]
+    for role, k in expected_replicas(rows) or sorted({_replica_of(r) for r in replicas}):
+        roles.setdefault(role, RoleStatus(role, [])).replicas.append(
+            ReplicaStatus(id=k, state=AppState.FAILED, role=role, hostname="", structured_error_msg=why)
+        )
+    images = {_replica_of(r)[0]: str(r.get("Image", "")) for r in replicas}
+    return DescribeAppResponse(
+        app_id=app_id,
+        state=AppState.FAILED,
+        num_restarts=0,
+        msg=why,
+        structured_error_msg=NONE,
+        roles_statuses=list(roles.values()),
+        roles=[Role(name=n, image=images.get(n, ""), num_replicas=len(s.replicas)) for n, s in roles.items()],
+    )
+
+
+def _replica_of(row: Dict[str, Any]) -> Tuple[str, int]:
+    labels = row.get("Labels") or {}
+    try:
+        return labels.get(LABEL_ROLE_NAME, ""), int(labels.get(LABEL_REPLICA_ID, "0"))
+    except ValueError:
+        return labels.get(LABEL_ROLE_NAME, ""), 0
+
+
+def list_responses(rows: List[Dict[str, Any]], interrupted: Optional[Dict[str, str]] = None) -> List[ListAppResponse]:
+    """Each app of ``rows`` once (by app id, sorted), its state from the sparse rows alone; an app in
+    ``interrupted`` (app id -> why) is FAILED with that reason."""
     apps: Dict[str, List[Dict[str, Any]]] = {}
     for row in rows:
         apps.setdefault(app_id_of(row), []).append(row)
     out = []
     for app_id, group in apps.items():
-        replicas = [r for r in group if not is_cancel_record(r)]
-        if not app_id or not replicas:
+        replicas = [r for r in group if not is_record(r)]
+        why = (interrupted or {}).get(app_id) or interrupted_reason(group)
+        if not app_id or not (replicas or why):
+            continue
+        name = ((replicas or group)[0].get("Labels") or {}).get(LABEL_APP_NAME, "")
+        if why:
+            out.append(ListAppResponse(app_id=app_id, state=AppState.FAILED, name=name))
             continue
         cancelled = cancelled_at(group)
         state = app_state([row_state(r, cancelled) for r in replicas], cancelled is not None)
-        name = (replicas[0].get("Labels") or {}).get(LABEL_APP_NAME, "")
         out.append(ListAppResponse(app_id=app_id, state=state, name=name))
     return sorted(out, key=lambda r: r.app_id)
 
@@ -150,7 +187,10 @@ def list_responses(rows: List[Dict[str, Any]]) -> List[ListAppResponse]:
 def replica_row(app_id: str, rows: List[Dict[str, Any]], role_name: str, k: int) -> Dict[str, Any]:
     """The row of replica ``k`` of ``role_name``. Raises UnknownAppException (no replica at all),
     LookupError (its container was removed) or the api's unknown-replica error (no such replica)."""
-    replicas = [r for r in rows if not is_cancel_record(r)]
+    replicas = [r for r in rows if not is_record(r)]
+    why = interrupted_reason(rows)
+    if why is not None:
+        raise LookupError(f"{role_name}[{k}] has no container and no logs: {why}")
     if not replicas:
         raise UnknownAppException(app_id)
     match = [

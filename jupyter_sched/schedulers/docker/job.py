@@ -49,6 +49,13 @@ LABEL_CANCEL_GRACE = "jupyter_sched.cancel-grace"
 LABEL_REPLICAS = "jupyter_sched.replicas"
 """On every replica: the app's roles and replica counts as JSON ``[[role, n], ...]``, so ``describe`` can
 name a replica whose container was removed (``docker rm``) instead of losing it silently."""
+LABEL_SUBMITTER = "jupyter_sched.submitter"
+"""On every replica, added when its container is created: the submitting process (``host/pid/start``, see
+``common.process_identity``). A container still never started once that process is gone belongs to a
+submit that was cut short (a SIGKILL between create and start): ``describe``, ``list`` and ``cancel`` read
+the app FAILED, "submit interrupted", and remove its containers (all or nothing, as a failed submit)."""
+LABEL_INTERRUPTED = "jupyter_sched.interrupted"
+"""Only on an app's interrupted-submit record (see ``docker.interrupted``): why the app FAILED."""
 LABEL_CANCELLED_AT = "jupyter_sched.cancelled-at"
 """Only on an app's cancel record (see ``docker_scheduler``): when the app was cancelled."""
 LABEL_WORKSPACE = "jupyter_sched.workspace"

@@ -5,15 +5,18 @@ Before anything is created, every image the app needs is made present under its 
 that cannot be had names the roles that need it). Containers are created in parallel, each on its network
 with the merged environment (``DockerContainer.create_kwargs``); only when all exist are they started, in
 parallel. The removal itself is the caller's (``remove_app``: it finds the app's containers by label, so
-it also catches a container whose create answer was lost).
+it also catches a container whose create answer was lost). A submitter killed before every container was
+started cannot remove anything: each container names its submitter in a label, and the next process that
+reads the app removes them (``state.interrupted_by``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Dict
 
+from jupyter_sched.schedulers.common.process_identity import this_process
 from jupyter_sched.schedulers.docker.engine import ensure_image, explain, parallel
-from jupyter_sched.schedulers.docker.job import DockerContainer, DockerJob
+from jupyter_sched.schedulers.docker.job import LABEL_SUBMITTER, DockerContainer, DockerJob
 from jupyter_sched.schedulers.docker.request import DockerSubmitError, images_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,9 +52,11 @@ def create_and_start(
 
 
 def create_container(client: "docker.DockerClient", container: DockerContainer, network_id: str) -> str:
-    """Creates one replica's container (not started); returns its id."""
+    """Creates one replica's container (not started), labelled with this process as its submitter (so a
+    submit killed before the start is found and undone later: ``LABEL_SUBMITTER``); returns its id."""
     kwargs = container.create_kwargs()  # the environment gets the container's default and scheduler env
     kwargs["network"] = network_id
+    kwargs["labels"] = {**(kwargs.get("labels") or {}), LABEL_SUBMITTER: this_process()}
     return client.containers.create(container.image, container.command, **kwargs).id
 
 

@@ -12,15 +12,17 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from jupyter_sched.schedulers.docker.job import (
     LABEL_APP_ID,
     LABEL_CANCELLED_AT,
+    LABEL_INTERRUPTED,
     LABEL_REPLICA_ID,
     LABEL_REPLICAS,
     LABEL_ROLE_INDEX,
     LABEL_ROLE_NAME,
+    LABEL_SUBMITTER,
 )
 from jupyter_sched.specs import AppState
 
@@ -54,8 +56,19 @@ def exit_code_of_status(status: str) -> Optional[int]:
     return int(match.group(1)) if match else None
 
 
-def is_cancel_record(row: Dict[str, Any]) -> bool:
-    return LABEL_CANCELLED_AT in (row.get("Labels") or {})
+def is_record(row: Dict[str, Any]) -> bool:
+    """A record container (never started, no replica): an app's cancel record or interrupted-submit record."""
+    labels = row.get("Labels") or {}
+    return LABEL_CANCELLED_AT in labels or LABEL_INTERRUPTED in labels
+
+
+def interrupted_reason(rows: Iterable[Dict[str, Any]]) -> Optional[str]:
+    """Why the app FAILED, from its interrupted-submit record among ``rows`` (None if it has none)."""
+    for row in rows:
+        labels = row.get("Labels") or {}
+        if LABEL_INTERRUPTED in labels:
+            return str(labels[LABEL_INTERRUPTED])
+    return None
 
 
 def cancelled_at(rows: Iterable[Dict[str, Any]]) -> Optional[float]:
@@ -193,6 +206,27 @@ def expected_replicas(rows: Iterable[Dict[str, Any]]) -> List[Tuple[str, int]]:
         except (ValueError, TypeError):
             continue
     return []
+
+
+def interrupted_by(rows: Iterable[Dict[str, Any]], is_gone: Callable[[str], bool]) -> Optional[str]:
+    """The submitter (``LABEL_SUBMITTER``) of an app whose submit was cut short, or None. A submit creates
+    every container, then starts them all: a replica container never started (state ``created``) whose
+    submitter ``is_gone`` can only be left by a submitter killed before it finished. One still submitting
+    (alive), or that ran elsewhere (``is_gone`` cannot tell), is not judged."""
+    for row in rows:
+        submitter = (row.get("Labels") or {}).get(LABEL_SUBMITTER)
+        if not is_record(row) and row.get("State") == "created" and submitter and is_gone(submitter):
+            return str(submitter)
+    return None
+
+
+def interrupted_message(submitter_pid: Optional[int], removed: int) -> str:
+    """Why an interrupted submit's app FAILED (every replica says it too)."""
+    who = f"process {submitter_pid}" if submitter_pid is not None else "the process"
+    return (
+        f"submit interrupted: {who}, which submitted it, ended before every replica had started; the"
+        f" {removed} container(s) it had created were removed, so nothing of it runs"
+    )
 
 
 def gone_message(role: str, k: int) -> str:
