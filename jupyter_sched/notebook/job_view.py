@@ -31,6 +31,7 @@ from jupyter_sched.notebook.log_pane import STDERR_WINDOW, LogPane, follow_limit
 from jupyter_sched.notebook.record import RecordSource, filter_bundle, live_bundle, reattach_hint
 from jupyter_sched.notebook.status_pane import StatusPane, failures_text, status_html
 from jupyter_sched.notebook.theme import PANE_STYLE, code, esc, fmt_clock, pill
+from jupyter_sched.specs.masking import masked_copy
 
 
 class JobRecord:
@@ -237,7 +238,7 @@ def live_view(job: Job) -> JobView:
 def fallback_text(job: Job) -> str:
     """Text that stays true after this moment: the final state if already ended, else no state."""
     status = job.last_status
-    details = f"\n{status.format()}" if status is not None and status.is_terminal() else ""
+    details = f"\n{masked_copy(status).format()}" if status is not None and status.is_terminal() else ""
     return f"{job.summary()}{details}\n{reattach_hint(job)}"
 
 

@@ -31,6 +31,7 @@ from jupyter_sched.notebook.config import PaneSettings
 from jupyter_sched.notebook.live import Ticker
 from jupyter_sched.notebook.record import RecordSource
 from jupyter_sched.notebook.theme import code, esc, fmt_duration, pill, text_table
+from jupyter_sched.specs.masking import mask_out
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.notebook.session import AppRow, Session
@@ -169,7 +170,7 @@ def rows_text(rows: List["AppRow"], notices: List[str], book: Optional[TimeBook]
         text = text_table(("APP HANDLE", "NAME", "STATE", "STARTED", "AGE"), table)
         if len(shown) < len(listed):
             text += f"\n... and {len(listed) - len(shown)} more (%sched_list -n 0 lists them all)"
-    return "\n".join([text, *notices])
+    return "\n".join([text, *(str(mask_out(n)) for n in notices)])  # a backend's error text may quote a secret
 
 
 @dataclass(frozen=True)
@@ -428,7 +429,7 @@ class ListPane(RecordSource):
         live = sum(1 for r in scoped if not r.state.is_terminal)
         where = " launched from this notebook" if self.scope.value == "notebook" else ""
         text = f"session <b>{esc(self.session.name)}</b> &middot; {len(scoped)} app(s){where}, {live} running"
-        text += "".join(f'<div style="color:#e75c58;font-size:12px">{esc(n)}</div>' for n in self.notices)
+        text += "".join(f'<div style="color:#e75c58;font-size:12px">{esc(mask_out(n))}</div>' for n in self.notices)
         if not scoped:
             text += f'<div style="font-size:12px">no apps{where or " in this session"}</div>'
         if text != self.header.value:

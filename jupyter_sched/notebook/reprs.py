@@ -27,7 +27,7 @@ from jupyter_sched.notebook.theme import (
 )
 from jupyter_sched.notebook.usage_view import totals_html
 from jupyter_sched.specs import NONE, AppDef, AppStatus
-from jupyter_sched.specs.masking import mask_argv, mask_env
+from jupyter_sched.specs.masking import mask_argv, mask_env, mask_out, masked_copy
 
 REPLICA_HEADERS = ("role", "replica", "state", "exit code", "pid / host", "started", "elapsed")
 
@@ -58,13 +58,15 @@ def replica_table_html(status: AppStatus, now: Optional[float] = None) -> str:
 
 
 def messages_html(status: AppStatus) -> str:
+    """The app's message and its structured error (the error file's JSON, still JSON), secrets masked."""
     out = []
     if status.msg and status.msg != NONE:
-        out.append(f'<div style="font-size:12px">{esc(status.msg)}</div>')
+        out.append(f'<div style="font-size:12px">{esc(mask_out(status.msg))}</div>')
     if status.structured_error_msg and status.structured_error_msg != NONE:
+        error = mask_out(status.structured_error_msg)
         out.append(
             f'<details><summary style="font-size:12px;color:#e75c58">error</summary>'
-            f'<pre style="{MONO};font-size:12px;white-space:pre-wrap">{esc(status.structured_error_msg)}</pre>'
+            f'<pre style="{MONO};font-size:12px;white-space:pre-wrap">{esc(error)}</pre>'
             "</details>"
         )
     return "".join(out)
@@ -79,7 +81,7 @@ def app_status_html(status: AppStatus) -> str:
 
 
 def app_status_text(status: AppStatus) -> str:
-    return "AppStatus:\n" + status.format()
+    return "AppStatus:\n" + masked_copy(status).format()  # masked before format() quotes and wraps its errors
 
 
 def appdef_rows(app: AppDef) -> List[Tuple[str, ...]]:
@@ -133,7 +135,7 @@ def describe_text(resp: Any) -> str:
     status = AppStatus(resp.state, max(resp.num_restarts, 0), resp.msg, resp.structured_error_msg, resp.ui_url,
                        resp.roles_statuses)  # fmt: skip
     roles = appdef_text(AppDef(resp.app_id, list(resp.roles))) + "\n" if resp.roles else ""
-    return f"App {resp.app_id}:\n{roles}{status.format()}"
+    return f"App {resp.app_id}:\n{roles}{masked_copy(status).format()}"
 
 
 def _plain(render: Callable[[Any], str]) -> Callable[[Any, Any, bool], None]:

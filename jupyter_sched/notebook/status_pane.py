@@ -29,6 +29,7 @@ from jupyter_sched.notebook.reprs import app_span, replica_table_html
 from jupyter_sched.notebook.theme import MONO, PANE_STYLE, as_of, code, esc, exit_text, fmt_duration, pill
 from jupyter_sched.notebook.usage_view import UsageView
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus
+from jupyter_sched.specs.masking import mask_out
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.frontend.job import Job
@@ -56,7 +57,8 @@ def failures(
         message = error_file_message(rep.structured_error_msg)
         tail = [line for line in (stderr_tail(rep.role, rep.id) if stderr_tail else []) if line.strip()]
         reason = replica_reason(rep, status, tail, kernel_pid)
-        detail = [message] if message and message != reason else ([] if message else tail[-REASON_LINES:])
+        last = [str(mask_out(line)) for line in tail[-REASON_LINES:]]  # shown as the reason: masked as it is
+        detail = [message] if message and message != reason else ([] if message else last)
         if [line.strip() for line in detail] == [reason]:
             detail = []
         out.append((rep, reason, detail))
@@ -286,7 +288,7 @@ class StatusPane:
     def _render_locked(self) -> None:
         body = self.body_html(live=True)
         if self.notice:
-            body += f'<div style="color:#e75c58;font-size:12px">{esc(self.notice)}</div>'
+            body += f'<div style="color:#e75c58;font-size:12px">{esc(mask_out(self.notice))}</div>'
         confirming = time.monotonic() < self._confirm_until
         with self.html.hold_sync(), self.cancel_button.hold_sync():
             if body != self.html.value:
