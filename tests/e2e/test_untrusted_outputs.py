@@ -40,6 +40,15 @@ def nb7(browser_context: Any, notebook7_server: LabServer, request: pytest.Fixtu
         yield helper
 
 
+@pytest.fixture
+def go(tmp_path: Path) -> Iterator[Path]:
+    """The file the test's job waits for; created at the end whatever happened, so the job never outlives
+    the test (it is detached: nothing else would end it)."""
+    path = tmp_path / "GO"
+    yield path
+    path.touch()
+
+
 def output(lab: Lab, index: int) -> Any:
     return lab.cell(index).locator(".jp-Cell-outputArea")
 
@@ -136,12 +145,10 @@ def check_trusted(lab: Lab, handle: str, named: List[str], go: Path, tag_text: s
     assert lab.page_problems() == []
 
 
-def test_an_untrusted_notebook_shows_saved_job_records_until_trusted(
-    lab: Lab, lab_server: LabServer, tmp_path: Path
-) -> None:
+def test_an_untrusted_notebook_shows_saved_job_records_until_trusted(lab: Lab, lab_server: LabServer,
+                                                                      go: Path) -> None:  # fmt: skip
     from playwright.sync_api import expect
 
-    go = tmp_path / "GO"
     theirs, handle = someone_elses_notebook(lab, lab_server, go)
     named = record_requests(lab, handle)
     lab.open(theirs)
@@ -166,11 +173,10 @@ def test_an_untrusted_notebook_shows_saved_job_records_until_trusted(
 
 
 def test_notebook7_shows_saved_job_records_until_trusted(nb7: Lab, notebook7_server: LabServer,
-                                                         tmp_path: Path) -> None:  # fmt: skip
+                                                         go: Path) -> None:  # fmt: skip
     """The same in Notebook 7, trusted from its File menu (Notebook 7 has *File › Trust Notebook*)."""
     from playwright.sync_api import expect
 
-    go = tmp_path / "GO"
     theirs, handle = someone_elses_notebook(nb7, notebook7_server, go)
     named = record_requests(nb7, handle)
     nb7.open(theirs)
