@@ -152,12 +152,11 @@ class ProcessLoop:
         thread never waits for another thread."""
         waiters = []
         for rep in replicas:
-            if getattr(rep.proc, "watch_exit", None) is not None:  # forked by a zygote: it reports the exit
-                continue
-            try:
+            try:  # a replica forked by a zygote too: its zygote may not be answering (see local/zygote)
                 rep.pidfd = pidfd_open(rep.pid)
             except OSError:  # no pidfd (old kernel, not Linux, or the portable path): a waiter thread stands in
-                waiters.append(rep)
+                if getattr(rep.proc, "watch_exit", None) is None:  # (a zygote's report does for a forked one)
+                    waiters.append(rep)
         with self._lock:
             failure = self.failure
             if not failure:
@@ -335,7 +334,6 @@ class ProcessLoop:
         watch_exit = getattr(rep.proc, "watch_exit", None)
         if watch_exit is not None:  # forked by a zygote, which reports its exit (see local/zygote)
             watch_exit(lambda: self._guard(rep, self._on_exit, rep, -1))
-            return
         if rep.pidfd >= 0:  # else a waiter thread reports its exit (see add)
             self._sel.register(rep.pidfd, selectors.EVENT_READ, ("pid", rep))
 
@@ -401,6 +399,10 @@ class ProcessLoop:
             rep.pidfd = -1
         if rep.exited_at is not None:
             return
+        if getattr(rep.proc, "watch_exit", None) is not None and rep.proc.poll() is None:
+            return  # forked by a zygote that has not reported, and its status cannot be read: the report will do
+        if rep.exited_at is not None:
+            return  # poll() learnt the status, and watch_exit's callback has handled the exit
         # The leader is a zombie until reaped, so its pid (= the group id) cannot have been reused yet:
         # it is safe to signal processes it left behind in its group, which may hold its pipes open.
         if rep.open_fds:

@@ -10,7 +10,9 @@ tells it, one line each:
 * ``="app_dir"`` instead, when the submit failed (nothing of it is left) or the app is meant to outlive
   its owner (``outlive_owner``): the reaper has nothing to do for it;
 * ``-pid:start...`` as groups end (a group that ended is never signalled anyway: its leader's start time
-  is checked first; this only keeps the lists short).
+  is checked first; this only keeps the lists short);
+* ``zpid:start`` for each zygote the owner starts (``zygote``): one that has not ended by itself
+  ``ZYGOTE_GRACE_S`` after the owner died (it cannot: it is stopped) is killed, once the replicas are.
 
 When the owner dies the pipe closes. The reaper then
 
@@ -24,7 +26,8 @@ When the owner dies the pipe closes. The reaper then
   records in the app's ``state.json`` why the app ended and each replica's exit code: -9 for one it had
   to SIGKILL, -15 for one that ended after its SIGTERM (the reaper is not the replicas' parent, so it
   cannot wait for their exit status; these are the signals that ended them). An app whose record says
-  it ended is left alone.
+  it ended is left alone;
+* kills the owner's zygotes that are still there ``ZYGOTE_GRACE_S`` after it died (see above).
 
 A signal handler cannot do this (SIGKILL cannot be caught), and ``PR_SET_PDEATHSIG`` is not used: it fires
 when the *thread* that spawned a process exits (which would kill jobs launched from a worker thread), it
@@ -60,6 +63,8 @@ from the working directory first, and another copy of the package there would sp
 SETTLE_S = 0.5
 """How long a rollback keeps looking for replicas of the app that appear (a fork finishing its exec)."""
 ROLLBACK_LIMIT_S = 10.0
+ZYGOTE_GRACE_S = 6.0
+"""How long after the owner's death a zygote may take to end by itself (it kills its groups after 4 s)."""
 CLAIM_FILE = "reaper.claim"
 """Written in an app's directory by the one process that stops its orphaned replicas (pid:start time)."""
 
@@ -73,6 +78,7 @@ class ReaperClient:
     _pid: Optional[int] = None  # the owner pid that started it (a forked child must start its own)
     _watched: Dict[str, Dict[int, Group]] = {}  # app_dir -> {pid: group}
     _starting: Dict[str, str] = {}  # app_dir -> app id: submits under way
+    _zygotes: Dict[int, Group] = {}  # pid -> the zygote processes of this owner
     _ended: "deque[Group]" = deque()
     """Groups that ended, told to the reaper with the next message. Appended by the IO loop, which takes no
     lock here: ``_lock`` is held while a reaper is started and while writing to its pipe."""
@@ -95,6 +101,8 @@ class ReaperClient:
             cls._write("?" + json.dumps([app_dir, app_id]))
         for app_dir, groups in cls._watched.items():  # and every live group
             cls._write(_watch_line(app_dir, groups.values()))
+        for group in cls._zygotes.values():
+            cls._write("z" + group.encode())
         watcher = threading.Thread(target=cls._watch_reaper, args=(proc,), name="jupyter_sched-reaper", daemon=True)
         watcher.start()
         return proc
@@ -113,6 +121,7 @@ class ReaperClient:
         if cls._pid != os.getpid():  # first use, or a forked child: its parent's groups are not its own
             cls._watched = {}
             cls._starting = {}
+            cls._zygotes = {}
             cls._ended = deque()
             cls._proc = None
             cls._pid = os.getpid()
@@ -161,6 +170,15 @@ class ReaperClient:
             cls._write("=" + json.dumps(app_dir))
 
     @classmethod
+    def zygote(cls, group: Group) -> None:
+        """A zygote this process started (see ``zygote``): the reaper kills it if it outlives this process."""
+        with cls._lock:
+            cls._ensure()
+            cls._drain_ended()
+            cls._zygotes[group.pid] = group
+            cls._write("z" + group.encode())
+
+    @classmethod
     def forget(cls, groups: Iterable[Group]) -> None:
         """These groups ended (called on the IO loop: it never waits here, see ``_ended``)."""
         if cls._pid == os.getpid():
@@ -181,6 +199,9 @@ class ReaperClient:
                     del groups[group.pid]
             if not groups:
                 del cls._watched[app_dir]
+        for group in gone:
+            if cls._zygotes.get(group.pid) == group:
+                del cls._zygotes[group.pid]
         cls._write("-" + " ".join(g.encode() for g in gone))
 
     @classmethod
@@ -344,7 +365,9 @@ def _stop(groups: List[Group], grace: float) -> Tuple[List[Group], List[Group]]:
     return signalled, kill_survivors(signalled, grace)
 
 
-def _read_line(line: str, registered: Dict[int, Group], apps: Dict[int, str], starting: Dict[str, str]) -> None:
+def _read_line(
+    line: str, registered: Dict[int, Group], apps: Dict[int, str], starting: Dict[str, str], zygotes: Dict[int, Group]
+) -> None:
     """One message from the owner (see the module docstring; paths are JSON strings, so no name can break a
     line); ValueError or TypeError if it is not understood."""
     if line.startswith("?"):
@@ -362,6 +385,11 @@ def _read_line(line: str, registered: Dict[int, Group], apps: Dict[int, str], st
         for group in [Group.decode(text) for text in line[1:].split()]:
             if group.started is None or registered.get(group.pid) == group:
                 registered.pop(group.pid, None)
+            if zygotes.get(group.pid) == group:
+                del zygotes[group.pid]
+    elif line.startswith("z"):
+        group = Group.decode(line[1:])
+        zygotes[group.pid] = group
 
 
 def main() -> None:
@@ -384,14 +412,16 @@ def main() -> None:
     registered: Dict[int, Group] = {}
     apps: Dict[int, str] = {}
     starting: Dict[str, str] = {}
+    zygotes: Dict[int, Group] = {}
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for raw in sys.stdin.buffer:
         line = raw.decode(errors="replace").rstrip("\n")
         try:
-            _read_line(line, registered, apps, starting)
+            _read_line(line, registered, apps, starting, zygotes)
         except (ValueError, TypeError):
             continue  # not understood: the rest must still be heard
     # stdin closed: the owner is gone
+    gone_at = time.monotonic()
     by_app: Dict[str, List[Group]] = {}
     for pid, group in registered.items():
         by_app.setdefault(apps[pid], []).append(group)
@@ -402,6 +432,7 @@ def main() -> None:
     killed = kill_survivors(signalled, GRACE_S)
     for app_dir in mine:
         _record_ends(app_dir, signalled, killed, f"owner process {owner} exited; its replicas were stopped")
+    kill_survivors(list(zygotes.values()), max(0.0, gone_at + ZYGOTE_GRACE_S - time.monotonic()))
 
 
 if __name__ == "__main__":

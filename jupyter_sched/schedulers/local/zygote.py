@@ -7,12 +7,25 @@ forked replica is still its own process exactly as an exec'd one is: its own ses
 its own stdout and stderr pipes into the IO loop (``local_procs``), its own record (pid and start time in
 ``state.json``), usage sampling, cancel, and the owner's reaper stops it when the owner dies.
 
-Its exit status comes from the zygote, its parent: the zygote reports ``(pid, code)`` on a socket that
-the IO loop watches, keeps the replica a zombie (so its pid still names its process group while the loop
-signals what it left behind) and reaps it when the loop has handled the exit (``ZygoteProc.wait``). The
-zygote ends with its owner (end of file on that socket; it kills what is still running after a grace
-period, see ``zygote_server``), and its replicas die with it (``PR_SET_PDEATHSIG``) if it is
-killed; the owner then reports them as killed (-9).
+Its exit is heard by the owner itself, as an exec'd replica's is: the IO loop watches a pidfd of the
+replica, and the zygote, its parent, keeps it a zombie (so its pid still names its process group while the
+loop signals what it left behind) until the loop has handled the exit (``ZygoteProc.wait``). The exit
+status is the zygote's report ``(pid, code)`` on a socket the loop also watches, or, when that has not
+come (the zygote is stopped), the zombie's own ``/proc/PID/stat``: so a replica is followed, cancelled
+and recorded whether or not its zygote answers. The zygote ends with its owner (end of file on that
+socket; it kills what is still running after a grace period, see ``zygote_server``; the owner's reaper
+kills a zygote that cannot, being stopped), and its replicas die with it (``PR_SET_PDEATHSIG``) if
+something else kills it; the owner then reports them as killed (-9).
+
+A zygote that does not answer a spawn within :data:`ANSWER_TIMEOUT_S` (stopped, or starved of CPU) is
+*retired*, never killed while replicas of it run: the replica is started with exec at once (its dry-run
+note and a warning say so), the next one gets a new zygote, and the replicas the old one started run to
+their end, followed as above. The old zygote is killed once the last of them has ended (a stopped zygote
+would otherwise stay), or by the reaper once the owner is gone. A request given up on never runs: its
+replica, if the zygote forks it later, exits without running anything (the go pipe, see
+``zygote_server``). The owner is not made a subreaper (``PR_SET_CHILD_SUBREAPER``) to adopt a dead
+zygote's replicas: every orphaned descendant of the owner (a notebook's ``nohup cmd &``) would become its
+child too, and stay a zombie that nothing in it reaps; the zombie's ``/proc`` status does the job.
 
 A replica is forked only when a fresh interpreter would start the same (:func:`why_cold` says why not,
 and the dry run says which): the role's command is this interpreter running a script, the replica's
@@ -20,8 +33,8 @@ environment starts Python as this process's does (``PYTHON*`` variables but ``PY
 the zygote honours per replica, ``LD_*``, locale, ``TZ``, ``HOME``), and it neither outlives its owner
 (``outlive_owner``) nor runs under ``memory_limit`` (applied before exec). Not on the portable path (no
 pidfds or ``/proc`` there, and ``PR_SET_PDEATHSIG`` is Linux's), nor with ``JUPYTER_SCHED_ZYGOTE=0``.
-Anything the zygote cannot do at spawn time (it died, its site directories changed so a new one starts
-first) falls back to the exec path for that replica.
+Anything the zygote cannot do at spawn time (it died or did not answer; its site directories changed so
+a new one starts first) falls back to the exec path for that replica.
 
 Differences from an exec'd replica that remain: the replicas of one zygote share its hash seed (unless
 ``PYTHONHASHSEED`` is set), see the preloaded modules already imported, and keep the resource limits,
@@ -39,12 +52,15 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from typing import Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from jupyter_sched.schedulers.local.groups import Group, process_start_time
 from jupyter_sched.schedulers.local.limit import LIMIT_ENV
 from jupyter_sched.schedulers.local.posix import PORTABLE, PORTABLE_ENV
 from jupyter_sched.schedulers.local.procs import ProcessLoop
+from jupyter_sched.schedulers.local.reaper import ReaperClient
 from jupyter_sched.schedulers.local.request import PopenRequest, ReplicaParam
 from jupyter_sched.schedulers.warm_start import WARM_START
 from jupyter_sched.specs import AppDef
@@ -56,8 +72,11 @@ logger = logging.getLogger(__name__)
 ZYGOTE_ENV = "JUPYTER_SCHED_ZYGOTE"
 """Set to ``0`` to start every replica with exec (the fallback path; tests run both)."""
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote_server.py")
-_SPAWN_TIMEOUT_S = 60.0
-"""How long a spawn may wait for the zygote (the first one also waits for its preloading)."""
+_START_TIMEOUT_S = 30.0
+"""How long the first spawn of a new zygote waits for it to have preloaded (imports on a loaded machine)."""
+ANSWER_TIMEOUT_S = 1.0
+"""How long a spawn waits for a ready zygote's answer (a fork takes milliseconds); one that does not
+answer in time is retired and the replica exec'd."""
 _HONOURED = ("PYTHONUNBUFFERED",)
 """Start variables a forked replica honours itself."""
 _START_PREFIXES = ("PYTHON", "LD_", "LC_", "MALLOC_")
@@ -125,7 +144,8 @@ def plan_starts(request: PopenRequest, app: Optional[AppDef]) -> None:
                 names = ", ".join(os.path.basename(p) for p in param.warm_start)
                 param.start_note = (
                     f"forked from a warm {python} (a zygote that has loaded {names}); its own session,"
-                    " process group, pipes and record"
+                    f" process group, pipes and record; exec'd instead if the zygote does not answer within"
+                    f" {ANSWER_TIMEOUT_S:g} s"
                 )
 
 
@@ -150,6 +170,25 @@ class ZygoteError(Exception):
         self.fatal = fatal
 
 
+def zombie_exit_code(pid: int, parent: int) -> Optional[int]:
+    """The Popen-style exit status of ``pid`` if it is a zombie child of ``parent`` (which has not reaped
+    it), read from ``/proc/PID/stat``; None if it is not one, or its status cannot be read (the kernel shows
+    it only to who may trace the process: a replica that made itself undumpable is left to its zygote's
+    report)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        owner = os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    # fields[0] is field 3 of proc(5): the state; field 4 the parent; field 52 the exit code (as waitpid's)
+    if len(fields) < 50 or fields[0] != b"Z" or int(fields[1]) != parent or owner != os.geteuid():
+        return None
+    status = int(fields[49])
+    return -(status & 0x7F) if status & 0x7F else (status >> 8) & 0xFF
+
+
 class _Stale(ZygoteError):
     """The zygote's site directories changed since it started: start a new zygote."""
 
@@ -168,6 +207,14 @@ class ZygoteProc:
         self._lock = threading.Lock()
 
     def poll(self) -> Optional[int]:
+        """The exit status if it is known by now (never waits): the zygote's report if it has come (read
+        here on the IO loop's thread), else the zombie's own, which needs no answer from the zygote."""
+        if self.returncode is None and not self._zygote.dead and self._zygote.loop.in_loop_thread():
+            self._zygote.read_reports()
+        if self.returncode is None:
+            code = zombie_exit_code(self.pid, self._zygote.proc.pid)
+            if code is not None:
+                self.exited(code)
         return self.returncode
 
     def watch_exit(self, callback: Callable[[], None]) -> None:
@@ -191,18 +238,24 @@ class ZygoteProc:
             callback()
 
     def wait(self, timeout: Optional[float] = None) -> int:
-        """The exit status; the zygote then reaps the replica (so its pid may be reused from then on)."""
-        if self.returncode is None:
-            if self._zygote.loop.in_loop_thread():  # nobody else reads the zygote's reports here
-                self._zygote.read_until(self, timeout)
-            elif not self._event.wait(timeout):
+        """The exit status; the zygote then reaps the replica (so its pid may be reused from then on).
+        The IO loop calls it once :meth:`poll` knows; the rare waits before that (a rollback, the loop's
+        last resort) look at the zombie every 50 ms too, for a zygote that does not report."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        code = self.poll()
+        while code is None:
+            left = 0.05 if deadline is None else min(0.05, deadline - time.monotonic())
+            if left <= 0:
                 raise subprocess.TimeoutExpired(["(forked replica)"], timeout or 0.0)
-        if self.returncode is None:
-            raise subprocess.TimeoutExpired(["(forked replica)"], timeout or 0.0)
+            if self._zygote.loop.in_loop_thread():  # nobody else reads the zygote's reports here
+                self._zygote.read_until(self, left)
+            else:
+                self._event.wait(left)
+            code = self.poll()
         if not self._released:
             self._released = True
             self._zygote.release(self.pid)
-        return self.returncode
+        return code
 
 
 class Zygote:
@@ -217,6 +270,9 @@ class Zygote:
         self.loop = loop
         self.dead = False
         self.retired = False
+        self.unresponsive = ""
+        """Why it was retired for not answering ("" if it was not): it is killed once its replicas are gone."""
+        self.ready = False
         self.closing = False
         self._children: Dict[int, ZygoteProc] = {}
         self._early: Dict[int, int] = {}  # reports read before the spawn's answer was
@@ -245,27 +301,69 @@ class Zygote:
         finally:
             ctl_child.close()
             status_child.close()
-        ctl.settimeout(_SPAWN_TIMEOUT_S)
         status.setblocking(False)
         self.ctl, self.status = ctl, status
         self._status_fd = status.fileno()
         loop.watch_fd(self._status_fd, self.read_reports)
+        # if this process dies, its reaper kills a zygote that cannot end itself (stopped) once the replicas
+        # are stopped; the start time is read once the zygote is exec'd (a millisecond), before any spawn
+        self.group = Group(self.proc.pid, process_start_time(self.proc.pid))
+        if self.group.started is not None:  # (None: it died already, and a pid is never named without it)
+            ReaperClient.zygote(self.group)
 
     # -- any thread -----------------------------------------------------------------------------------------
     def spawn(self, argv: List[str], env: Mapping[str, str], cwd: str, fds: Sequence[int]) -> ZygoteProc:
+        """The forked replica; ZygoteError if this zygote does not serve it (the caller execs it). One spawn
+        at a time: each waits at most :data:`ANSWER_TIMEOUT_S` for the answer (the first one also for the
+        preloading, up to ``_START_TIMEOUT_S``), and a zygote that lets it pass is retired."""
         msg = json.dumps({"op": "spawn", "argv": argv, "env": dict(env), "cwd": cwd, "umask": _umask()}).encode()
-        with self._ctl_lock:
-            if self.dead or self.retired:
-                raise ZygoteError("the zygote is gone")
+        go_r, go_w = os.pipe()  # the replica runs its script once a byte comes (see zygote_server)
+        try:
+            with self._ctl_lock:
+                reply = self._ask(msg, [*fds, go_r])
+                os.close(go_r)
+                go_r = -1
+                proc = self._answered(reply)
             try:
-                socket.send_fds(self.ctl, [msg], list(fds))
-                reply = self.ctl.recv(1 << 16)
-            except OSError as e:  # includes a timeout: this zygote is of no more use
-                self.kill()
-                raise ZygoteError(f"the zygote did not answer: {e!r}") from e
+                os.write(go_w, b"g")
+            except OSError:
+                pass  # it is gone already (its zygote was killed): its exit is reported as any other
+            return proc
+        finally:
+            for fd in (go_r, go_w):  # unwritten, the go pipe's end makes a late fork of this request exit
+                if fd >= 0:
+                    os.close(fd)
+
+    def _ask(self, msg: bytes, fds: List[int]) -> bytes:
+        """Under ``_ctl_lock``: sends the request and returns the answer, waiting no longer than allowed."""
+        if self.dead or self.retired:
+            raise ZygoteError("the zygote is gone")
+        what = "preload"
+        try:
+            if not self.ready:
+                self.ctl.settimeout(_START_TIMEOUT_S)
+                ready = self.ctl.recv(1 << 16)
+                if not ready:
+                    raise ConnectionError("it exited")
+                self.ready = True
+            what = "answer"
+            self.ctl.settimeout(ANSWER_TIMEOUT_S)
+            socket.send_fds(self.ctl, [msg], fds)
+            reply = self.ctl.recv(1 << 16)
+        except OSError as e:  # a timeout, or a broken socket: this zygote is of no more use
+            if isinstance(e, TimeoutError):
+                limit = _START_TIMEOUT_S if what == "preload" else ANSWER_TIMEOUT_S
+                reason = f"the zygote (pid {self.proc.pid}) did not {what} within {limit:g} s"
+            else:
+                reason = f"the zygote (pid {self.proc.pid}) failed: {e!r}"
+            self.give_up(reason)
+            raise ZygoteError(reason) from e
         if not reply:
-            self.kill()
+            self.give_up(f"the zygote (pid {self.proc.pid}) exited")
             raise ZygoteError("the zygote exited")
+        return reply
+
+    def _answered(self, reply: bytes) -> ZygoteProc:
         answer = json.loads(reply)
         if "stale" in answer:
             raise _Stale(answer["stale"])
@@ -283,12 +381,35 @@ class Zygote:
             proc.exited(-int(signal.SIGKILL))
         return proc
 
+    def give_up(self, reason: str) -> None:
+        """Retires a zygote that did not answer (or whose socket broke): it serves no more spawns, and is
+        killed once no replica of it runs (at once if none does). Never before: its replicas would die with
+        it (``PR_SET_PDEATHSIG``); until then the owner follows them without it (see ``ZygoteProc.poll``)."""
+        with self._state:
+            running = sum(1 for p in self._children.values() if p.returncode is None)
+        self.retired = True
+        self.unresponsive = reason
+        if running:
+            logger.warning(
+                "jupyter_sched: %s; it is retired (its %d running replica(s) run on, followed by this process)",
+                reason, running,
+            )  # fmt: skip
+        self._end_if_idle()
+
+    def _end_if_idle(self) -> None:
+        with self._state:
+            idle = not self._children
+        if self.unresponsive and idle:
+            self.kill()
+
     def release(self, pid: int) -> None:
         """Lets the zygote reap ``pid`` (non-blocking; queued for the IO loop if the socket is full)."""
         with self._state:
             self._children.pop(pid, None)
         if self.dead:
             return
+        if self.unresponsive:  # its last replica: end it (its zombies go to init, which reaps them)
+            self._end_if_idle()
         self._releases.append(pid)
         self._flush()
 
@@ -319,7 +440,7 @@ class Zygote:
                 pass
 
     def kill(self) -> None:
-        """Ends the zygote (its replicas die with it and are reported killed)."""
+        """Ends the zygote (its replicas die with it and are reported killed: only called when it has none)."""
         try:
             self.proc.kill()
         except OSError:
@@ -390,6 +511,7 @@ class Zygote:
         for proc in orphans:
             proc.exited(-int(signal.SIGKILL))
         if not was_dead:
+            ReaperClient.forget([self.group])
             for s in (self.ctl, self.status):
                 try:
                     s.close()
@@ -430,6 +552,8 @@ class ZygotePool:
                 zygote.retire()
             except ZygoteError as e:
                 logger.warning("jupyter_sched: starting a replica with exec: %s", e)
+                python = param.args[0] if param.args else ""
+                param.start_note = f"exec {python} (fell back from a warm start: {e})"  # what its dry run shows now
                 if e.fatal:  # say it once, and exec from now on
                     self._broken[preload] = str(e)
                     zygote.retire()

@@ -6,12 +6,19 @@ library (it must not bring this package into the replicas it forks), preloads wh
 name, scripts by path, compiled once) and then serves two sockets (``AF_UNIX``, ``SOCK_SEQPACKET``, so
 each message arrives whole):
 
-* ``CTL``: ``{"op": "spawn", argv, env, cwd, umask}`` with the replica's stdin, stdout and stderr passed
-  along (``SCM_RIGHTS``, as ``multiprocessing.forkserver`` passes them); the answer is ``{"pid": N}``
-  (sent once the replica leads its own session, as ``Popen`` returns once the exec is done, so a cancel
-  right after it finds the process group),
-  ``{"error": ...}`` or ``{"stale": ...}`` (a package was installed since this zygote started: the owner
-  starts a new one). ``{"op": "retire"}``: serve no more spawns, exit once the last replica is gone.
+* ``CTL``: first ``{"ready": true}`` from the zygote, once it has preloaded (the owner waits longer for
+  that than for an answer). Then ``{"op": "spawn", argv, env, cwd, umask}`` with four descriptors passed
+  along (``SCM_RIGHTS``, as ``multiprocessing.forkserver`` passes them): the replica's stdin, stdout and
+  stderr, and the read end of its *go* pipe. The answer is ``{"pid": N}`` (sent once the replica leads
+  its own session, as ``Popen`` returns once the exec is done, so a cancel right after it finds the
+  process group), ``{"error": ...}`` or ``{"stale": ...}`` (a package was installed since this zygote
+  started: the owner starts a new one). ``{"op": "retire"}``: serve no more spawns, exit once the last
+  replica is gone.
+* The go pipe: the forked replica runs nothing of its script until the owner writes a byte into it, which
+  the owner does once it has the answer. An owner that stopped waiting for the answer (this zygote did not
+  answer in time: the owner started the replica with exec instead) closes the pipe unwritten, and a
+  replica forked from that request later exits at once (status 70) without running anything: a request
+  that was given up on never runs twice.
 * ``STATUS``: ``x PID CODE`` to the owner when a replica exits (its Popen-style return code: ``-N`` for
   a signal). The replica stays a zombie, so its pid still names its process group, until the owner says
   ``r PID`` (reap it), exactly as the owner's own ``Popen`` children are reaped only once it has
@@ -101,6 +108,10 @@ class _Server:
         sel.register(self.status, selectors.EVENT_READ, "status")
         sel.register(self.sig_r, selectors.EVENT_READ, "sig")
         self.sel = sel
+        try:
+            self.ctl.send(b'{"ready": true}')
+        except OSError:
+            pass  # the owner is gone: the status socket's end of file says so
         while True:
             for key, _ in sel.select():
                 if key.data == "sig":
@@ -160,7 +171,7 @@ class _Server:
 
     def _on_ctl(self) -> None:
         try:
-            msg, fds, flags, _ = socket.recv_fds(self.ctl, _MAX_MSG, 3)
+            msg, fds, flags, _ = socket.recv_fds(self.ctl, _MAX_MSG, 4)
         except OSError:
             msg, fds, flags = b"", [], 0
         if not msg:  # the owner closed its end (or retired us): serve no more spawns
@@ -190,7 +201,7 @@ class _Server:
         goes wrong here (a missing working directory or script) goes wrong exactly as it would there."""
         if self.preload_error:
             return {"error": self.preload_error, "fatal": True}
-        if flags & socket.MSG_TRUNC or len(fds) != 3:
+        if flags & socket.MSG_TRUNC or len(fds) != 4:
             return {"error": "the request was cut short"}
         stale = self._stale()
         if stale:
@@ -226,12 +237,17 @@ class _Server:
         _parent_death_signal(signal.SIGKILL)
         if os.getppid() != parent:  # the zygote died before the line above: so must this replica
             os._exit(70)
-        for target, fd in enumerate(fds):
+        go = fds[3]
+        for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
         self.sel.close()
         self.ctl.close()
         self.status.close()
-        os.closerange(3, _max_fd())
+        os.closerange(3, go)  # the ready pipe among them: the zygote answers the owner now
+        os.closerange(go + 1, _max_fd())
+        if not os.read(go, 1):  # the owner gave up on this request and started the replica with exec
+            os._exit(70)
+        os.close(go)
 
     def _stale(self) -> str:
         """Why this zygote no longer starts Python as a fresh interpreter would ("" when it still does):

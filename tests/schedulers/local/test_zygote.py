@@ -247,6 +247,127 @@ def test_a_killed_zygote_takes_its_replicas_and_the_next_replica_gets_a_new_one(
     assert wait_done(sched, again).state == AppState.CANCELLED
 
 
+def stopped(pid: int) -> bool:
+    return psutil.Process(pid).status() == psutil.STATUS_STOPPED
+
+
+@zygote_only
+def test_a_stopped_zygote_is_retired_and_its_replicas_run_on(
+    sched: LocalScheduler, tmp_path, log_dir: str  # type: ignore[no-untyped-def]
+) -> None:
+    """A zygote that stops answering (SIGSTOP) holds no submit hostage and takes no replica with it: the
+    submit made meanwhile is exec'd and says so, the next one gets a new zygote, and the replicas the old
+    one started are followed, cancelled and recorded by the owner without it.
+
+    The zygote stays stopped from before the first submit below until every check has passed (each
+    check asserts it is still in state T), which outlasts every timeout that plays a part (the 1 s answer
+    timeout; the 30 s preload timeout is for the new zygote, which is not stopped). Before the fix, that
+    submit waited 60 s, then the owner killed the zygote and both running jobs died with it (-9), and the
+    cancelled job stayed RUNNING: this test failed on the zygote being gone when the submit returned."""
+    gate = tmp_path / "gate"
+    waiter = tmp_path / "waiter.py"
+    waiter.write_text(
+        f"import os, time\nprint('up', flush=True)\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
+    )
+    parent = tmp_path / "parent.py"
+    parent.write_text("import os\nprint(os.getppid())\n")
+    running = [sched.submit(warm_app(str(waiter), name=f"job{k}"), {"log_dir": log_dir}) for k in range(2)]
+    victim = sched.submit(warm_app(str(waiter), name="victim"), {"log_dir": log_dir})
+    pids = [sched.describe(a).roles_statuses[0].replicas[0].pid for a in [*running, victim]]
+    zygote = zygote_of(pids[0])
+    assert {zygote_of(p) for p in pids} == {zygote}
+    for app_id in [*running, victim]:
+        wait_until(lambda a=app_id: any(sched.log_iter(a, "main", 0)), what=f"{app_id} to start")
+    os.kill(zygote, signal.SIGSTOP)
+    try:
+        wait_until(lambda: stopped(zygote), what="the zygote to stop")
+        info = sched.submit_dryrun(warm_app(str(parent), name="meanwhile"), {"log_dir": log_dir})
+        meanwhile = sched.schedule(info)
+        assert stopped(zygote), "the submit returned while the zygote is still stopped"
+        note = start_note_of(info)
+        assert note.startswith(f"exec {PY} (fell back from a warm start: the zygote (pid {zygote}) did not answer")
+        assert wait_done(sched, meanwhile).state == AppState.SUCCEEDED
+        assert "".join(sched.log_iter(meanwhile, "main", 0)).strip() == str(os.getpid()), "exec'd by the owner"
+
+        later = sched.submit(warm_app(str(parent), name="later"), {"log_dir": log_dir})
+        assert stopped(zygote)
+        assert wait_done(sched, later).state == AppState.SUCCEEDED
+        new_zygote = int("".join(sched.log_iter(later, "main", 0)))
+        assert new_zygote not in (zygote, os.getpid()), "forked by a new zygote"
+
+        sched.cancel(victim)
+        wait_until(lambda: sched.describe(victim).state == AppState.CANCELLED, what="the cancel to be recorded")
+        assert stopped(zygote), "recorded by the owner, not by the zygote"
+        assert sched.describe(victim).roles_statuses[0].replicas[0].exit_code == -signal.SIGTERM
+
+        assert all(sched.describe(a).state == AppState.RUNNING for a in running), "they ran on"
+        gate.write_text("")
+        for app_id in running:
+            desc = wait_done(sched, app_id)
+            assert (desc.state, desc.roles_statuses[0].replicas[0].exit_code) == (AppState.SUCCEEDED, 0)
+        # its replicas are gone: the stopped zygote is ended (it would never end by itself)
+        wait_until(lambda: not pid_alive(zygote), what="the retired zygote to be killed once idle")
+    finally:
+        try:
+            os.kill(zygote, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
+def start_note_of(info) -> str:  # type: ignore[no-untyped-def]
+    view = info.view()
+    assert view is not None
+    return dict(view.notes).get("replicas start", "")
+
+
+STOPPED_OWNER = textwrap.dedent(
+    """
+    import sys, time
+    from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
+    from jupyter_sched.schedulers.local.zygote import WARM_START
+    from jupyter_sched.specs import AppDef, Role
+    s = create_cwd_scheduler("test")
+    app = AppDef("stuck", [Role("main", "x", entrypoint=sys.executable, args=[sys.argv[2]], metadata={WARM_START: []})])
+    app_id = s.submit(app, {"log_dir": sys.argv[1]})
+    pid = s.describe(app_id).roles_statuses[0].replicas[0].pid
+    while not any(s.log_iter(app_id, "main", 0)):
+        time.sleep(0.01)
+    print(app_id, pid, flush=True)
+    time.sleep(600)
+    """
+)
+
+
+@zygote_only
+def test_a_stopped_zygote_does_not_outlive_its_owner(tmp_path, log_dir: str) -> None:  # type: ignore[no-untyped-def]
+    """A stopped zygote cannot see its owner go: the owner's reaper stops the replica, then kills it. Before
+    the fix, it stayed (stopped) for ever."""
+    script = tmp_path / "sleeper.py"
+    script.write_text("import time\nprint('up', flush=True)\ntime.sleep(600)\n")
+    owner = subprocess.Popen([PY, "-c", STOPPED_OWNER, log_dir, str(script)], stdout=subprocess.PIPE, text=True)
+    assert owner.stdout is not None
+    app_id, pid_text = owner.stdout.readline().split()
+    pid = int(pid_text)
+    zygote = zygote_of(pid)
+    os.kill(zygote, signal.SIGSTOP)
+    try:
+        wait_until(lambda: stopped(zygote), what="the zygote to stop")
+        owner.kill()
+        owner.wait()
+        wait_until(lambda: not pid_alive(pid), what="the replica to be stopped by the reaper")
+        wait_until(lambda: not pid_alive(zygote), what="the stopped zygote to be killed")
+    finally:
+        try:
+            os.kill(zygote, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+    reader = create_cwd_scheduler("test", log_dir=log_dir)
+    try:
+        wait_until(lambda: "its replicas were stopped" in reader.describe(app_id).msg, what="the reaper's record")
+    finally:
+        reader.close()
+
+
 @zygote_only
 def test_closing_the_scheduler_ends_its_zygote(tmp_path, log_dir: str) -> None:  # type: ignore[no-untyped-def]
     script = tmp_path / "quick.py"
