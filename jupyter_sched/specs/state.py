@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any, List, Optional
 
 from jupyter_sched.specs.app import NONE
+from jupyter_sched.specs.masking import mask_out, masked_copy
 from jupyter_sched.specs.usage import UsageTotals
 
 
@@ -160,13 +161,16 @@ class AppStatus:
             ],
         }
 
-    def __str__(self) -> str:
-        return f"AppStatus(state={self.state}, num_restarts={self.num_restarts}, msg={self.msg!r})"
+    def __str__(self) -> str:  # the message masked (specs.masking): it is in AppStatusError's text too
+        return f"AppStatus(state={self.state}, num_restarts={self.num_restarts}, msg={mask_out(self.msg)!r})"
 
     def __repr__(self) -> str:
         """YAML, as TorchX's: states as ``NAME (value)``, a JSON ``structured_error_msg`` as nested YAML
-        (any other text as itself), and no Python object tags."""
+        (any other text as itself), and no Python object tags. Secrets masked, as in the reprs of Role and
+        AppDef (:func:`~jupyter_sched.specs.masking.masked_copy`)."""
         import yaml
+
+        shown = masked_copy(self)
 
         def replica(rep: ReplicaStatus) -> dict[str, Any]:
             data = dict(rep.__dict__)
@@ -178,12 +182,12 @@ class AppStatus:
             return data
 
         data = {
-            "msg": self.msg,
-            "num_restarts": self.num_restarts,
-            "roles": [{"role": r.role, "replicas": [replica(x) for x in r.replicas]} for r in self.roles],
-            "state": repr(self.state),
-            "structured_error_msg": _parsed(self.structured_error_msg),
-            "ui_url": self.ui_url,
+            "msg": shown.msg,
+            "num_restarts": shown.num_restarts,
+            "roles": [{"role": r.role, "replicas": [replica(x) for x in r.replicas]} for r in shown.roles],
+            "state": repr(shown.state),
+            "structured_error_msg": _parsed(shown.structured_error_msg),
+            "ui_url": shown.ui_url,
         }
         return yaml.safe_dump({"AppStatus": data}, default_flow_style=False, sort_keys=True)
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus, RoleStatus
+from jupyter_sched.specs import AppState, AppStatus, AppStatusError, ReplicaStatus, RoleStatus
 from jupyter_sched.specs.masking import MASK, is_secret_name, mask_argv, mask_out, mask_tree, masked_copy
 
 HEAD, TAIL = "Zq7", "Qx9"
@@ -150,7 +150,10 @@ def test_masked_copy_masks_a_status_before_it_formats_itself() -> None:
     copy = masked_copy(status)
     assert isinstance(copy, AppStatus) and isinstance(copy.roles[0].replicas[0], ReplicaStatus)
     assert copy.state == AppState.FAILED and status.structured_error_msg == error  # the original is untouched
-    for text in (copy.format(), repr(copy), json.dumps(mask_out(copy.to_json())), json.dumps(mask_out(status))):
+    with pytest.raises(AppStatusError) as raised:
+        status.raise_for_status()
+    shown = (copy.format(), json.dumps(mask_out(copy.to_json())), json.dumps(mask_out(status)), str(raised.value))
+    for text in (*shown, repr(status), str(status)):  # AppStatus's own repr and str mask, as Role's and AppDef's
         assert hidden(text), text
     assert json.loads(copy.structured_error_msg)["message"]["errorCode"] == 1
     assert "RuntimeError: WANDB_API_KEY=********" in copy.format()
