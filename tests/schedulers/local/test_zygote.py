@@ -314,6 +314,39 @@ def test_a_stopped_zygote_is_retired_and_its_replicas_run_on(
             pass
 
 
+@zygote_only
+def test_a_spawn_given_up_on_never_runs_when_the_zygote_resumes(
+    sched: LocalScheduler, tmp_path, log_dir: str  # type: ignore[no-untyped-def]
+) -> None:
+    """The request a stopped zygote did not answer is still in its socket when it resumes, and it forks
+    it then; by then the owner has exec'd that replica, so the late fork must run nothing (it waits for
+    the owner's go, which never comes): the script runs once."""
+    gate, marker = tmp_path / "gate", tmp_path / "ran"
+    waiter = tmp_path / "waiter.py"  # keeps the zygote from being ended as idle
+    waiter.write_text(
+        f"import os, time\nprint('up', flush=True)\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
+    )
+    once = tmp_path / "once.py"
+    once.write_text(f"import os\nwith open({str(marker)!r}, 'a') as f:\n    f.write(f'{{os.getpid()}}\\n')\n")
+    keeper = sched.submit(warm_app(str(waiter), name="keeper"), {"log_dir": log_dir})
+    keeper_pid = sched.describe(keeper).roles_statuses[0].replicas[0].pid
+    zygote = zygote_of(keeper_pid)
+    os.kill(zygote, signal.SIGSTOP)
+    try:
+        wait_until(lambda: stopped(zygote), what="the zygote to stop")
+        app_id = sched.submit(warm_app(str(once), name="once"), {"log_dir": log_dir})
+        assert wait_done(sched, app_id).state == AppState.SUCCEEDED
+        replica_pid = sched.describe(app_id).roles_statuses[0].replicas[0].pid
+    finally:
+        os.kill(zygote, signal.SIGCONT)
+    late = lambda: [c for c in psutil.Process(zygote).children() if c.pid != keeper_pid]  # noqa: E731
+    wait_until(lambda: any(c.status() == psutil.STATUS_ZOMBIE for c in late()), what="the zygote's late fork to end")
+    assert marker.read_text() == f"{replica_pid}\n", "run once, by the exec'd replica"
+    gate.write_text("")
+    assert wait_done(sched, keeper).state == AppState.SUCCEEDED
+    wait_until(lambda: not pid_alive(zygote), what="the retired zygote to end once idle")
+
+
 def start_note_of(info) -> str:  # type: ignore[no-untyped-def]
     view = info.view()
     assert view is not None
