@@ -172,8 +172,13 @@ def _mask_assignment(word: str, prefix: str = "", strict: bool = False) -> str:
     return word if masked == value else prefix + shlex.quote(f"{name}={masked}")
 
 
+_QUOTING = re.compile(r"[\s'\"\\]")
+
+
 def _unquote(word: str) -> Optional[str]:
     """The one shell word ``word`` stands for, without its quoting (None if it is not one)."""
+    if word and not _QUOTING.search(word):
+        return word  # nothing to unquote: what shlex.split would say, without its cost (a long traceback)
     try:
         parts = shlex.split(word)
     except ValueError:
@@ -201,10 +206,18 @@ def _mask_word(word: str, previous: str) -> str:
     return masked if m and masked.endswith(f"={MASK}") else shlex.quote(masked)
 
 
+_MAYBE_SECRET = re.compile(r"TOKEN|SECRET|PASS|KEY|CREDENTIAL|AUTH|COOKIE|CONN|PWD|PAT|@|-e|--env", re.IGNORECASE)
+"""What a text must hold for the shell rule to mask anything in it: a part of a secret-looking name (looser
+than :data:`SECRET_NAME`, whose anchors are a name's ends), a URL's userinfo or an env flag. Most text (a long
+traceback) has none, and is returned without reading it word by word."""
+
+
 def mask_shell_text(text: str) -> str:
     """``text`` (a command line or a script) with secrets masked as :func:`mask_argv` says, word by
     word. Every other character is kept, so the line stays a copyable command (quoting and ``"$VARS"``
     untouched)."""
+    if not _MAYBE_SECRET.search(text):
+        return text
     out, pos, previous = [], 0, ""
     for m in _WORD.finditer(text):
         word = m.group()
