@@ -1,12 +1,12 @@
 """Runs one replica that must outlive its owner, and records its exit code and end time beside its logs.
 
-Usage: ``python -m jupyter_sched.schedulers.local.detached <exit_code_file> <argv...>``. The owner starts
-this wrapper as the leader of a new process group with stdout/stderr already pointing at the log files.
-It runs the command in the same group, ignores SIGTERM/SIGINT itself (a cancel signals the whole group, so
-the command still gets them) and, when the command ends, writes its exit status and the time it ended (two
-lines: ``0`` then ``1795798509.24``), so that a restarted kernel or the CLI can still tell SUCCEEDED from
-FAILED and how long it took once the owner is gone: nobody else sees it end then, and a reader must not
-take the moment it reads for the end.
+Usage: ``python -I .../detached.py <exit_code_file> <argv...>`` (run as a file: it imports only the standard
+library, so it starts in milliseconds, see ``spawn``). The owner starts this wrapper as the leader of a new
+process group with stdout/stderr already pointing at the log files. It runs the command in the same group,
+ignores SIGTERM/SIGINT itself (a cancel signals the whole group, so the command still gets them) and, when
+the command ends, writes its exit status and the time it ended (two lines: ``0`` then ``1795798509.24``),
+so that a restarted kernel or the CLI can still tell SUCCEEDED from FAILED and how long it took once the
+owner is gone: nobody else sees it end then, and a reader must not take the moment it reads for the end.
 """
 
 from __future__ import annotations
