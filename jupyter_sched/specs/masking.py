@@ -473,8 +473,10 @@ def mask_out(value: Any) -> Any:
     be shown: a string that is a JSON object or array stays JSON, masked as a tree (:func:`mask_json_text`);
     any other string is free text (:func:`mask_text`); dicts, lists, tuples and dataclasses become a JSON-able
     copy masked as a tree (:func:`mask_tree`: argv and env lists as command lines, JSON in a string as JSON,
-    other strings as text); numbers, booleans and None are returned as they are. Masking again changes
-    nothing, so a value masked twice on its way out reads as once."""
+    other strings as text); numbers, booleans and None are returned as they are. Masking a masked value
+    again is safe: it never shows what the first pass hid, and on a JSON document or ordinary text it changes
+    nothing (a contrived text can lose one more value, ``x=Key'API_KEY': 1``, where the first pass's mask
+    changed what stands before a name)."""
     if isinstance(value, str):
         masked = mask_json_text(value)
         return masked if masked is not None else mask_text(value)
