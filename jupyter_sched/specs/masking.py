@@ -63,7 +63,7 @@ _ENV_FLAGS = ("-e", "--env")
 _QUOTED = r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"'
 """A quoted string on one line, backslash escapes included."""
 _PAIR = re.compile(
-    rf"""(?<![\w.\-])(?P<name>(?P<q>['"])-{{0,2}}[A-Za-z_][\w.-]*(?P=q)\s*:\s*(?=['"0-9])|-{{0,2}}[A-Za-z_][\w.-]*[=:])"""
+    rf"""(?<![\w.\-])(?P<name>(?P<q>['"])-{{0,2}}[A-Za-z_][\w.-]*(?P=q)\s*:\s*(?=['"0-9\ue000])|-{{0,2}}[A-Za-z_][\w.-]*[=:])"""
     rf"""(?P<value>{_QUOTED}|(?:\\[^\n]|[^\s,;'"(){{}}\[\]\\])+)"""
 )
 """A name and its value in free text: ``'NAME': 'value'`` / ``"NAME": "value"`` (a dict's repr, JSON; a
@@ -251,7 +251,12 @@ def _mask_pair(m: "re.Match[str]") -> str:
     name = head.strip("'\":= \t")
     if not is_secret_name(name):
         return head + _mask_pairs(value)  # env=API_TOKEN=x: the value may hold pairs of its own
-    return m.group() if _placeholder(name, value) else head + _masked_value(value)
+    if _placeholder(name, value):
+        return m.group()
+    quote = m.group("q")
+    if quote and value[:1] not in "'\"":  # "NAME": 12 in JSON or a dict: a quoted mask keeps it one
+        return f"{head}{quote}{MASK}{quote}"
+    return head + _masked_value(value)
 
 
 def _mask_option_word(m: "re.Match[str]") -> str:
@@ -290,10 +295,24 @@ _JSON_TRIES = 64
 """JSON starts tried in one text (each try may read to the end of the text: the bound keeps it linear)."""
 
 
+_HOLE = re.compile("\ue000([0-9]+)\ue001")
+"""Where a JSON document quoted in text stands while the text around it is masked (private-use characters:
+no name, quote or separator, so a value that runs into it takes it whole)."""
+
+
 def _mask_embedded_json(text: str) -> str:
-    """``text`` with each JSON object or array in it masked as JSON and the text around them as free text."""
+    """``text`` with each JSON object or array in it masked as JSON, and the text around them as free text.
+
+    Each document is first replaced by a hole (:data:`_HOLE`) and the whole text masked as free text with
+    the holes in it, then the masked documents are put back in the holes that are left: a pair whose value
+    runs into a hole (``'API_KEY': [...]``, ``HF_TOKEN=[...]``) hides it whole, and a quoted value that
+    merely holds JSON-looking text (``'HF_TOKEN': 'a[]b'``) is masked whole, never cut at the document."""
+    if "\ue000" in text or "\ue001" in text:
+        return _mask_plain_text(text)
     decoder = json.JSONDecoder()
-    out, pos, tries = [], 0, 0
+    pieces: List[str] = []
+    documents: List[str] = []
+    pos, tries = 0, 0
     for m in _JSON_START.finditer(text):
         if m.start() < pos or tries >= _JSON_TRIES:
             continue
@@ -302,16 +321,25 @@ def _mask_embedded_json(text: str) -> str:
             _, end = decoder.raw_decode(text, m.start())
         except (ValueError, RecursionError):
             continue
-        masked = mask_json_text(text[m.start() : end])
-        out += [_mask_plain_text(text[pos : m.start()]), masked if masked is not None else text[m.start() : end]]
+        document = text[m.start() : end]
+        if end - m.start() == 2:
+            continue  # [] or {}: nothing inside to mask, and a pair's empty value hides nothing
+        masked = mask_json_text(document)
+        pieces += [text[pos : m.start()], f"\ue000{len(documents)}\ue001"]
+        documents.append(masked if masked is not None else document)
         pos = end
-    if not out:
+    if not documents:
         return _mask_plain_text(text)
-    return "".join(out) + _mask_plain_text(text[pos:])
+    shown = _mask_plain_text("".join(pieces) + text[pos:])
+    return _HOLE.sub(lambda m: documents[int(m.group(1))], shown)
 
 
-_SECRET_BRACKET = re.compile(r"""(?<![\w.\-])(?P<q>['"])(?P<name>[A-Za-z_][\w.-]*)(?P=q)\s*:\s*(?=[\[{(])""")
-"""``'NAME': [`` / ``"NAME": {``: a dict's or JSON's value that is a list, a tuple or an object."""
+_SECRET_BRACKET = re.compile(
+    r"""(?<![\w.\-])(?:(?P<q>['"])(?P<name>[A-Za-z_][\w.-]*)(?P=q)\s*:\s*|-{0,2}(?P<bare>[A-Za-z_][\w.-]*)[=:])"""
+    r"""(?=[\[{(])"""
+)
+"""``'NAME': [`` / ``"NAME": {`` / ``NAME=[``: a value that is a list, a tuple or an object (a dict's repr,
+JSON, a keyword argument's repr)."""
 _CLOSE = {"[": "]", "{": "}", "(": ")"}
 
 
@@ -320,12 +348,12 @@ def _mask_bracketed(text: str) -> str:
     hidden whole, up to the bracket that closes them (or the end of the text when none does)."""
     out, pos = [], 0
     for m in _SECRET_BRACKET.finditer(text):
-        if m.start() < pos or not is_secret_name(m.group("name")):
+        if m.start() < pos or not is_secret_name(m.group("name") or m.group("bare")):
             continue
         end = _closing(text, m.end())
         if end == m.end() + 2 and text[m.end() + 1] == _CLOSE[text[m.end()]]:
             continue  # an empty list or object hides nothing
-        q = m.group("q")
+        q = m.group("q") or ""
         out += [text[pos : m.end()], f"{q}{MASK}{q}"]
         pos = end
     return "".join(out) + text[pos:] if out else text

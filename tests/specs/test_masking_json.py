@@ -116,6 +116,10 @@ def test_text_that_looks_like_json_but_is_not_is_masked_as_text(text: str) -> No
         (f"--password {S} --lr 0.1", "--password ******** --lr 0.1"),
         (f"https://u:{S}@h.example/x", "https://********@h.example/x"),
         ("KeyError: 'y' {'LR': '0.1'} [1, 2] {'HF_TOKEN': []}", "KeyError: 'y' {'LR': '0.1'} [1, 2] {'HF_TOKEN': []}"),
+        (f"x {{'HF_TOKEN': '{HEAD}[]{TAIL}'}}", "x {'HF_TOKEN': '********'}"),  # JSON-looking text in a value
+        ('main[0]: {"HF_TOKEN": 12, "n": [1]}', 'main[0]: {"HF_TOKEN": "********", "n": [1]}'),  # still JSON
+        (f"f(api_key={{'a': '{S}'}}, lr=[1]) HF_TOKEN=[1, 2]", "f(api_key=********, lr=[1]) HF_TOKEN=********"),
+        (f'err {{"message": "{{\\"HF_TOKEN\\": \\"{S}\\"}}"}}', 'err {"message": "{\\"HF_TOKEN\\": \\"********\\"}"}'),
     ],
 )
 def test_free_text_shapes(text: str, expected: str) -> None:
