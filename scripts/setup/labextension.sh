@@ -47,7 +47,7 @@ develop_link() {
     # a copy there (an editable install made while a build existed copies it) is replaced by the link
     (cd "$JSCHED_REPO_ROOT" && PATH="$bin:$PATH" "${develop[@]}" --overwrite . >"$ext/.jlpm-develop.log" 2>&1) ||
         { cat "$ext/.jlpm-develop.log" >&2; die "${develop[*]} failed"; }
-    [[ -L "$link" ]] || die "jupyter labextension develop made no link at $link"
+    [[ -L "$link" ]] || die "${develop[*]} made no link at $link"
     log "linked: $(readlink -f "$(dirname "$link")")/jupyter-sched -> jupyter_sched/labextension"
 }
 

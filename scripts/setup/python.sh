@@ -12,7 +12,7 @@ fi
 stamp=.venv/.jupyter_sched-installed
 # The editable install enables the server extension (etc/jupyter/jupyter_server_config.d, as a wheel does).
 # The JupyterLab extension is scripts/setup/labextension.sh's: it builds it (when its sources changed, with
-# node, which may not be on this machine yet) and links it into .venv (`jupyter labextension develop`), so
+# node, which may not be on this machine yet) and links it into .venv (`jupyter-builder develop`), so
 # this install skips pyproject.toml's build hook (SKIP_JUPYTER_BUILDER). pip must not write or remove
 # files through that link (the editable wheel carries a copy of a build that exists): it is taken away
 # first, and made again after.
