@@ -20,7 +20,8 @@ bash scripts/setup/registry.sh   # a registry on 127.0.0.1:5000 for workspace pu
 bash scripts/setup/slurm.sh      # Slurm: a controller and 4 nodes on this host (tests/schedulers/slurm)
 bash scripts/setup/browser.sh    # Debian chromium + JupyterLab/Playwright for tests/e2e
 bash scripts/setup/labextension.sh  # the JupyterLab extension built from labextension/ (jlpm), when its
-                                    # sources changed: the e2e tests and the wheel use it
+                                    # sources changed, and linked into .venv: the e2e tests use it (the
+                                    # wheel smoke test builds its own, from a clean clone)
 # A Ray head (127.0.0.1, dashboard on 8265) for tests/schedulers/torchx_bridge/test_ray.py and notebooks/ray.ipynb; it holds
 # about 2 GB, so it is stopped again when the Ray tests are done (or this script fails).
 ray_env="$(bash scripts/setup/ray.sh)"  # export RAY_ADDRESS=...
