@@ -295,11 +295,12 @@ def load_record(app_dir: str, reconcile: bool = True) -> Optional[AppRecord]:
             record = AppRecord.from_json(json.load(f))
     except (OSError, ValueError, TypeError, AttributeError):
         return None
-    if os.path.realpath(record.app_dir) != os.path.realpath(app_dir):
+    real_dir = os.path.realpath(app_dir)  # resolved once: a record names up to 4 files per replica
+    if os.path.realpath(record.app_dir) != real_dir:
         record.app_dir = app_dir
     for rep in record.replicas:
         for name in ("stdout", "stderr", "combined", "error_file"):
-            if getattr(rep, name) and not is_within(getattr(rep, name), app_dir):
+            if getattr(rep, name) and not _resolves_within(getattr(rep, name), real_dir):
                 setattr(rep, name, "")
     if reconcile and not record.done and not owner_alive(record) and not _any_alive(record):
         for rep in record.replicas:
@@ -341,7 +342,10 @@ def _recorded_end(rep: ReplicaRecord, submitted: float) -> Tuple[Optional[int], 
 
 def is_within(path: str, root: str) -> bool:
     """``path`` resolves (symlinks included) to ``root`` itself or somewhere below it."""
-    real_root = os.path.realpath(root)
+    return _resolves_within(path, os.path.realpath(root))
+
+
+def _resolves_within(path: str, real_root: str) -> bool:
     real = os.path.realpath(path)
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
