@@ -8,6 +8,7 @@ Both front ends accept the same forms, so they resolve them here. The notebook a
 from __future__ import annotations
 
 import re
+import time
 from typing import List, Optional, Tuple
 
 from jupyter_sched.frontend.config import ProjectConfig
@@ -21,12 +22,27 @@ _IDENTIFIER = re.compile(
 )
 
 
-def scheduler_names() -> List[str]:
-    return list(get_scheduler_factories())
+_NAMES: Tuple[float, List[str]] = (0.0, [])
+NAMES_TTL_S = 30.0
+"""How long the registry's names are reused: reading them scans every installed distribution's entry points
+(about 50 ms here), and a long-lived process asks often (the Jupyter server checks the handle of every
+request, a kernel the scheduler of every magic)."""
+
+
+def scheduler_names(fresh: bool = False) -> List[str]:
+    """The registered schedulers' names (read again after :data:`NAMES_TTL_S`, or when ``fresh``)."""
+    global _NAMES
+    at, names = _NAMES
+    if fresh or not names or time.monotonic() - at > NAMES_TTL_S:
+        names = list(get_scheduler_factories())
+        _NAMES = (time.monotonic(), names)
+    return list(names)
 
 
 def check_scheduler(name: str, where: str = "--scheduler") -> str:
     known = scheduler_names()
+    if name not in known:  # installed since the names were read?
+        known = scheduler_names(fresh=True)
     if name not in known:
         raise UsageError(f"{where}: unknown scheduler {name!r}; available: {', '.join(known)}")
     return name
