@@ -151,7 +151,9 @@ class JobsHandler(Base):
             query = table.check_query({key: self.get_query_argument(key, None) for key in QUERY})
         except ValueError as e:
             raise web.HTTPError(400, str(e)) from None
-        listing = await self.blocking(self.ctx.index.listing)
+        listing = self.ctx.index.listing_now()
+        if listing is None:  # the very first: wait for it, on a worker thread
+            listing = await self.blocking(self.ctx.index.listing)
         filters: Dict[str, Optional[str]] = query["filters"]
         rows = [r for r in listing.rows if table.matches(r, filters)]
         if filters["sweep"]:  # one sweep's runs, one row each

@@ -71,6 +71,10 @@ class Listing:
     cold: bool = False
 
 
+FRESH_S = 0.5
+"""How long a running app's status is reused by the job routes (a job view refreshes every second)."""
+
+
 class UnknownJob(LookupError):
     """No backend knows the handle (never submitted, or its records were removed)."""
 
@@ -89,6 +93,7 @@ class JobIndex:
         self._listing = Listing()
         self._statuses: "OrderedDict[str, AppStatus]" = OrderedDict()
         self._seen: Dict[str, float] = {}
+        self._recent: "OrderedDict[str, Tuple[float, AppStatus]]" = OrderedDict()  # running apps' statuses
         self._down: Dict[str, Tuple[float, str]] = {}
         self._registry_cache: Dict[str, Tuple[Tuple[float, int], List[Dict[str, Any]]]] = {}
 
@@ -124,13 +129,26 @@ class JobIndex:
     def listing(self) -> Listing:
         """The current listing. A fresh one is returned as it is; a stale one too, while a refresh runs on
         its own thread. Only the very first listing (there is no previous one) is waited for."""
+        listing, done = self._current()
+        if listing is not None:
+            return listing
+        assert done is not None
+        done.wait()
+        return self._listing
+
+    def listing_now(self) -> Optional[Listing]:
+        """:meth:`listing` without waiting: None while there has never been one (a refresh is started). Cheap
+        enough for the server's event loop, so a request for the list never queues for a worker thread."""
+        return self._current()[0]
+
+    def _current(self) -> Tuple[Optional[Listing], Optional[threading.Event]]:
         with self._refresh_lock:
             listing = self._listing
             # a listing that takes long is reused longer, so a large history cannot keep the server busy
             # (the first one reads every app once and is not a measure of the next ones)
             slow = 0.0 if listing.cold else 2 * listing.seconds
             if listing.at and not self._stale and time.time() - listing.at < max(self.settings.refresh_interval, slow):
-                return listing
+                return listing, None
             done = self._refreshing
             if done is None:
                 self._stale = False
@@ -138,10 +156,7 @@ class JobIndex:
                 self._refresher = threading.Thread(target=self._refresh_in_background, args=(done, not listing.at),
                                                    name="jsched-server-listing", daemon=True)  # fmt: skip
                 self._refresher.start()
-            if listing.at:
-                return listing
-        done.wait()
-        return self._listing
+            return (listing if listing.at else None), done
 
     def _refresh_in_background(self, done: threading.Event, cold: bool) -> None:
         listing: Optional[Listing] = None
@@ -337,12 +352,25 @@ class JobIndex:
 
     # -- one job -----------------------------------------------------------------------------------------
     def status(self, handle: str) -> AppStatus:
-        """The app's status (asked now); UnknownJob if no backend knows it."""
+        """The app's status; UnknownJob if no backend knows it. An ended app's is the one kept (it cannot
+        change); a running app's is asked at most every :data:`FRESH_S` (64 job views opened on one app at
+        once ask its backend once, not 64 times)."""
+        with self._cache_lock:
+            kept = self._statuses.get(handle)
+            recent = self._recent.get(handle)
+        if kept is not None and kept.is_terminal():
+            return kept
+        if recent is not None and time.monotonic() - recent[0] < FRESH_S:
+            return recent[1]
         status = self.runner_for(handle).status(handle)
         if status is None:
             raise UnknownJob(handle)
         if status.is_terminal():
             self._remember(handle, status)
+        with self._cache_lock:
+            self._recent[handle] = (time.monotonic(), status)
+            while len(self._recent) > 4096:
+                self._recent.popitem(last=False)
         return status
 
     def detail(self, handle: str) -> Dict[str, Any]:
@@ -376,6 +404,8 @@ class JobIndex:
             return {"handle": handle, "cancelled": False, "state": status.state.name,
                     "message": f"{handle} already ended ({status.state}); nothing to cancel"}  # fmt: skip
         self.runner_for(handle).cancel(handle)
+        with self._cache_lock:
+            self._recent.pop(handle, None)
         self.invalidate()  # the next listing shows the change
         return {"handle": handle, "cancelled": True, "state": status.state.name, "message": f"cancelling {handle}"}
 

@@ -96,7 +96,9 @@ export interface ILogEvent {
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    message: string
+    message: string,
+    /** Seconds the server asked to wait before asking again (a 503's Retry-After), if it said. */
+    readonly retryAfter: number | null = null
   ) {
     super(message);
   }
@@ -140,7 +142,8 @@ export async function requestAPI<T>(
   }
   if (!response.ok) {
     const message = data && data.message ? data.message : `${response.status} ${response.statusText}`;
-    throw new ApiError(response.status, message);
+    const retry = Number(response.headers.get('Retry-After'));
+    throw new ApiError(response.status, message, Number.isFinite(retry) && retry > 0 ? retry : null);
   }
   return data as T;
 }

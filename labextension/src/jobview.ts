@@ -87,6 +87,7 @@ export class JobView extends Widget {
       if (this.stopped) {
         return;
       }
+      this.failures = 0;
       const wasRunning = this.detail === null || isRunning(this.detail.state);
       this.detail = detail;
       this.render(detail);
@@ -108,7 +109,11 @@ export class JobView extends Widget {
       }
       this.showMessage(err.status === 404 ? `The Jupyter server does not know ${this.handle}.` : err.message);
       if (err.status !== 404 && err.status !== 400) {
-        this.timer = window.setTimeout(() => void this.refresh(), 3 * REFRESH_MS);
+        // a backend that is down (503) says when to ask again; other failures back off, up to a minute
+        this.failures += 1;
+        const backoff = Math.min(60000, 3 * REFRESH_MS * 2 ** (this.failures - 1));
+        const wait = err.retryAfter !== null ? err.retryAfter * 1000 : backoff;
+        this.timer = window.setTimeout(() => void this.refresh(), wait);
       }
     }
   }
@@ -334,6 +339,7 @@ export class JobView extends Widget {
   private options: IJobViewOptions;
   private stopped = false;
   private timer = 0;
+  private failures = 0;
   private head = el('div', 'jsl-head');
   private message = el('div', 'jsl-message');
   private table = el('table', 'jsl-replicas');
