@@ -19,7 +19,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, Dict, List
 
-from jupyter_sched.schedulers.docker.engine import is_conflict, send_stop, start_threads
+from jupyter_sched.schedulers.docker.engine import create_record, send_stop, start_threads
 from jupyter_sched.schedulers.docker.job import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
@@ -67,18 +67,8 @@ def record_cancel(api: Any, app_id: str, replicas: List[Dict[str, Any]], session
         LABEL_OWNER: labels.get(LABEL_OWNER, owner_name()),
         LABEL_CANCELLED_AT: repr(time.time()),
     }
-    try:
-        api.create_container(
-            replicas[0]["ImageID"],
-            command=["jupyter-sched-cancel-record"],
-            name=f"{app_id}{CANCEL_RECORD_SUFFIX}",
-            labels=record_labels,
-            network_disabled=True,
-            host_config=api.create_host_config(network_mode="none"),
-        )
-    except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by is_conflict; others re-raised
-        if not is_conflict(e):  # 409: another process recorded it first
-            raise
+    create_record(api, replicas[0]["ImageID"], f"{app_id}{CANCEL_RECORD_SUFFIX}", "jupyter-sched-cancel-record",
+                  record_labels)  # fmt: skip
 
 
 def grace_of(row: Dict[str, Any]) -> int:

@@ -109,6 +109,20 @@ def is_conflict(e: BaseException) -> bool:
     return isinstance(e, docker.errors.APIError) and e.status_code == 409
 
 
+def create_record(api: Any, image_id: str, name: str, command: str, labels: Dict[str, str]) -> None:
+    """Creates a record container (never started, no network: a cancel's or an interrupted submit's record,
+    read back by its labels) named ``name``; one that exists already (409: another process recorded it
+    first) is left as it is."""
+    try:
+        api.create_container(
+            image_id, command=[command], name=name, labels=labels, network_disabled=True,
+            host_config=api.create_host_config(network_mode="none"),
+        )  # fmt: skip
+    except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by is_conflict; others re-raised
+        if not is_conflict(e):
+            raise
+
+
 # -- images ---------------------------------------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List
 
 from jupyter_sched.schedulers.common.process_identity import pid_of
 from jupyter_sched.schedulers.docker.cleanup import remove_containers
-from jupyter_sched.schedulers.docker.engine import is_conflict
+from jupyter_sched.schedulers.docker.engine import create_record
 from jupyter_sched.schedulers.docker.job import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
@@ -81,15 +81,5 @@ def record_interrupted(api: Any, app_id: str, replicas: List[Dict[str, Any]], wh
         LABEL_REPLICAS: labels.get(LABEL_REPLICAS, "[]"),
         LABEL_INTERRUPTED: why,
     }
-    try:
-        api.create_container(
-            replicas[0]["ImageID"],
-            command=["jupyter-sched-interrupted-record"],
-            name=f"{app_id}{INTERRUPTED_RECORD_SUFFIX}",
-            labels=record_labels,
-            network_disabled=True,
-            host_config=api.create_host_config(network_mode="none"),
-        )
-    except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by is_conflict; others re-raised
-        if not is_conflict(e):  # 409: another reader recorded it first
-            raise
+    create_record(api, replicas[0]["ImageID"], f"{app_id}{INTERRUPTED_RECORD_SUFFIX}",
+                  "jupyter-sched-interrupted-record", record_labels)  # fmt: skip
