@@ -9,8 +9,9 @@ replica's script, a file the page never shows, so neither the cell's source nor 
 
 Where it is looked for: the whole page's HTML (``page.content()``: sidebar, cell outputs, job view,
 notifications) with the failed job's row shown, the end-of-job notification's text, the job view opened
-from the sidebar, the ``.ipynb`` on disk after a save, and the page again after the kernel is shut down and
-the page reloaded (the output drawn from the saved record and the server, not from the kernel). That the
+from the sidebar, what the server answers the page (``GET jobs``, ``GET jobs/<handle>``, whose structured
+error is not all drawn; it must stay JSON), the ``.ipynb`` on disk after a save, and the page again after the
+kernel is shut down and the page reloaded (the output drawn from the saved record and the server). That the
 masked reason *is* shown (``WANDB_API_KEY=********``) keeps the test from passing on an empty page.
 
 Two ways the final record is written, one test each: by the kernel that launched the job (it is alive
