@@ -7,9 +7,13 @@
 # package, not this checkout: `import jupyter_sched` (from site-packages, with py.typed), `jupyter-sched
 # --version`, a local run, and `%load_ext jupyter_sched` + `%sched_run` in a real kernel; then, with
 # jupyter_server and jupyterlab installed beside it (the lock's versions too), that both its server extension
-# and its JupyterLab extension are enabled with no step but `pip install`. Last, `pip install` of a second
-# clean clone (pip builds the wheel straight from the tree, as `pip install .` and `pip install git+...` do)
-# replaces it in that venv, and the same checks run on what that install put there.
+# and its JupyterLab extension are enabled with no step but `pip install`, and that they work: that venv's
+# `jupyter lab` is started (its config, data and runtime dirs in the temp dir, so nothing of the user's is
+# seen) and scripts/ci/wheel_browser.py, with .venv's Python (Playwright) and Debian's Chromium, checks that
+# GET /jupyter-sched/api/jobs answers 200 JSON and that the Jobs sidebar opens and lists the jobs run before
+# (screenshot: artifacts/screenshots/wheel-sidebar.png); the server is stopped whatever happens. Last,
+# `pip install` of a second clean clone (pip builds the wheel straight from the tree, as `pip install .` and
+# `pip install git+...` do) replaces it in that venv, and the same checks run on what that install put there.
 #
 # Uncommitted changes are not in the clone (it says so when there are some). The builds need node and the
 # npm registry; the packages yarn fetches come from its cache (~/.yarn/berry), which
@@ -22,7 +26,22 @@ cd "$root"
 py="${PYTHON:-$root/.venv/bin/python}"
 [ -x "$py" ] || py="$(command -v python3)"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+lab_pid=""
+stop_lab() {  # the lab server asked to stop (15 s), then whatever is left of its process group killed
+    [ -n "$lab_pid" ] || return 0
+    kill -TERM "$lab_pid" 2>/dev/null || true
+    for _ in $(seq 1 150); do kill -0 "$lab_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$lab_pid" 2>/dev/null || true
+    wait "$lab_pid" 2>/dev/null || true
+    lab_pid=""
+}
+cleanup() {  # nothing outlives the script: the lab server (if it was started), then the temp dir
+    stop_lab
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 unset PYTHONPATH  # the smoke test must see only the installed wheel
 start=$SECONDS
 lock="$root/requirements/test-lock.txt"
@@ -101,6 +120,37 @@ extensions_enabled() {  # extensions_enabled WHAT: both enabled in $work/venv, o
     echo "$1: server extension and JupyterLab extension enabled ($(grep "jupyter-sched v" "$work/lab-ext.txt" | xargs))"
 }
 extensions_enabled "the wheel"
+
+# ... and they work: the wheel's JupyterLab, in a browser. Its Jupyter dirs are in $work and the user's extra
+# paths are dropped, so it sees only what the venv has; it inherits JUPYTER_SCHED_LOG_DIR, so the Jobs
+# sidebar lists the two local jobs run above (and any containers of the local_docker backend on this host).
+mkdir -p "$work/lab-root" "$work/lab-data" "$work/lab-runtime" \
+    "$work/lab-config/lab/user-settings/@jupyterlab/apputils-extension"
+# (no news prompt over the panel in the screenshot; the settings dir is JUPYTER_CONFIG_DIR's lab/user-settings)
+echo '{"fetchNews": "false", "checkForUpdates": false}' \
+    >"$work/lab-config/lab/user-settings/@jupyterlab/apputils-extension/notification.jupyterlab-settings"
+lab_port="$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+lab_token="$("$py" -c 'import secrets; print(secrets.token_hex(16))')"
+t=$SECONDS
+env -u JUPYTER_PATH -u JUPYTER_CONFIG_PATH -u JUPYTERLAB_SETTINGS_DIR -u JUPYTERLAB_WORKSPACES_DIR \
+    -u JUPYTERLAB_DIR JUPYTER_CONFIG_DIR="$work/lab-config" JUPYTER_DATA_DIR="$work/lab-data" \
+    JUPYTER_RUNTIME_DIR="$work/lab-runtime" IPYTHONDIR="$work/lab-ipython" \
+    setsid "$work/venv/bin/jupyter" lab --no-browser --allow-root --ServerApp.ip=127.0.0.1 \
+    --ServerApp.port="$lab_port" --ServerApp.port_retries=0 --IdentityProvider.token="$lab_token" \
+    --ServerApp.root_dir="$work/lab-root" --LabApp.news_url=None \
+    --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
+    </dev/null >"$work/lab.log" 2>&1 &
+# (setsid: a session and process group of its own, whose id is this pid, so stop_lab reaches all it started and
+# a Ctrl-C, which goes to this script's group, leaves its stopping to stop_lab; a script runs with no job
+# control, so what `&` starts leads no group and setsid execs in place instead of forking)
+lab_pid=$!
+"$py" "$root/scripts/ci/wheel_browser.py" --url "http://127.0.0.1:$lab_port" --token "$lab_token" \
+    --server-log "$work/lab.log" --pid "$lab_pid" ||
+    { echo "the wheel's JupyterLab did not show a working Jobs sidebar (above)" >&2; exit 1; }
+tracebacks="$(grep -c "Traceback" "$work/lab.log" || true)"
+[ "$tracebacks" = 0 ] || { cat "$work/lab.log" >&2; echo "the wheel's JupyterLab logged a traceback" >&2; exit 1; }
+stop_lab
+echo "the wheel in JupyterLab: ok ($((SECONDS - t)) s)"
 
 # pip install <a clean clone>: replaces the wheel's install, its files with those of this one
 clean_clone "$work/clone2"
