@@ -403,16 +403,17 @@ def test_a_stopped_zygote_does_not_outlive_its_owner(tmp_path, log_dir: str) -> 
 
 @zygote_only
 def test_closing_the_scheduler_ends_its_zygote(tmp_path, log_dir: str) -> None:  # type: ignore[no-untyped-def]
-    script = tmp_path / "quick.py"
-    script.write_text("print('hi')\n")
+    go = tmp_path / "GO"
+    script = tmp_path / "waits.py"  # runs until GO exists: its parent, the zygote, is found while it lives
+    script.write_text(f"import os, time\nwhile not os.path.exists({str(go)!r}):\n    time.sleep(0.05)\nprint('hi')\n")
     sched = create_cwd_scheduler("test")
     app_id = sched.submit(warm_app(str(script)), {"log_dir": log_dir})
     pid = sched.describe(app_id).roles_statuses[0].replicas[0].pid
-    zygote = zygote_of(pid) if pid_alive(pid) else None
+    zygote = zygote_of(pid)
+    go.touch()
     wait_done(sched, app_id)
     sched.close()
-    if zygote is not None:
-        wait_until(lambda: not pid_alive(zygote), what="the zygote to exit")
+    wait_until(lambda: not pid_alive(zygote), what="the zygote to exit")
 
 
 OWNER = textwrap.dedent(
