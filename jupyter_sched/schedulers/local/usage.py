@@ -316,13 +316,10 @@ class ForeignProbe:
         self.settles = 0
         """How many calls waited :attr:`settle_s` for first readings (a figure for tests and benchmarks)."""
 
-    def sample(self, replicas: List[Tuple[str, int, int, float, Optional[int]]]) -> List[UsageSample]:
-        """``replicas``: (role, replica, pid, started, mem limit). A first reading of a tree takes a
-        second one :attr:`settle_s` later, so even a one-off ``top --json`` shows a real CPU %."""
-        return [s for s in self.sample_each(replicas) if s is not None]
-
     def sample_each(self, replicas: List[Tuple[str, int, int, float, Optional[int]]]) -> List[Optional[UsageSample]]:
-        """:meth:`sample`, one entry per replica asked about, in order (None: its process is gone)."""
+        """One sample per replica asked about, in order (None: its process is gone). ``replicas``: (role,
+        replica, pid, started, mem limit). A first reading of a tree takes a second one :attr:`settle_s`
+        later, so even a one-off ``top --json`` shows a real CPU %."""
         with self._lock:  # two listers at once would each take the other's reading as their previous one
             return self._sample(replicas)
 
