@@ -91,6 +91,8 @@ class Seam:
                 if self._matching:
                     out += self._sync_recent(prefer_last=True)
                     out += self._resolve()
+        elif self._held and "\n" in text:
+            out += self._resolve()  # a candidate seam waited for a live line after the seam line
         return out
 
     def live_ended(self) -> str:
@@ -113,17 +115,10 @@ class Seam:
     def on_history(self, records: List[str]) -> str:
         if self.synced or self.dead:
             return self._history_synced("".join(records))
-        out: List[str] = []
-        for i, record in enumerate(records):
-            if self.synced:
-                out.append(self._history_synced("".join(records[i:])))
-                break
-            if not self._matching:
-                out.append(self._emit_history(record))
-            else:
-                self._held.append(record)
-                out.append(self._resolve())
-        return "".join(out)
+        if not self._matching:
+            return "".join([self._emit_history(record) for record in records])
+        self._held.extend(records)  # the whole batch: a candidate is judged with the records read after it
+        return self._resolve()
 
     def finish(self) -> str:
         """Everything has been read: whatever is still held comes out."""
@@ -167,10 +162,10 @@ class Seam:
         while self._held and not self.synced:
             record = self._held[0]
             at = self._seam_at(record, final)
-            if at is not None and self._n is not None and not final:
-                confirmed = self._confirmed_by_what_follows()
+            if at is not None and self._n is not None:
+                confirmed = self._confirmed_by_what_follows(final)
                 if confirmed is None:
-                    break  # the records after it will tell: wait for them
+                    break  # the records after it, or the live lines after the seam line, will tell: wait
                 if not confirmed:
                     at = None  # it only ends like the seam line ("16225" ends like the live "6225")
             if at is not None:
@@ -187,17 +182,25 @@ class Seam:
             out.append(self._history_synced("".join(held)))
         return "".join(out)
 
-    def _confirmed_by_what_follows(self) -> Optional[bool]:
+    def _confirmed_by_what_follows(self, final: bool = False) -> Optional[bool]:
         """Whether the held records after the candidate seam agree with the live lines after the seam line:
         False if they differ, True once they cover every complete live line, None while too few have come.
-        (A record that merely ends like the seam line is told apart by the lines that follow it.)"""
+        (A record that merely ends like the seam line is told apart by the lines that follow it.)
+
+        While the history has not reached the end of the live lines, the records to come decide, even once
+        the live stream has closed: the history is complete (a candidate that stood last in its batch, taken
+        because the live stream had closed, once let 6,000 lines of ``seq`` be skipped). While the live
+        stream is open and the history is ahead of it, the next live line decides. At the end of the
+        history a candidate not confirmed is not the seam."""
         after_live = self._live[self._n or 0 :]
         after_live = after_live[: after_live.rfind("\n") + 1]  # an unended live line is not in the history yet
         after_hist = "".join(self._held[1:])
         common = min(len(after_hist), len(after_live))
         if after_hist[:common] != after_live[:common]:
             return False
-        if len(after_hist) < len(after_live) and not self.live_closed:
+        if len(after_hist) < len(after_live):
+            return False if final else None
+        if after_hist and not after_live and not (self.live_closed or final):
             return None
         return True
 

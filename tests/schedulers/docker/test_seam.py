@@ -68,3 +68,43 @@ def test_identical_lines_read_before_the_history_was_are_in_it() -> None:
     out = [seam.on_history(["x\n", "x\n"]), seam.history_done()]
     out.append(seam.on_history(["tail"]) + seam.finish())
     assert "".join(out) == "x\nx\ntail"
+
+
+def _seq(a: int, b: int) -> list:
+    return [f"{i}\n" for i in range(a, b)]
+
+
+def test_a_candidate_last_in_its_batch_waits_for_the_history_after_it_even_once_live_has_closed() -> None:
+    """The CI failure of ``test_follow_is_complete_for_a_big_log``: attached in the middle of ``46225``,
+    the live stream carried ``225\\n46226\\n...`` to the end and closed while the history had only reached
+    ``40225``, a record that ends like the seam line and stood last in its batch. Taking it skipped
+    6,000 lines; the history after it decides instead."""
+    seam = Seam()
+    out = [seam.on_history(_seq(1, 30000)), seam.history_done()]
+    out.append(seam.on_live("225\n" + "".join(_seq(46226, 50001))))
+    out.append(seam.live_ended())
+    for a, b in ((30000, 40226), (40226, 46226), (46226, 50001)):  # a batch ends exactly at "40225"
+        out.append(seam.on_history(_seq(a, b)))
+    out.append(seam.finish())
+    assert "".join(out) == "".join(_seq(1, 50001))
+
+
+def test_a_candidate_with_history_after_it_waits_for_the_live_line_after_the_seam_line() -> None:
+    seam = Seam()
+    seam.history_done()
+    seam.on_live("225\n")
+    assert seam.on_history(["40225\n", "40226\n"]) == ""  # the history is ahead: which "225" is not known
+    assert seam.on_history(_seq(40227, 46226)) == ""  # held behind the candidate
+    assert seam.on_live("46226\n") == "".join(_seq(40225, 46225))  # "40226" is not "46226": not the seam
+    assert not seam.synced  # "46225" is, once the history shows what follows it
+    assert seam.on_history(["46226\n"]) == "46225\n46226\n"
+    assert seam.synced and seam.on_live("46227\n") == "46227\n"
+    assert seam.on_history(["46227\n"]) + seam.finish() == ""
+
+
+def test_a_candidate_read_last_with_only_an_unended_live_line_after_it_is_the_seam() -> None:
+    seam = Seam()
+    seam.history_done()
+    assert seam.on_live("a\n") == ""
+    assert seam.on_history(["a\n"]) == "a\n"  # both sides are at the same point: no need to wait
+    assert seam.synced
