@@ -7,7 +7,7 @@ Each measurement runs in a fresh Python process, so peak memory (max RSS) is its
 * ``nowatch`` -- a real ``local_cwd`` job prints the N lines; wait for it (no pane);
 * ``job``    -- the same job watched by the live view ``%sched_run`` shows (status pane + log pane),
   displayed as a cell does it, so the cell's record (its ``text/html`` and ``text/plain``, see
-  ``jupyter_sched/notebook/record.py``) is sent too: once when shown, and in place when the job ends (from
+  ``jupyter_sched/notebook/displays/record.py``) is sent too: once when shown, and in place when the job ends (from
   the pane's thread, then after the next cell). Those display messages are counted apart from the widget
   messages: they must not grow with the number of lines.
 
@@ -69,11 +69,11 @@ def run_file(n: int) -> Dict[str, Any]:
 
 def run_pane(n: int, refresh: float) -> Dict[str, Any]:
     counts = _recording_comm()
-    from jupyter_sched.notebook.config import PaneSettings
-    from jupyter_sched.notebook.live import Follower
     from jupyter_sched.frontend.log_model import Source
-    from jupyter_sched.notebook.log_model import HtmlLogMux
-    from jupyter_sched.notebook.log_pane import LogPane
+    from jupyter_sched.notebook.kernel.config import PaneSettings
+    from jupyter_sched.notebook.kernel.live import Follower
+    from jupyter_sched.notebook.panes.log_model import HtmlLogMux
+    from jupyter_sched.notebook.panes.log_pane import LogPane
 
     settings = PaneSettings(refresh_interval=refresh)
     pane = LogPane(HtmlLogMux([Source("bench", 0, "stdout")], settings.keep_lines, settings.max_line_chars),
@@ -83,7 +83,7 @@ def run_pane(n: int, refresh: float) -> Dict[str, Any]:
     items = (LINE.format(i=i) for i in range(n))
     pane.followers.append(Follower("bench", lambda: items, lambda item: pane._on_item(0, item),
                                    lambda error: pane._on_end(0, error)))  # fmt: skip
-    from jupyter_sched.notebook.live import Ticker
+    from jupyter_sched.notebook.kernel.live import Ticker
 
     pane.ticker = Ticker("bench-pane", settings.refresh_interval, pane._tick, pane._final)
     pane.followers[0].start()
@@ -126,9 +126,9 @@ def run_job(n: int, refresh: float, watch: bool) -> Dict[str, Any]:
     counts = _recording_comm()
     from jupyter_sched.components.finder import materialize
     from jupyter_sched.frontend.job import Job
-    from jupyter_sched.notebook import job_view
-    from jupyter_sched.notebook.config import PaneSettings
-    from jupyter_sched.notebook.job_display import track
+    from jupyter_sched.notebook.displays.job_display import track
+    from jupyter_sched.notebook.kernel.config import PaneSettings
+    from jupyter_sched.notebook.panes import job_view
     from jupyter_sched.runner import get_runner
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,7 +143,7 @@ def run_job(n: int, refresh: float, watch: bool) -> Dict[str, Any]:
         if watch:
             from IPython.display import display
 
-            from jupyter_sched.notebook import record
+            from jupyter_sched.notebook.displays import record
 
             shown = _recording_display()
             from IPython.core.interactiveshell import InteractiveShell
@@ -174,7 +174,7 @@ def child(mode: str, n: int, refresh: float) -> None:
     # every mode pays the same imports first, so the memory deltas compare the work alone
     import importlib
 
-    for module in ("ipywidgets", "jupyter_sched.notebook.log_pane", "jupyter_sched.runner"):
+    for module in ("ipywidgets", "jupyter_sched.notebook.panes.log_pane", "jupyter_sched.runner"):
         importlib.import_module(module)
     imported = _maxrss_mb()
     if mode == "file":

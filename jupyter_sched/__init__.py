@@ -40,7 +40,7 @@ def submit(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
     notebook = shell_launcher()
     job = (notebook or _launcher()).submit(fn, *args, **kwargs)
     if notebook is not None:
-        from jupyter_sched.notebook.launch_display import show_if_assigned
+        from jupyter_sched.notebook.displays.launch_display import show_if_assigned
 
         show_if_assigned(job, sys._getframe(1))
     return job

@@ -3,7 +3,7 @@
 ``job.status``, ``job.wait()``, ``job.result()``, ``job.logs()``, ``job.cancel()`` and ``job.handle`` only
 call the Runner: they work in a plain Python process, without IPython. How a job is shown is the front end's:
 the notebook registers its live view (status pane over log pane) and its displays as IPython formatters when
-the extension loads (``jupyter_sched.notebook.job_view``); :meth:`Job.view` returns the view of whichever
+the extension loads (``jupyter_sched.notebook.panes.job_view``); :meth:`Job.view` returns the view of whichever
 front end registered one.
 
 :class:`JobFailed` is what ``job.result()`` (and ``%sched_run --wait``) raises when the app did not succeed,

@@ -1,5 +1,5 @@
 """Several replica streams multiplexed into bounded views: the model behind the notebook's log pane and
-``job.logs()`` (no widgets, no HTML: the notebook renders it, ``jupyter_sched.notebook.log_model``).
+``job.logs()`` (no widgets, no HTML: the notebook renders it, ``jupyter_sched.notebook.panes.log_model``).
 
 One :class:`~jupyter_sched.logs.TerminalBuffer` per source (a replica's stdout, stderr, or combined log),
 so partial lines and ``\\r`` frames of two replicas never mix (ipyparallel#591). Followers hand over raw

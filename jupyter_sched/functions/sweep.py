@@ -18,7 +18,7 @@ Results as data: :meth:`Sweep.to_dataframe` and :meth:`Sweep.best` (:mod:`jupyte
 
 A Sweep is plain Python (no IPython): its feeder, results, cancel and manifest. It tells listeners when it
 changes and when it is final, which is all a front end needs to show it: the notebook's live table and
-saved record (:mod:`jupyter_sched.notebook.sweep_view`) are registered as IPython formatters when the
+saved record (:mod:`jupyter_sched.notebook.panes.sweep_view`) are registered as IPython formatters when the
 extension loads.
 """
 

@@ -2,23 +2,22 @@
 
 This is the only package of jupyter_sched that imports IPython and ipywidgets, and it imports them lazily:
 loading the extension registers the magics and display formatters without importing ipywidgets, which is
-first imported when a widget is shown. Modules:
+first imported when a widget is shown. Its rooms, by what a newcomer looks for:
 
-* :mod:`.extension` -- ``load``/``unload`` (idempotent) of the magics and formatters.
-* :mod:`.magics` -- ``SchedMagics``; :mod:`.config` its traits; :mod:`.args`, :mod:`.run_plan`,
-  :mod:`.logs_cmd` the work behind the magics; :mod:`.session` runners, jobs and app lookup.
-* :mod:`.job_view` -- a Job's live view (status pane over log pane) and its cell's record, registered as
-  the Job's IPython displays; :mod:`.job_display` what the notebook keeps per job; :mod:`.record` a cell's
-  output as the record of what its panes showed; :mod:`.callsite` whether a magic's result is assigned;
-  :mod:`.comm_thread` the subshell that handles pane clicks while a cell blocks; :mod:`.status_pane`,
-  :mod:`.log_pane`, :mod:`.list_pane` the widgets; :mod:`.log_model` the log model as HTML; :mod:`.live`
-  the threads.
-* :mod:`.reprs`, :mod:`.dryrun_repr` -- HTML/text/JSON displays of the data model; :mod:`.theme` helpers.
-* :mod:`.fn_magic` -- ``%sched_run FUNCTION --flag value``; :mod:`.sweep_view` a sweep's table.
+* :mod:`.extension` -- ``load``/``unload`` (idempotent) of the magics and formatters: registration.
+* :mod:`.autoload` -- ``python -m jupyter_sched.notebook.autoload enable|disable|status``.
+* :mod:`.magics` -- what a user types: ``SchedMagics`` and the work behind each magic.
+* :mod:`.panes` -- what a user watches: the widgets (status, log, list, sweep, usage) and a job's live view.
+* :mod:`.displays` -- what a user keeps: rich reprs of the data model and a cell's saved record.
+* :mod:`.kernel` -- the extension's life in a kernel: configuration, session, threads, notes.
 
 The Job (``jupyter_sched.frontend.job``), ``JobFailed``, function jobs and sweeps (``jupyter_sched.functions``)
-are plain Python below this layer: ``jupyter_sched.submit`` works without IPython.
-* :mod:`.autoload` -- ``python -m jupyter_sched.notebook.autoload enable|disable|status``.
+are plain Python below this layer: ``jupyter_sched.submit`` works without IPython. What a job *is* on screen
+(state, label, times, reason, usage, sweep grouping) comes from ``jupyter_sched.frontend``'s one model; the
+panes render it and derive no job fact of their own. A new view of a job -- a metrics chart, a notebook's
+progress bar -- is one field of that model plus one renderer here, in :mod:`.panes` (live) and
+:mod:`.displays` (its saved record), beside the same renderers of the CLI, the server and the JupyterLab
+extension.
 """
 
 from jupyter_sched.frontend.job import JobFailed  # what --wait and job.result() raise

@@ -43,8 +43,10 @@ def load(shell: Any) -> Any:
     if existing is not None:
         return existing
     from jupyter_sched.functions import sources
-    from jupyter_sched.notebook import job_view, notes, record, reprs, sweep_view
-    from jupyter_sched.notebook.magics import SchedMagics
+    from jupyter_sched.notebook.displays import record, reprs
+    from jupyter_sched.notebook.kernel import notes
+    from jupyter_sched.notebook.magics.sched_magics import SchedMagics
+    from jupyter_sched.notebook.panes import job_view, sweep_view
 
     magics = SchedMagics(shell=shell)
     shell.register_magics(magics)
@@ -78,7 +80,9 @@ def unload(shell: Any) -> None:
     if magics is None:
         return
     from jupyter_sched.functions import sources
-    from jupyter_sched.notebook import job_view, live, notes, record, reprs, sweep_view
+    from jupyter_sched.notebook.displays import record, reprs
+    from jupyter_sched.notebook.kernel import live, notes
+    from jupyter_sched.notebook.panes import job_view, sweep_view
 
     manager = shell.magics_manager
     for kind, names in magics.magics.items():

@@ -369,7 +369,7 @@ function lines(n: number): string {
   return `${n.toLocaleString()} ${n === 1 ? 'line' : 'lines'}`;
 }
 
-// The kernel's record styles (jupyter_sched/notebook/theme.py), so a record JupyterLab writes looks like one
+// The kernel's record styles (jupyter_sched/notebook/panes/theme.py), so a record JupyterLab writes looks like one
 // the kernel writes: inline styles only (nbconvert and GitHub drop style sheets), colours that read in both
 // themes, and the classes MathJax skips (a `$` in a log line stays text).
 const NO_MATH = 'tex2jax_ignore mathjax_ignore';

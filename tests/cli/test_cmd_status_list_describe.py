@@ -8,7 +8,7 @@ import time
 import pytest
 from cli_helpers import Cli  # type: ignore[import-not-found]
 
-from jupyter_sched.notebook.reprs import app_span
+from jupyter_sched.notebook.displays.reprs import app_span
 from jupyter_sched.runner import get_runner
 from jupyter_sched.server.rows import times
 from jupyter_sched.specs import AppState

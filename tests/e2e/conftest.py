@@ -50,7 +50,7 @@ NOTEBOOKS = REPO / "notebooks"
 ARTIFACTS = REPO / "artifacts"
 SCREENSHOTS = ARTIFACTS / "screenshots"
 JOB_MIME = "application/vnd.jupyter-sched.job+json"
-"""What a job's output also carries: which job it shows (see jupyter_sched/notebook/record.py)."""
+"""What a job's output also carries: which job it shows (see jupyter_sched/notebook/displays/record.py)."""
 E2E_ARTIFACTS = ARTIFACTS / "e2e"
 
 CHROMIUM = os.environ.get("JSCHED_CHROMIUM", "/usr/bin/chromium")

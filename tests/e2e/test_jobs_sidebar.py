@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from jupyter_sched.notebook.theme import STATE_COLORS
+from jupyter_sched.notebook.panes.theme import STATE_COLORS
 from tests.e2e.conftest import Lab, LabServer
 
 SCRIPT = str(Path(sys.executable).parent / "jupyter-sched")

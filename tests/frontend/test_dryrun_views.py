@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from jupyter_sched.components import materialize
-from jupyter_sched.notebook.dryrun_repr import dryrun_html, dryrun_text
+from jupyter_sched.notebook.displays.dryrun_repr import dryrun_html, dryrun_text
 from jupyter_sched.runner import Runner
 
 ARGS = ["--num_replicas", "2", "--env", "A=$x$ and $y$,HF_TOKEN=abc123", "echo \\(hi\\)"]

@@ -320,7 +320,7 @@ def test_a_value_of_a_class_that_exists_only_in_the_replica_is_an_error_naming_t
         sweep.results(timeout=120)
     got = sweep.results(errors="return")
     assert got[0] == 1 and got[2] == 3 and isinstance(got[1], ResultError)
-    from jupyter_sched.notebook.sweep_view import record_bundle  # the table a notebook saves
+    from jupyter_sched.notebook.panes.sweep_view import record_bundle  # the table a notebook saves
 
     assert f"module '{name}'" in record_bundle(sweep)["text/plain"]
 

@@ -119,7 +119,7 @@ def test_a_bad_config_value_does_not_stop_the_extension_loading(ip: Any, magics:
 
 
 def test_interactive_defaults_off_in_a_terminal_and_with_the_env_var(monkeypatch: Any) -> None:
-    from jupyter_sched.notebook.config import SchedConfig
+    from jupyter_sched.notebook.kernel.config import SchedConfig
 
     class FakeKernelShell:
         kernel = object()
@@ -190,7 +190,7 @@ def test_autoload_block_loads_the_extension_in_ipython(tmp_path: Any, lazy: bool
 def test_checked_config_keeps_good_and_lazy_values_and_drops_bad_ones() -> None:
     from traitlets.config import Config
 
-    from jupyter_sched.notebook.config import checked_config
+    from jupyter_sched.notebook.kernel.config import checked_config
 
     c = Config()
     c.SchedMagics.list_schedulers.append("local_docker")  # a LazyConfigValue, resolved only for the check

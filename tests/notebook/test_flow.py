@@ -93,7 +93,7 @@ def test_sched_job_returns_the_job(ip: Any, magics: Any) -> None:
 
 
 def test_call_site_sees_assignment(ip: Any, magics: Any) -> None:
-    from jupyter_sched.notebook.callsite import magic_call_site
+    from jupyter_sched.notebook.magics.callsite import magic_call_site
 
     seen = []
     ip.register_magic_function(lambda line: seen.append(magic_call_site()), "line", "jsched_probe")

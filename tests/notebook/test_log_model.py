@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_sched.frontend.log_model import ALL, Source
-from jupyter_sched.notebook.log_model import HtmlLogMux as LogMux
+from jupyter_sched.notebook.panes.log_model import HtmlLogMux as LogMux
 
 KEEP = 50
 
@@ -86,7 +86,7 @@ def test_end_records_notices() -> None:
 def test_stderr_progress_frames_are_marked_but_not_tinted() -> None:
     """tqdm writes to stderr: its bar keeps the ``!`` marker but not the error tint; a real error line keeps
     both. The open (still redrawing) bar is not tinted either."""
-    from jupyter_sched.notebook.log_model import STDERR_BG as _STDERR_BG
+    from jupyter_sched.notebook.panes.log_model import STDERR_BG as _STDERR_BG
 
     mux = LogMux([Source("train", 0, "stdout"), Source("train", 0, "stderr")])
     mux.feed_items(1, ["\repoch 1:   0%|", "\repoch 1:  50%|#####", "\repoch 1: 100%|##########\n"])

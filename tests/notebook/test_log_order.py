@@ -14,9 +14,9 @@ from typing import Any, List
 from nbhelpers import wait_for
 
 from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
-from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.log_model import HtmlLogMux
-from jupyter_sched.notebook.log_pane import LogPane
+from jupyter_sched.notebook.kernel.config import PaneSettings
+from jupyter_sched.notebook.panes.log_model import HtmlLogMux
+from jupyter_sched.notebook.panes.log_pane import LogPane
 from jupyter_sched.runner import get_runner
 from jupyter_sched.specs import AppDef, Role, resource
 

@@ -12,9 +12,9 @@ from nbhelpers import py, wait_for
 from jupyter_sched.cli.cmd_run import parse_run_args
 from jupyter_sched.components.finder import materialize
 from jupyter_sched.frontend.job import Job
-from jupyter_sched.notebook.job_view import mimebundle
-from jupyter_sched.notebook.magics import Detached
-from jupyter_sched.notebook.record import JOB_MIME
+from jupyter_sched.notebook.displays.record import JOB_MIME
+from jupyter_sched.notebook.magics.sched_magics import Detached
+from jupyter_sched.notebook.panes.job_view import mimebundle
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import AppDef, AppDryRunInfo, AppState, AppStatus, Role
 

@@ -15,14 +15,14 @@ from nbhelpers import py, wait_for
 
 from jupyter_sched.frontend.job import Job
 from jupyter_sched.frontend.log_model import Source
-from jupyter_sched.notebook import live
-from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.job_display import display_of
-from jupyter_sched.notebook.job_view import mimebundle
-from jupyter_sched.notebook.list_pane import ListPane
-from jupyter_sched.notebook.log_model import HtmlLogMux
-from jupyter_sched.notebook.log_pane import LogPane
-from jupyter_sched.notebook.record import JOB_MIME, View
+from jupyter_sched.notebook.displays.job_display import display_of
+from jupyter_sched.notebook.displays.record import JOB_MIME, View
+from jupyter_sched.notebook.kernel import live
+from jupyter_sched.notebook.kernel.config import PaneSettings
+from jupyter_sched.notebook.panes.job_view import mimebundle
+from jupyter_sched.notebook.panes.list_pane import ListPane
+from jupyter_sched.notebook.panes.log_model import HtmlLogMux
+from jupyter_sched.notebook.panes.log_pane import LogPane
 from jupyter_sched.specs import AppState
 
 FLOOD = 100_000

@@ -10,8 +10,8 @@ from typing import Any, Dict, List
 
 import pytest
 
-from jupyter_sched.notebook import dryrun_repr
-from jupyter_sched.notebook.dryrun_repr import DRYRUN_MIME
+from jupyter_sched.notebook.displays import dryrun_repr
+from jupyter_sched.notebook.displays.dryrun_repr import DRYRUN_MIME
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import (
     AppDef,

@@ -13,7 +13,7 @@ from nbhelpers import wait_for
 import jupyter_sched
 from jupyter_sched.functions import FunctionError, UnpicklableError
 from jupyter_sched.functions.grid import expand
-from jupyter_sched.notebook.sweep_view import record_bundle
+from jupyter_sched.notebook.panes.sweep_view import record_bundle
 
 
 def _intervals(sweep) -> list:  # type: ignore[no-untyped-def]
@@ -124,7 +124,7 @@ def test_sorting_from_python_while_result_columns_appear_does_not_stall_the_swee
 def test_the_feeder_never_waits_on_the_view(ip, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A view whose drawing hangs (a front end that never drains, a bug) must not stop the sweep: its
     runs launch and end, results() and cancel() return. The hang is injected: no real one is left."""
-    from jupyter_sched.notebook.sweep_view import SweepView
+    from jupyter_sched.notebook.panes.sweep_view import SweepView
 
     release = threading.Event()
     hung = threading.Event()

@@ -10,7 +10,7 @@ from typing import Any
 from nbhelpers import py, wait_for
 
 from jupyter_sched.frontend.job import Job
-from jupyter_sched.notebook.job_view import mimebundle
+from jupyter_sched.notebook.panes.job_view import mimebundle
 
 REPLICAS = 24
 

@@ -7,8 +7,8 @@ import base64
 import re
 import xml.etree.ElementTree as ET
 
-from jupyter_sched.notebook.usage_chart import chart_svg
-from jupyter_sched.notebook.usage_view import MAX_ROWS, WARN_COLOR, UsageView
+from jupyter_sched.notebook.panes.usage_chart import chart_svg
+from jupyter_sched.notebook.panes.usage_view import MAX_ROWS, WARN_COLOR, UsageView
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus, RoleStatus
 from jupyter_sched.specs.usage import UsageSample, UsageTotals
 

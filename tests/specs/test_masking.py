@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from jupyter_sched.cli.cmd_run import format_dryrun
 from jupyter_sched.cli.render import render, to_json
-from jupyter_sched.notebook import dryrun_repr, reprs
+from jupyter_sched.notebook.displays import dryrun_repr, reprs
 from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import AppDef, AppState, InvalidRunConfigException, Role

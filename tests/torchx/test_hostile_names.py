@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from jupyter_sched.notebook.dryrun_repr import dryrun_html, dryrun_text
-from jupyter_sched.notebook.reprs import app_status_html, appdef_html, describe_html
+from jupyter_sched.notebook.displays.dryrun_repr import dryrun_html, dryrun_text
+from jupyter_sched.notebook.displays.reprs import app_status_html, appdef_html, describe_html
 from jupyter_sched.runner import Runner
 from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppState, AppStatus, ReplicaStatus, Role, RoleStatus

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from jupyter_sched.notebook.dryrun_repr import dryrun_html, dryrun_json, dryrun_text
+from jupyter_sched.notebook.displays.dryrun_repr import dryrun_html, dryrun_json, dryrun_text
 from jupyter_sched.schedulers.local.request import ReplicaParam
 from jupyter_sched.schedulers.local_scheduler import ENV_CUDA_VISIBLE_DEVICES, LocalScheduler, create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppState, Resource, Role

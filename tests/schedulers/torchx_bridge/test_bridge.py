@@ -115,7 +115,7 @@ def test_cli_runopts_and_dry_run_show_torchx_options_and_request() -> None:
 
 
 def test_the_notebook_shows_the_bridged_request_escaped() -> None:
-    from jupyter_sched.notebook.dryrun_repr import dryrun_html
+    from jupyter_sched.notebook.displays.dryrun_repr import dryrun_html
 
     app = AppDef("<b>x</b>", [Role("main", "alpine:3", entrypoint="echo", args=["hi"], resource=Resource(1, 0, 256))])
     with get_runner("bridge") as runner:

@@ -18,7 +18,7 @@ from jupyter_sched.frontend.follow import TailOptions
 from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
 from jupyter_sched.frontend.tail import tail
 from jupyter_sched.frontend.targets import parse_identifier
-from jupyter_sched.notebook.args import ArgsError, parse_replicas, parse_time
+from jupyter_sched.notebook.magics.args import ArgsError, parse_replicas, parse_time
 from jupyter_sched.specs.labels import app_label
 
 READ_ENDED_SECONDS = 10.0
@@ -26,7 +26,7 @@ READ_ENDED_SECONDS = 10.0
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.frontend.job import Job
-    from jupyter_sched.notebook.session import Session
+    from jupyter_sched.notebook.kernel.session import Session
 
 OnInterrupt = Callable[["Job"], ContextManager[None]]
 """A context manager per job that turns an interrupt (■) inside it into the magics' one-line detach."""
@@ -61,9 +61,9 @@ def resolve_target(
 def run(session: "Session", args: Any, *, namespace: Mapping[str, Any], on_interrupt: OnInterrupt) -> Any:
     """``%sched_logs`` with parsed ``args``; ``namespace`` holds the user's variables (Job variables name
     targets) and ``on_interrupt`` wraps the blocking part of ``-f``."""
-    from jupyter_sched.notebook.log_model import HtmlLogMux
-    from jupyter_sched.notebook.log_pane import LogPane, follow_limit
-    from jupyter_sched.notebook.record import View
+    from jupyter_sched.notebook.displays.record import View
+    from jupyter_sched.notebook.panes.log_model import HtmlLogMux
+    from jupyter_sched.notebook.panes.log_pane import LogPane, follow_limit
 
     if args.snapshot and args.follow:
         raise ArgsError("--snapshot and -f/--follow contradict each other: give one (a snapshot does not update)")

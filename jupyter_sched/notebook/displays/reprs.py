@@ -12,8 +12,8 @@ from __future__ import annotations
 import shlex
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from jupyter_sched.notebook import dryrun_repr
-from jupyter_sched.notebook.theme import (
+from jupyter_sched.notebook.displays import dryrun_repr
+from jupyter_sched.notebook.panes.theme import (
     MONO,
     code,
     elapsed,
@@ -25,7 +25,7 @@ from jupyter_sched.notebook.theme import (
     table,
     text_table,
 )
-from jupyter_sched.notebook.usage_view import totals_html
+from jupyter_sched.notebook.panes.usage_view import totals_html
 from jupyter_sched.specs import NONE, AppDef, AppStatus
 from jupyter_sched.specs.masking import mask_argv, mask_env, mask_out, masked_copy
 

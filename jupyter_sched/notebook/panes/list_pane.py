@@ -26,15 +26,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from jupyter_sched.frontend.sweep_names import sweep_label, sweep_of
-from jupyter_sched.notebook.comm_thread import serve_on_side_thread
-from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.live import Ticker
-from jupyter_sched.notebook.record import RecordSource
-from jupyter_sched.notebook.theme import code, esc, fmt_duration, pill, text_table
+from jupyter_sched.notebook.displays.record import RecordSource
+from jupyter_sched.notebook.kernel.comm_thread import serve_on_side_thread
+from jupyter_sched.notebook.kernel.config import PaneSettings
+from jupyter_sched.notebook.kernel.live import Ticker
+from jupyter_sched.notebook.panes.theme import code, esc, fmt_duration, pill, text_table
 from jupyter_sched.specs.masking import mask_out
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.notebook.session import AppRow, Session
+    from jupyter_sched.notebook.kernel.session import AppRow, Session
 
 CONFIRM_SECONDS = 4.0
 _BUTTON = {"width": "92px"}
@@ -459,7 +459,7 @@ class ListPane(RecordSource):
         """No callback: the next cell's ``post_run_cell`` publishes the final list."""
 
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, Any]:
-        from jupyter_sched.notebook.theme import NO_MATH, as_of
+        from jupyter_sched.notebook.panes.theme import NO_MATH, as_of
 
         with self.lock:
             text = rows_text(self.in_scope(self.listed), self.notices, self.book, ages=as_of_ts is None)

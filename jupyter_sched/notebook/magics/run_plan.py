@@ -18,7 +18,7 @@ from jupyter_sched.components.errors import ComponentError, ComponentHelp
 from jupyter_sched.frontend.errors import ParserExit
 from jupyter_sched.frontend.run_args import RunArgs, checked_app, materialize_line, parse_run_line
 from jupyter_sched.frontend.run_options import RunLine
-from jupyter_sched.notebook.args import ArgsError
+from jupyter_sched.notebook.magics.args import ArgsError
 from jupyter_sched.specs import AppDef, AppDryRunInfo
 
 

@@ -22,11 +22,11 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from jupyter_sched.frontend.job import Job
 from jupyter_sched.frontend.line_vars import expand as expand_vars
-from jupyter_sched.notebook.args import ArgsError, split_line, split_run_line
-from jupyter_sched.notebook.callsite import CallSite, magic_call_site
-from jupyter_sched.notebook.config import SchedConfig, checked_config
-from jupyter_sched.notebook.job_display import compact_in_this_cell, shown_in_this_cell
-from jupyter_sched.notebook.session import Session
+from jupyter_sched.notebook.displays.job_display import compact_in_this_cell, shown_in_this_cell
+from jupyter_sched.notebook.kernel.config import SchedConfig, checked_config
+from jupyter_sched.notebook.kernel.session import Session
+from jupyter_sched.notebook.magics.args import ArgsError, split_line, split_run_line
+from jupyter_sched.notebook.magics.callsite import CallSite, magic_call_site
 from jupyter_sched.specs.labels import app_label
 
 
@@ -162,8 +162,8 @@ class SchedMagics(Magics, SchedConfig):
             job = %sched_run -s local_docker --cfg copy_env=HF_* utils.python -m mypkg.train
             %sched_run --dryrun myapp
         """
-        from jupyter_sched.notebook.fn_magic import FunctionDryRun, function_target, run_function
-        from jupyter_sched.notebook.run_plan import plan_run
+        from jupyter_sched.notebook.magics.fn_magic import FunctionDryRun, function_target, run_function
+        from jupyter_sched.notebook.magics.run_plan import plan_run
 
         namespace = self._namespace(local_ns)
         typed = line
@@ -237,7 +237,7 @@ class SchedMagics(Magics, SchedConfig):
             print(f"{job.name} launched: {app_label(handle)} (waiting; interrupt to detach)", flush=True)
             if run_args.log:
                 from jupyter_sched.frontend.log_model import app_sources
-                from jupyter_sched.notebook.logs_cmd import print_follow
+                from jupyter_sched.notebook.magics.logs_cmd import print_follow
 
                 print_follow(job, app_sources(job.fetch_status()), self.detach_on_interrupt)
 
@@ -278,7 +278,7 @@ class SchedMagics(Magics, SchedConfig):
             %sched_logs local_cwd://default/train-b3k2x9q0d1/trainer/0 -n 50 --snapshot
         """
         line = self._expand(line, local_ns)
-        from jupyter_sched.notebook import logs_cmd
+        from jupyter_sched.notebook.magics import logs_cmd
 
         try:
             args = _parse(self.sched_logs, line)
@@ -305,9 +305,9 @@ class SchedMagics(Magics, SchedConfig):
             raise _no_app(job)
         if not self.interactive:
             return status
-        from jupyter_sched.notebook.job_view import fallback_html, fallback_text
-        from jupyter_sched.notebook.record import View
-        from jupyter_sched.notebook.status_pane import StatusPane
+        from jupyter_sched.notebook.displays.record import View
+        from jupyter_sched.notebook.panes.job_view import fallback_html, fallback_text
+        from jupyter_sched.notebook.panes.status_pane import StatusPane
 
         pane = StatusPane(job, self.session.settings(), status).start()
         return View(pane.widget, fallback_text(job), fallback_html(job), pane)
@@ -377,7 +377,7 @@ class SchedMagics(Magics, SchedConfig):
         or a text table. Asks the default scheduler, ``SchedMagics.list_schedulers`` and every scheduler used
         in the session."""
         line = self._expand(line)
-        from jupyter_sched.notebook.list_pane import FIRST_SCREEN, ListPane, TimeBook, rows_text
+        from jupyter_sched.notebook.panes.list_pane import FIRST_SCREEN, ListPane, TimeBook, rows_text
 
         args = _parse(self.sched_list, line)
         if args.limit is not None and args.limit < 0:
@@ -424,7 +424,7 @@ def show_expansion(prog: str, line: str, variables: List[str], interactive: bool
     shown below is that line's)."""
     from IPython.display import display
 
-    from jupyter_sched.notebook.theme import code, esc
+    from jupyter_sched.notebook.panes.theme import code, esc
 
     names = ", ".join(dict.fromkeys(variables))
     text = f"{prog} {line}"

@@ -15,7 +15,7 @@ import html
 import os
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
-from jupyter_sched.notebook.theme import esc, fmt_clock, plural
+from jupyter_sched.notebook.panes.theme import esc, fmt_clock, plural
 from jupyter_sched.schedulers.api import Stream
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -3,7 +3,7 @@
 Why not an ``Output`` widget: appending to one re-sends every earlier output on each append (quadratic
 traffic; 2,000 appends froze JupyterLab for two minutes in the reference measurements). Here followers
 only queue raw items, with the time each was written (``Runner.log_items(timed=True)``), in a
-:class:`~jupyter_sched.notebook.log_model.HtmlLogMux`, which merges stdout and stderr in write order; one
+:class:`~jupyter_sched.notebook.panes.log_model.HtmlLogMux`, which merges stdout and stderr in write order; one
 ticker per pane drains them and, at most once per ``refresh_interval``, sets one trait (the HTML) under
 the pane's lock inside ``hold_sync``. What is sent is bounded (the last ``tail_lines`` lines of at most
 ``max_line_chars``), and every character of log text is escaped. Lines that scroll out are counted and the
@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional,
 
 from jupyter_sched.frontend.log_model import ALL, LogMux, Source
 from jupyter_sched.logs.reorder import WINDOW_S
-from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.live import Follower, Ticker
-from jupyter_sched.notebook.log_model import HtmlLogMux
-from jupyter_sched.notebook.record import HTML_LOG_CHARS, HTML_LOG_LINES, TEXT_LOG_LINES
-from jupyter_sched.notebook.theme import MONO, PANE_STYLE, esc, fmt_clock, plural
+from jupyter_sched.notebook.displays.record import HTML_LOG_CHARS, HTML_LOG_LINES, TEXT_LOG_LINES
+from jupyter_sched.notebook.kernel.config import PaneSettings
+from jupyter_sched.notebook.kernel.live import Follower, Ticker
+from jupyter_sched.notebook.panes.log_model import HtmlLogMux
+from jupyter_sched.notebook.panes.theme import MONO, PANE_STYLE, esc, fmt_clock, plural
 from jupyter_sched.schedulers.api import Stream
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -291,7 +291,7 @@ class LogPane:
 
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
         """The cell's record of this pane (see .record)."""
-        from jupyter_sched.notebook.theme import NO_MATH
+        from jupyter_sched.notebook.panes.theme import NO_MATH
 
         lines = self.static_text(TEXT_LOG_LINES)
         return {

@@ -20,11 +20,11 @@ from jupyter_sched.frontend.run_options import RunLine
 from jupyter_sched.functions import prepare
 from jupyter_sched.functions.fn_args import parse_call
 from jupyter_sched.functions.job import start
-from jupyter_sched.notebook.args import ArgsError
-from jupyter_sched.notebook.callsite import magic_call_site
-from jupyter_sched.notebook.dryrun_repr import dryrun_html, dryrun_text
-from jupyter_sched.notebook.job_display import compact_in_this_cell
-from jupyter_sched.notebook.theme import NO_MATH, esc, table
+from jupyter_sched.notebook.displays.dryrun_repr import dryrun_html, dryrun_text
+from jupyter_sched.notebook.displays.job_display import compact_in_this_cell
+from jupyter_sched.notebook.magics.args import ArgsError
+from jupyter_sched.notebook.magics.callsite import magic_call_site
+from jupyter_sched.notebook.panes.theme import NO_MATH, esc, table
 from jupyter_sched.specs import AppDef
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from jupyter_sched.frontend.job import Job
-from jupyter_sched.notebook.config import PaneSettings
+from jupyter_sched.notebook.kernel.config import PaneSettings
 
 
 @dataclass

@@ -19,8 +19,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.frontend.job import Job
 from jupyter_sched.functions.job import Launcher
-from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.job_display import track
+from jupyter_sched.notebook.displays.job_display import track
+from jupyter_sched.notebook.kernel.config import PaneSettings
 from jupyter_sched.runner.shared import shared_runner
 from jupyter_sched.schedulers.common.private_files import FILE_MODE, make_private_dirs
 from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY, default_log_dir

@@ -22,9 +22,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.functions.sweep import VIEW_MAKERS, Sweep
 from jupyter_sched.functions.table import format_value, table_rows
-from jupyter_sched.notebook import record
-from jupyter_sched.notebook.record import widget_mimes
-from jupyter_sched.notebook.theme import NO_MATH, as_of, esc, fmt_duration, pill, table, text_table
+from jupyter_sched.notebook.displays import record
+from jupyter_sched.notebook.displays.record import widget_mimes
+from jupyter_sched.notebook.panes.theme import NO_MATH, as_of, esc, fmt_duration, pill, table, text_table
 from jupyter_sched.specs.labels import app_label
 
 #: Seconds between drawings of a running sweep's table (its elapsed times move on).

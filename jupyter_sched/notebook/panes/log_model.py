@@ -3,7 +3,7 @@
 The model itself (terminals per source, write order, bounded memory) is
 :class:`jupyter_sched.frontend.log_model.LogMux`, which ``job.logs()`` uses without any of this. Here each
 replica gets a gutter colour, stderr lines a red tint, and every character of log text is escaped (and made
-safe from maths rendering, :func:`~jupyter_sched.notebook.theme.esc`).
+safe from maths rendering, :func:`~jupyter_sched.notebook.panes.theme.esc`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from jupyter_sched.frontend.log_model import ALL, KEEP_LINES, MAX_LINE_CHARS, LogMux, Source
 from jupyter_sched.logs.ansi import PALETTE_16
-from jupyter_sched.notebook.theme import esc
+from jupyter_sched.notebook.panes.theme import esc
 
 GUTTER_COLORS = (PALETTE_16[4], PALETTE_16[2], PALETTE_16[5], PALETTE_16[6], PALETTE_16[3], PALETTE_16[12])
 STDERR_BG = "background:rgba(231,92,88,0.10)"

@@ -26,7 +26,7 @@ import json
 import textwrap
 from typing import Any, Dict, List, Optional, Tuple
 
-from jupyter_sched.notebook.theme import code, esc, table
+from jupyter_sched.notebook.panes.theme import code, esc, table
 from jupyter_sched.specs import DryRunView, ReplicaPlan
 from jupyter_sched.specs.dryrun import LAUNCH_ENV_HEADING
 from jupyter_sched.specs.masking import mask_env, mask_lines, mask_shell_text, mask_tree

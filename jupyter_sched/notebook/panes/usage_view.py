@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Deque, List, Optional, Sequence, Tuple
 
-from jupyter_sched.notebook.theme import esc, table
-from jupyter_sched.notebook.usage_chart import Point, chart_img
+from jupyter_sched.notebook.panes.theme import esc, table
+from jupyter_sched.notebook.panes.usage_chart import Point, chart_img
 from jupyter_sched.specs import AppStatus
 from jupyter_sched.specs.usage import UsageSample, format_bytes
 

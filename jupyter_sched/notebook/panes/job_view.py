@@ -21,16 +21,16 @@ from typing import Any, Callable, Dict, List, Optional
 
 from jupyter_sched.frontend.job import VIEW_MAKERS, Job
 from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
-from jupyter_sched.notebook import record
-from jupyter_sched.notebook.comm_thread import serve_on_side_thread
-from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.job_display import display_of, take_compact
-from jupyter_sched.notebook.log_files import links_html, save_logs
-from jupyter_sched.notebook.log_model import HtmlLogMux
-from jupyter_sched.notebook.log_pane import STDERR_WINDOW, LogPane, follow_limit, frame_html
-from jupyter_sched.notebook.record import RecordSource, filter_bundle, live_bundle, reattach_hint
-from jupyter_sched.notebook.status_pane import StatusPane, failures_text, status_html
-from jupyter_sched.notebook.theme import PANE_STYLE, code, esc, fmt_clock, pill
+from jupyter_sched.notebook.displays import record
+from jupyter_sched.notebook.displays.job_display import display_of, take_compact
+from jupyter_sched.notebook.displays.log_files import links_html, save_logs
+from jupyter_sched.notebook.displays.record import RecordSource, filter_bundle, live_bundle, reattach_hint
+from jupyter_sched.notebook.kernel.comm_thread import serve_on_side_thread
+from jupyter_sched.notebook.kernel.config import PaneSettings
+from jupyter_sched.notebook.panes.log_model import HtmlLogMux
+from jupyter_sched.notebook.panes.log_pane import STDERR_WINDOW, LogPane, follow_limit, frame_html
+from jupyter_sched.notebook.panes.status_pane import StatusPane, failures_text, status_html
+from jupyter_sched.notebook.panes.theme import PANE_STYLE, code, esc, fmt_clock, pill
 from jupyter_sched.specs.masking import masked_copy
 
 

@@ -23,13 +23,13 @@ def show_if_assigned(job: Any, caller: FrameType) -> bool:
         return False
     if get_ipython() is None:
         return False
-    from jupyter_sched.notebook.callsite import site_of
+    from jupyter_sched.notebook.magics.callsite import site_of
 
     if not site_of(caller).assigned:
         return False
     from IPython.display import display
 
-    from jupyter_sched.notebook.job_display import shown_in_this_cell
+    from jupyter_sched.notebook.displays.job_display import shown_in_this_cell
 
     display(job)
     shown_in_this_cell(job)

@@ -21,13 +21,13 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.frontend.reasons import app_message, error_file_message, replica_reason
-from jupyter_sched.notebook.comm_thread import serve_on_side_thread
-from jupyter_sched.notebook.config import PaneSettings
-from jupyter_sched.notebook.live import Ticker
-from jupyter_sched.notebook.record import reattach_hint
-from jupyter_sched.notebook.reprs import app_span, replica_table_html
-from jupyter_sched.notebook.theme import MONO, PANE_STYLE, as_of, code, esc, exit_text, fmt_duration, pill
-from jupyter_sched.notebook.usage_view import UsageView
+from jupyter_sched.notebook.displays.record import reattach_hint
+from jupyter_sched.notebook.displays.reprs import app_span, replica_table_html
+from jupyter_sched.notebook.kernel.comm_thread import serve_on_side_thread
+from jupyter_sched.notebook.kernel.config import PaneSettings
+from jupyter_sched.notebook.kernel.live import Ticker
+from jupyter_sched.notebook.panes.theme import MONO, PANE_STYLE, as_of, code, esc, exit_text, fmt_duration, pill
+from jupyter_sched.notebook.panes.usage_view import UsageView
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus
 from jupyter_sched.specs.masking import mask_out
 
@@ -262,8 +262,8 @@ class StatusPane:
 
     def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
         """The cell's record of this pane (see .record): the same table, as HTML and as text."""
-        from jupyter_sched.notebook.reprs import REPLICA_HEADERS, replica_rows
-        from jupyter_sched.notebook.theme import NO_MATH, text_table
+        from jupyter_sched.notebook.displays.reprs import REPLICA_HEADERS, replica_rows
+        from jupyter_sched.notebook.panes.theme import NO_MATH, text_table
 
         html = self.static_html(as_of_ts)
         with self.lock:
