@@ -69,7 +69,7 @@ def run_file(n: int) -> Dict[str, Any]:
 
 def run_pane(n: int, refresh: float) -> Dict[str, Any]:
     counts = _recording_comm()
-    from jupyter_sched.frontend.log_model import Source
+    from jupyter_sched.frontend.logview.log_model import Source
     from jupyter_sched.notebook.kernel.config import PaneSettings
     from jupyter_sched.notebook.kernel.live import Follower
     from jupyter_sched.notebook.panes.log_model import HtmlLogMux

@@ -7,7 +7,7 @@ import inspect
 import json
 
 from jupyter_sched.components import get_component, list_components
-from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.frontend.launch.config import ProjectConfig
 
 HELP = "list the built-in and installed components"
 

@@ -7,7 +7,7 @@ import argparse
 from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError
 from jupyter_sched.frontend import targets
-from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.frontend.launch.config import ProjectConfig
 
 HELP = "cancel an app"
 

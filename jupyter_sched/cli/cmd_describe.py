@@ -8,7 +8,7 @@ from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError
 from jupyter_sched.cli.render import render, to_json
 from jupyter_sched.frontend import targets
-from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.frontend.launch.config import ProjectConfig
 
 HELP = "show the definition (roles, commands, replicas) of an app"
 

@@ -11,7 +11,7 @@ import json
 
 from jupyter_sched.cli import common
 from jupyter_sched.frontend import targets
-from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.frontend.launch.config import ProjectConfig
 
 HELP = "list the apps a scheduler knows (including those started by other processes)"
 

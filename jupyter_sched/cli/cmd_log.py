@@ -18,9 +18,9 @@ from typing import List, Optional, TextIO
 from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.frontend import targets
-from jupyter_sched.frontend.config import ProjectConfig
-from jupyter_sched.frontend.follow import TailOptions
-from jupyter_sched.frontend.tail import tail
+from jupyter_sched.frontend.launch.config import ProjectConfig
+from jupyter_sched.frontend.logview.follow import TailOptions
+from jupyter_sched.frontend.logview.tail import tail
 from jupyter_sched.frontend.times import check_window, parse_time
 from jupyter_sched.logs.control_strings import strip_control_strings
 from jupyter_sched.runner import Runner

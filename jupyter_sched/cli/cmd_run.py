@@ -21,9 +21,9 @@ from typing import Any, List, Optional
 from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.cli.render import render, to_json
-from jupyter_sched.frontend.config import ConfigError, load_config
-from jupyter_sched.frontend.run_args import RunArgs, materialize_line, parse_run_args
-from jupyter_sched.frontend.run_options import HELP
+from jupyter_sched.frontend.launch.config import ConfigError, load_config
+from jupyter_sched.frontend.launch.run_args import RunArgs, materialize_line, parse_run_args
+from jupyter_sched.frontend.launch.run_options import HELP
 from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.common.workspace_source import WorkspaceError, is_file_url, is_url, local_path
 from jupyter_sched.schedulers.local.signals import SignalException

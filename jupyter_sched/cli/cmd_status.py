@@ -13,7 +13,7 @@ import json
 from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError
 from jupyter_sched.frontend import targets
-from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.frontend.launch.config import ProjectConfig
 from jupyter_sched.specs.masking import mask_out, masked_copy
 
 HELP = "show the state of an app and of each of its replicas"

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import TextIO
 
-from jupyter_sched.frontend.config import ProjectConfig
+from jupyter_sched.frontend.launch.config import ProjectConfig
 from jupyter_sched.logs.control_strings import escape_controls
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.specs.masking import mask_out

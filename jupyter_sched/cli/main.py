@@ -35,8 +35,8 @@ from jupyter_sched.cli import (
 )
 from jupyter_sched.cli.errors import CliError, CliExit, CliUsageError
 from jupyter_sched.components import ComponentError, ComponentHelp
-from jupyter_sched.frontend.config import ConfigError, ProjectConfig, load_config
-from jupyter_sched.frontend.parsers import RaisingArgumentParser
+from jupyter_sched.frontend.launch.config import ConfigError, ProjectConfig, load_config
+from jupyter_sched.frontend.launch.parsers import RaisingArgumentParser
 from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV
 from jupyter_sched.schedulers.local.signals import SignalException
 from jupyter_sched.specs import (

@@ -20,15 +20,15 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
-from jupyter_sched.frontend.log_model import ALL, MAX_LINE_CHARS, app_sources, read_snapshot
-from jupyter_sched.frontend.reasons import app_message, exit_text, replica_reason
+from jupyter_sched.frontend.jobs.reasons import app_message, exit_text, replica_reason
+from jupyter_sched.frontend.logview.log_model import ALL, MAX_LINE_CHARS, app_sources, read_snapshot
 from jupyter_sched.runner import failed_replica
 from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.specs import AppState, AppStatus, parse_app_handle
 from jupyter_sched.specs.labels import app_label
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jupyter_sched.frontend.usage_table import UsageSamples
+    from jupyter_sched.frontend.jobs.usage_table import UsageSamples
     from jupyter_sched.runner import Runner
 
 #: How a front end that shows jobs live makes a job's view (the notebook registers its panes on load).
@@ -114,7 +114,7 @@ class Job:
     def usage(self) -> "UsageSamples":
         """What each replica uses now (ended replicas: their kept totals); see ``Runner.usage``. A list
         of UsageSample that displays as a small table (human units, local times)."""
-        from jupyter_sched.frontend.usage_table import UsageSamples
+        from jupyter_sched.frontend.jobs.usage_table import UsageSamples
 
         return UsageSamples(self.runner.usage(self.handle))
 

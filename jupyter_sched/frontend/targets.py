@@ -11,8 +11,8 @@ import re
 import time
 from typing import List, Optional, Tuple
 
-from jupyter_sched.frontend.config import ProjectConfig
 from jupyter_sched.frontend.errors import CommandError, UsageError
+from jupyter_sched.frontend.launch.config import ProjectConfig
 from jupyter_sched.runner import Runner
 from jupyter_sched.schedulers import get_default_scheduler_name, get_scheduler_factories
 from jupyter_sched.specs import AppStatus, MalformedAppHandleException, make_app_handle, parse_app_handle

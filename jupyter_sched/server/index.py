@@ -36,7 +36,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from jupyter_sched.frontend.sweep_names import sweep_of
+from jupyter_sched.frontend.jobs.sweep_names import sweep_of
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY
 from jupyter_sched.server import rows as table

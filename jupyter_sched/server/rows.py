@@ -5,7 +5,7 @@ Pure functions over plain dicts (no I/O), so the order and the bounds are unit-t
 - a **row** is one app: handle, name, scheduler, session, state, started, ended, sweep, notebook, why it
   ended (``reason``), its replica counts and usage;
 - an **entry** is what the sidebar shows as one line: a job row, or a sweep (apps named
-  ``<sweep>-NNN``, see :mod:`jupyter_sched.frontend.sweep_names`) with its counts and its first runs;
+  ``<sweep>-NNN``, see :mod:`jupyter_sched.frontend.jobs.sweep_names`) with its counts and its first runs;
 - the order is running first, then newest first (by start, else by when the server first saw the app);
 - a page is ``limit`` entries from ``offset``; a sweep entry carries at most :data:`SWEEP_RUNS` runs.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
-from jupyter_sched.frontend.reasons import replica_reason
+from jupyter_sched.frontend.jobs.reasons import replica_reason
 from jupyter_sched.specs import AppState, AppStatus
 
 Row = Dict[str, Any]
@@ -41,7 +41,7 @@ def times(status: Optional[AppStatus]) -> Dict[str, Optional[float]]:
 def reason(name: str, status: Optional[AppStatus], kernel_pid: Optional[int] = None) -> str:
     """How an app ended, in one line: ``train SUCCEEDED``, ``train FAILED: trainer/1 exit code 1``,
     ``train CANCELLED``; empty while it runs. A failed replica is explained as the panes and ``JobFailed``
-    explain it (:func:`~jupyter_sched.frontend.reasons.replica_reason`: out of memory, its owner's exit, a
+    explain it (:func:`~jupyter_sched.frontend.jobs.reasons.replica_reason`: out of memory, its owner's exit, a
     kernel's restart when ``kernel_pid`` launched it, its error file, its exit code)."""
     if status is None or not status.is_terminal():
         return ""

@@ -38,7 +38,7 @@ const SIGNALS: { [n: number]: string } = {
 };
 
 /**
- * An exit code as the panes and `JobFailed` spell it (jupyter_sched.frontend.reasons.exit_text): `1`,
+ * An exit code as the panes and `JobFailed` spell it (jupyter_sched.frontend.jobs.reasons.exit_text): `1`,
  * `-15 (SIGTERM)`, `137 (128+SIGKILL)`; `fallback` when there is none.
  */
 export function exitText(code: number | null, fallback = ''): string {

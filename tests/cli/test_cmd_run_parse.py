@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from jupyter_sched.cli.errors import CliExit, CliUsageError
-from jupyter_sched.frontend.config import ProjectConfig
-from jupyter_sched.frontend.run_args import RunArgs, parse_run_args
-from jupyter_sched.frontend.run_options import build_run_parser, split_run_argv
+from jupyter_sched.frontend.launch.config import ProjectConfig
+from jupyter_sched.frontend.launch.run_args import RunArgs, parse_run_args
+from jupyter_sched.frontend.launch.run_options import build_run_parser, split_run_argv
 
 EMPTY = ProjectConfig()
 

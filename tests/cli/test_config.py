@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_sched.frontend.config import ConfigError, ProjectConfig, find_config, load_config
+from jupyter_sched.frontend.launch.config import ConfigError, ProjectConfig, find_config, load_config
 
 FULL = """
 [project]

@@ -7,7 +7,7 @@ import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
-from jupyter_sched.frontend.config import load_config
+from jupyter_sched.frontend.launch.config import load_config
 from jupyter_sched.frontend.times import parse_time
 
 

@@ -8,7 +8,7 @@ from typing import List
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jupyter_sched.frontend.printer import LogPrinter, Prefixer
+from jupyter_sched.frontend.logview.printer import LogPrinter, Prefixer
 from jupyter_sched.logs.lines import LineSplitter
 
 P = "§ "

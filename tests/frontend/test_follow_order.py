@@ -14,7 +14,7 @@ import sys
 import uuid
 from typing import Any, List, Tuple
 
-from jupyter_sched.frontend.follow import FollowRenderer, TailOptions, follow
+from jupyter_sched.frontend.logview.follow import FollowRenderer, TailOptions, follow
 from jupyter_sched.runner import get_runner
 from jupyter_sched.specs import AppDef, Role, resource
 

@@ -10,8 +10,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from jupyter_sched.frontend.errors import UsageError
-from jupyter_sched.frontend.run_args import scheduler_runopts, typed_cfg
-from jupyter_sched.frontend.run_options import RUN_OPTIONS, RunOption, build_run_parser, split_run_line
+from jupyter_sched.frontend.launch.run_args import scheduler_runopts, typed_cfg
+from jupyter_sched.frontend.launch.run_options import RUN_OPTIONS, RunOption, build_run_parser, split_run_line
 from jupyter_sched.frontend.times import parse_time
 
 

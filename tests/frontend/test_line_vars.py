@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from jupyter_sched.frontend.line_vars import expand
+from jupyter_sched.frontend.launch.line_vars import expand
 
 NS = {"i": 2, "lr": 0.1, "job": SimpleNamespace(handle="local_cwd://default/x-1"), "cmd": "python train.py",
       "quoted": 'say "hi" \\ there', "empty": ""}  # fmt: skip

@@ -11,7 +11,7 @@ from typing import List, Tuple
 
 import pyte
 
-from jupyter_sched.frontend.live_printer import LivePrinter, fit
+from jupyter_sched.frontend.logview.live_printer import LivePrinter, fit
 
 REPLICAS = [("train", 0), ("train", 1), ("eval", 0)]
 

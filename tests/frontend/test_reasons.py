@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jupyter_sched.frontend.reasons import app_message, replica_reason
+from jupyter_sched.frontend.jobs.reasons import app_message, replica_reason
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus, RoleStatus
 from jupyter_sched.specs.labels import app_label
 

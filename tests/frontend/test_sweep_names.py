@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jupyter_sched.frontend.sweep_names import sweep_label, sweep_of
+from jupyter_sched.frontend.jobs.sweep_names import sweep_label, sweep_of
 
 
 def test_sweep_names_are_recognised_by_their_random_id_and_index() -> None:

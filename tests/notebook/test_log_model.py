@@ -7,7 +7,7 @@ from typing import List
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jupyter_sched.frontend.log_model import ALL, Source
+from jupyter_sched.frontend.logview.log_model import ALL, Source
 from jupyter_sched.notebook.panes.log_model import HtmlLogMux as LogMux
 
 KEEP = 50

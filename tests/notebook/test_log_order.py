@@ -13,7 +13,7 @@ from typing import Any, List
 
 from nbhelpers import wait_for
 
-from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
+from jupyter_sched.frontend.logview.log_model import ALL, app_sources, read_snapshot
 from jupyter_sched.notebook.kernel.config import PaneSettings
 from jupyter_sched.notebook.panes.log_model import HtmlLogMux
 from jupyter_sched.notebook.panes.log_pane import LogPane

@@ -14,7 +14,7 @@ from IPython.utils.capture import capture_output
 from nbhelpers import py, wait_for
 
 from jupyter_sched.frontend.job import Job
-from jupyter_sched.frontend.log_model import Source
+from jupyter_sched.frontend.logview.log_model import Source
 from jupyter_sched.notebook.displays.job_display import display_of
 from jupyter_sched.notebook.displays.record import JOB_MIME, View
 from jupyter_sched.notebook.kernel import live

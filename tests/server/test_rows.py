@@ -6,7 +6,7 @@ from typing import Any, Dict
 
 import pytest
 
-from jupyter_sched.frontend.sweep_names import sweep_of
+from jupyter_sched.frontend.jobs.sweep_names import sweep_of
 from jupyter_sched.server import rows
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus, RoleStatus
 

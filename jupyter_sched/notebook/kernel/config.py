@@ -15,7 +15,7 @@ from typing import List as TList
 
 from traitlets import Bool, Dict, Float, HasTraits, Int, List, TraitError, Unicode, default, validate
 
-from jupyter_sched.frontend.log_model import KEEP_LINES, MAX_LINE_CHARS
+from jupyter_sched.frontend.logview.log_model import KEEP_LINES, MAX_LINE_CHARS
 
 NONINTERACTIVE_ENV = "JUPYTER_SCHED_NONINTERACTIVE"
 

@@ -73,7 +73,7 @@ class Session:
         """The trait if set, else what ``jupyter-sched run`` picks (project config, else the registry's)."""
         if self._config.default_scheduler:
             return str(self._config.default_scheduler)
-        from jupyter_sched.frontend.config import load_config
+        from jupyter_sched.frontend.launch.config import load_config
         from jupyter_sched.frontend.targets import pick_scheduler
 
         try:

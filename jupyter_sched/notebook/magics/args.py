@@ -2,7 +2,7 @@
 replica lists and times, on top of the front-end layer that the command line uses too.
 
 ``%sched_run`` parses exactly like ``jupyter-sched run``: the line is split by the same splitter, built from
-the same table of run options (:mod:`jupyter_sched.frontend.run_options`). The notebook adds a few switches,
+the same table of run options (:mod:`jupyter_sched.frontend.launch.run_options`). The notebook adds a few switches,
 accepted only among the leading run options (before the component name): ``--quiet``, ``--detach`` (the local
 run option ``outlive_owner=true``), ``--no-wait``, and ``--python`` for the cell magic. An argument of the
 component spelled ``--quiet`` still reaches it.
@@ -16,8 +16,8 @@ from typing import List, Optional, Sequence, Tuple
 
 from jupyter_sched.frontend import targets, times
 from jupyter_sched.frontend.errors import UsageError
-from jupyter_sched.frontend.run_options import RunLine, RunOption
-from jupyter_sched.frontend.run_options import split_run_line as split_options
+from jupyter_sched.frontend.launch.run_options import RunLine, RunOption
+from jupyter_sched.frontend.launch.run_options import split_run_line as split_options
 
 ArgsError = UsageError
 """Bad arguments; the message includes the usage. The magics turn it into IPython's ``UsageError``."""

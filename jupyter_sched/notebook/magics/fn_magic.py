@@ -15,8 +15,8 @@ from __future__ import annotations
 import typing
 from typing import Any, Dict, Mapping, Optional
 
-from jupyter_sched.frontend.run_args import parse_run_line
-from jupyter_sched.frontend.run_options import RunLine
+from jupyter_sched.frontend.launch.run_args import parse_run_line
+from jupyter_sched.frontend.launch.run_options import RunLine
 from jupyter_sched.functions import prepare
 from jupyter_sched.functions.fn_args import parse_call
 from jupyter_sched.functions.job import start

@@ -14,9 +14,9 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, List, Mapping, Optional, Tuple
 
-from jupyter_sched.frontend.follow import TailOptions
-from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
-from jupyter_sched.frontend.tail import tail
+from jupyter_sched.frontend.logview.follow import TailOptions
+from jupyter_sched.frontend.logview.log_model import ALL, app_sources, read_snapshot
+from jupyter_sched.frontend.logview.tail import tail
 from jupyter_sched.frontend.targets import parse_identifier
 from jupyter_sched.notebook.magics.args import ArgsError, parse_replicas, parse_time
 from jupyter_sched.specs.labels import app_label

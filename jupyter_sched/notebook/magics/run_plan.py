@@ -1,5 +1,5 @@
 """From a ``%sched_run`` line (or cell) to a dry run: parsed and validated once, exactly as ``jupyter-sched
-run`` parses a line (:func:`jupyter_sched.frontend.run_args.parse_run_line`), plus the notebook's defaults.
+run`` parses a line (:func:`jupyter_sched.frontend.launch.run_args.parse_run_line`), plus the notebook's defaults.
 
 Precedence of run options, lowest first: the project's config file (what ``jupyter-sched run`` uses), the
 ``SchedMagics.scheduler_cfg`` trait, ``--cfg`` on the line, then ``--detach``. The scheduler is ``-s`` if
@@ -16,8 +16,8 @@ from typing import Any, Mapping, Optional
 
 from jupyter_sched.components.errors import ComponentError, ComponentHelp
 from jupyter_sched.frontend.errors import ParserExit
-from jupyter_sched.frontend.run_args import RunArgs, checked_app, materialize_line, parse_run_line
-from jupyter_sched.frontend.run_options import RunLine
+from jupyter_sched.frontend.launch.run_args import RunArgs, checked_app, materialize_line, parse_run_line
+from jupyter_sched.frontend.launch.run_options import RunLine
 from jupyter_sched.notebook.magics.args import ArgsError
 from jupyter_sched.specs import AppDef, AppDryRunInfo
 

@@ -21,7 +21,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jupyter_sched.frontend.job import Job
-from jupyter_sched.frontend.line_vars import expand as expand_vars
+from jupyter_sched.frontend.launch.line_vars import expand as expand_vars
 from jupyter_sched.notebook.displays.job_display import compact_in_this_cell, shown_in_this_cell
 from jupyter_sched.notebook.kernel.config import SchedConfig, checked_config
 from jupyter_sched.notebook.kernel.session import Session
@@ -78,7 +78,7 @@ class SchedMagics(Magics, SchedConfig):
 
     def _expand(self, line: str, local_ns: Optional[Dict[str, Any]] = None) -> str:
         """The line with the notebook's ``$variables`` expanded as a shell would (never ``{...}``: see
-        :mod:`jupyter_sched.frontend.line_vars`); the magics opt out of IPython's own expansion."""
+        :mod:`jupyter_sched.frontend.launch.line_vars`); the magics opt out of IPython's own expansion."""
         return expand_vars(line, self._namespace(local_ns))[0]
 
     def _job(self, target: str, local_ns: Optional[Dict[str, Any]] = None) -> Any:
@@ -149,7 +149,7 @@ class SchedMagics(Magics, SchedConfig):
         ``utils.sh``/``utils.python`` such as ``--num_replicas 2 --name prep``.
 
         The notebook's variables are expanded as a shell expands its own (``--lr $lr``; never ``{...}``, not
-        inside single quotes; see :mod:`jupyter_sched.frontend.line_vars`), and ``--dryrun`` says what the
+        inside single quotes; see :mod:`jupyter_sched.frontend.launch.line_vars`), and ``--dryrun`` says what the
         line became. A flag of the component after its first argument is refused with the line meant.
 
         Returns a Job (``job = %sched_run ...``): ``job.status``, ``job.wait()``, ``job.logs()``,
@@ -236,7 +236,7 @@ class SchedMagics(Magics, SchedConfig):
         def announce() -> None:
             print(f"{job.name} launched: {app_label(handle)} (waiting; interrupt to detach)", flush=True)
             if run_args.log:
-                from jupyter_sched.frontend.log_model import app_sources
+                from jupyter_sched.frontend.logview.log_model import app_sources
                 from jupyter_sched.notebook.magics.logs_cmd import print_follow
 
                 print_follow(job, app_sources(job.fetch_status()), self.detach_on_interrupt)

@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from jupyter_sched.frontend.job import VIEW_MAKERS, Job
-from jupyter_sched.frontend.log_model import ALL, app_sources, read_snapshot
+from jupyter_sched.frontend.logview.log_model import ALL, app_sources, read_snapshot
 from jupyter_sched.notebook.displays import record
 from jupyter_sched.notebook.displays.job_display import display_of, take_compact
 from jupyter_sched.notebook.displays.log_files import links_html, save_logs

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from jupyter_sched.frontend.sweep_names import sweep_label, sweep_of
+from jupyter_sched.frontend.jobs.sweep_names import sweep_label, sweep_of
 from jupyter_sched.notebook.displays.record import RecordSource
 from jupyter_sched.notebook.kernel.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.kernel.config import PaneSettings

@@ -1,7 +1,7 @@
 """The log model rendered as HTML for the notebook's panes and records: :class:`HtmlLogMux`.
 
 The model itself (terminals per source, write order, bounded memory) is
-:class:`jupyter_sched.frontend.log_model.LogMux`, which ``job.logs()`` uses without any of this. Here each
+:class:`jupyter_sched.frontend.logview.log_model.LogMux`, which ``job.logs()`` uses without any of this. Here each
 replica gets a gutter colour, stderr lines a red tint, and every character of log text is escaped (and made
 safe from maths rendering, :func:`~jupyter_sched.notebook.panes.theme.esc`).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from jupyter_sched.frontend.log_model import ALL, KEEP_LINES, MAX_LINE_CHARS, LogMux, Source
+from jupyter_sched.frontend.logview.log_model import ALL, KEEP_LINES, MAX_LINE_CHARS, LogMux, Source
 from jupyter_sched.logs.ansi import PALETTE_16
 from jupyter_sched.notebook.panes.theme import esc
 

@@ -17,7 +17,7 @@ import threading
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from jupyter_sched.frontend.log_model import ALL, LogMux, Source
+from jupyter_sched.frontend.logview.log_model import ALL, LogMux, Source
 from jupyter_sched.logs.reorder import WINDOW_S
 from jupyter_sched.notebook.displays.record import HTML_LOG_CHARS, HTML_LOG_LINES, TEXT_LOG_LINES
 from jupyter_sched.notebook.kernel.config import PaneSettings

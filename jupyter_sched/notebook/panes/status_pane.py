@@ -20,7 +20,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from jupyter_sched.frontend.reasons import app_message, error_file_message, replica_reason
+from jupyter_sched.frontend.jobs.reasons import app_message, error_file_message, replica_reason
 from jupyter_sched.notebook.displays.record import reattach_hint
 from jupyter_sched.notebook.displays.reprs import app_span, replica_table_html
 from jupyter_sched.notebook.kernel.comm_thread import serve_on_side_thread

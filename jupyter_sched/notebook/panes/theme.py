@@ -21,7 +21,7 @@ import time
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 # exit codes in the panes are spelled as JobFailed spells them
-from jupyter_sched.frontend.reasons import exit_text as exit_text
+from jupyter_sched.frontend.jobs.reasons import exit_text as exit_text
 
 STATE_COLORS: Mapping[str, str] = {
     "UNSUBMITTED": "#808080",

@@ -6,7 +6,7 @@ merged in the order they were written (``Runner.log_items(timed=True)`` through 
 :class:`~jupyter_sched.logs.reorder.Reorder`, held at most ``WINDOW_S``), not the order their readers
 happened to deliver them; one replica's items go out as they come. This is as dask's
 ``diagnostics/progressbar.py`` keeps one model with hooks per display. The text renderer is
-:class:`jupyter_sched.frontend.printer.LogPrinter` (the command line, and the notebook when it prints);
+:class:`jupyter_sched.frontend.logview.printer.LogPrinter` (the command line, and the notebook when it prints);
 the notebook's live pane has its own reader (``notebook.log_pane``).
 """
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Deque, Dict, List, Optional, Sequence, Tuple, Type
 
-from jupyter_sched.frontend.printer import gutter as text_gutter
+from jupyter_sched.frontend.logview.printer import gutter as text_gutter
 from jupyter_sched.logs import Line, TerminalBuffer
 from jupyter_sched.logs.interleave import interleave
 from jupyter_sched.logs.reorder import WINDOW_S, Reorder

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from jupyter_sched.frontend import targets
-from jupyter_sched.frontend.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.frontend.errors import UsageError
-from jupyter_sched.frontend.run_options import CLI_PROG, RunLine, build_run_parser, error_prefix, split_run_line
+from jupyter_sched.frontend.launch.config import ConfigError, ProjectConfig, load_config
+from jupyter_sched.frontend.launch.run_options import CLI_PROG, RunLine, build_run_parser, error_prefix, split_run_line
 from jupyter_sched.specs import AppDef, CfgVal, InvalidAppError, InvalidRunConfigException, runopts, validate_app
 from jupyter_sched.specs.masking import mask_tree
 

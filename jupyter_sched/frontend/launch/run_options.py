@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from jupyter_sched.frontend.errors import UsageError
-from jupyter_sched.frontend.parsers import RaisingArgumentParser, error_prefix
+from jupyter_sched.frontend.launch.parsers import RaisingArgumentParser, error_prefix
 
 HELP = "run a component on a scheduler (or show what would run, with --dryrun)"
 

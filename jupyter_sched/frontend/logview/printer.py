@@ -4,9 +4,9 @@ Log items (see ``Scheduler.log_iter``) are whole lines, ``\\r``-terminated progr
 line. A :class:`Prefixer` per replica remembers whether that replica's output is at the start of a line, so
 the prefix is written exactly once per line and once per ``\\r`` frame, however the text was cut into items
 (TorchX re-prefixes per chunk and duplicates prefixes at chunk boundaries). A :class:`LogPrinter`, the text
-renderer of :func:`jupyter_sched.frontend.follow.follow`, interleaves whole items of several replicas and ends
+renderer of :func:`jupyter_sched.frontend.logview.follow.follow`, interleaves whole items of several replicas and ends
 a replica's unfinished line before another replica writes, so lines never run into each other
-(:func:`jupyter_sched.frontend.tail.tail` picks the renderer). :func:`gutter` is the one spelling of a
+(:func:`jupyter_sched.frontend.logview.tail.tail` picks the renderer). :func:`gutter` is the one spelling of a
 replica's prefix in text (the notebook's snapshot uses it too, adding a stream mark); a role name is user
 text, so its control characters are shown as escapes there
 (:func:`~jupyter_sched.logs.control_strings.escape_controls`), never sent to a terminal.
@@ -19,7 +19,7 @@ import re
 import threading
 from typing import Callable, Dict, List, Optional, TextIO, Tuple
 
-from jupyter_sched.frontend.follow import FollowRenderer
+from jupyter_sched.frontend.logview.follow import FollowRenderer
 from jupyter_sched.logs.control_strings import CONTROL_CHAR, escape_controls
 
 _PIECES = re.compile(r"\r|\n|[^\r\n]+")

@@ -1,6 +1,6 @@
 """Printing the logs of several replicas to a terminal, each replica's progress bar updating in place.
 
-:class:`~jupyter_sched.frontend.printer.LogPrinter` writes to any text stream, so a ``\\r`` frame can only
+:class:`~jupyter_sched.frontend.logview.printer.LogPrinter` writes to any text stream, so a ``\\r`` frame can only
 update in place while one replica writes; when replicas take turns, each frame has to end the line and
 four tqdm bars become a flood of lines. On a terminal, :class:`LivePrinter` keeps a *footer*: one line
 per replica whose current line is not finished (a progress frame or a partial line), redrawn in place
@@ -23,8 +23,8 @@ from typing import Callable, Dict, List, Optional, TextIO, Tuple
 
 from wcwidth import wcwidth
 
-from jupyter_sched.frontend.follow import FollowRenderer
-from jupyter_sched.frontend.printer import RESET, prefixes
+from jupyter_sched.frontend.logview.follow import FollowRenderer
+from jupyter_sched.frontend.logview.printer import RESET, prefixes
 
 _PIECES = re.compile(r"\r|\n|[^\r\n]+")
 _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")

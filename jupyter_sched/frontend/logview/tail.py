@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, List, Optional, TextIO, Tuple
 
-from jupyter_sched.frontend.follow import FollowRenderer, TailOptions, follow
-from jupyter_sched.frontend.live_printer import LivePrinter
-from jupyter_sched.frontend.printer import JsonLinePrinter, LogPrinter
+from jupyter_sched.frontend.logview.follow import FollowRenderer, TailOptions, follow
+from jupyter_sched.frontend.logview.live_printer import LivePrinter
+from jupyter_sched.frontend.logview.printer import JsonLinePrinter, LogPrinter
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner

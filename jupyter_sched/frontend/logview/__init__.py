@@ -1,0 +1,7 @@
+"""Following replica logs and showing them: one reader, and a renderer per medium.
+
+* :mod:`.follow` -- reading several replicas' logs, with renderer hooks.
+* :mod:`.log_model` -- several replica streams multiplexed into bounded views (the notebook renders them as HTML).
+* :mod:`.printer`, :mod:`.live_printer` -- the text renderers: prefixed lines, progress bars in place.
+* :mod:`.tail` -- ``jupyter-sched log -f``: an app's logs into a text stream with the renderer that suits it.
+"""
