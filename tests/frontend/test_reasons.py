@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from jupyter_sched.frontend.jobs.reasons import app_message, replica_reason
+from jupyter_sched.frontend.jobs.reasons import (
+    app_message,
+    app_reason,
+    failure_line,
+    first_failure,
+    replica_reason,
+)
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus, RoleStatus
-from jupyter_sched.specs.labels import app_label
+from jupyter_sched.specs.output.labels import app_label
 
 
 def status(msg: str, *replicas: ReplicaStatus, state: AppState = AppState.FAILED) -> AppStatus:
@@ -45,6 +51,32 @@ def test_the_reason_falls_back_to_the_error_file_then_stderr_then_the_exit_code(
     assert replica_reason(rep, status("", rep), ["other"]) == "RuntimeError: boom"
     assert replica_reason(failed(), None, ["", "KeyError: 'y'", " "]) == "KeyError: 'y'"
     assert replica_reason(failed(code=3), None, []) == "exit code 3"
+
+
+def test_one_app_reads_the_same_first_failure_and_stderr_only_when_it_explains() -> None:
+    """Issue 32: the panes, JobFailed, ``status`` and the server take the app's failure from here; its
+    stderr is asked for only when nothing in the status says why, so a listing reads no log for the rest."""
+    asked = []
+
+    def stderr_of(role: str, k: int) -> list:
+        asked.append((role, k))
+        return ["Traceback (most recent call last):", "error: loss is NaN"]
+
+    later = ReplicaStatus(0, AppState.FAILED, "python", "h", exit_code=1, started=1.0, finished=9.0)
+    first = ReplicaStatus(1, AppState.FAILED, "python", "h", exit_code=3, started=1.0, finished=5.0)
+    app = status("", later, first)
+    assert first_failure(app, stderr_of) == (first, "error: loss is NaN")  # first to fail, not first listed
+    assert asked == [("python", 1)]
+    assert app_reason("train", app, stderr_of) == "train FAILED: python/1 error: loss is NaN"
+    assert failure_line(first, "error: loss is NaN") == "python/1 FAILED (exit code 3): error: loss is NaN"
+    assert failure_line(first, "exit code 3") == "python/1 FAILED (exit code 3)"  # not the code twice
+    asked.clear()
+    explained = failed(error='{"message": {"message": "RuntimeError: boom"}}')
+    assert app_reason("train", status("", explained), stderr_of) == "train FAILED: python/0 RuntimeError: boom"
+    oom = failed(code=137, msg="killed: out of memory (limit 64 MiB, peak 63.9 MiB)")
+    assert app_reason("train", status("", oom), stderr_of).endswith("out of memory (limit 64 MiB, peak 63.9 MiB)")
+    assert app_reason("train", status("", failed(), state=AppState.RUNNING), stderr_of) == ""
+    assert asked == []
 
 
 def test_slurm_state_words_are_not_repeated_under_the_pill() -> None:

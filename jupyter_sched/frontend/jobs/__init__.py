@@ -8,7 +8,9 @@
 * :mod:`.payloads` -- the shapes of the server's other answers (a page of the list, a job's detail).
 * :mod:`.schema` -- the JSON Schema of every payload and the extension's ``labextension/src/model.ts``,
   both written from the dataclasses.
-* :mod:`.reasons` -- why a replica failed, in the words every front end shows.
+* :mod:`.reasons` -- why a replica failed, in the words every front end shows (pure functions of a status).
+* :mod:`.stderr_tails` -- a failed replica's last stderr lines, read once from its scheduler's logs: the one
+  input of a reason that its status does not carry, which every front end reads the same way.
 * :mod:`.sweep_names` -- which sweep an app belongs to, from its name alone.
 * :mod:`.usage_table` -- ``job.usage()`` as a table of replicas.
 
