@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import median, note, result, timed  # noqa: E402
 
 import jupyter_sched  # noqa: E402
-from jupyter_sched.schedulers.local.zygote import ZYGOTE_ENV  # noqa: E402
+from jupyter_sched.schedulers.local.warm_starts.zygote import ZYGOTE_ENV  # noqa: E402
 
 
 def trivial(x: int = 1) -> int:

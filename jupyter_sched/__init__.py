@@ -49,8 +49,8 @@ def submit(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
 def sweep(fn, grid, **kwargs):  # type: ignore[no-untyped-def]
     """Runs ``fn(**params)`` for each point of ``grid`` (a list of kwargs dicts, or a dict of lists meaning
     their product), at most ``max_concurrent`` at a time; returns a Sweep (one live table in a notebook,
-    ``results()`` in grid order). See :func:`jupyter_sched.functions.sweep.sweep`."""
-    from jupyter_sched.functions.sweep import sweep as run_sweep
+    ``results()`` in grid order). See :func:`jupyter_sched.functions.sweeps.sweep.sweep`."""
+    from jupyter_sched.functions.sweeps.sweep import sweep as run_sweep
 
     return run_sweep(_launcher(), fn, grid, **kwargs)
 
@@ -58,8 +58,8 @@ def sweep(fn, grid, **kwargs):  # type: ignore[no-untyped-def]
 def load_sweep(name, scheduler="local_cwd", cfg=None):  # type: ignore[no-untyped-def]
     """A sweep of this session launched earlier (e.g. before a kernel restart), with the results of its
     finished runs; ``retry_failed()`` launches its failed runs again. See
-    :func:`jupyter_sched.functions.sweep.load_sweep`."""
-    from jupyter_sched.functions.sweep import load_sweep as load
+    :func:`jupyter_sched.functions.sweeps.sweep.load_sweep`."""
+    from jupyter_sched.functions.sweeps.sweep import load_sweep as load
 
     return load(_launcher(), name, scheduler, cfg)
 
@@ -72,16 +72,16 @@ def attach(handle, cfg=None):  # type: ignore[no-untyped-def]
 
 def map(fn, items, **kwargs):  # type: ignore[no-untyped-def]  # noqa: A001 - jupyter_sched.map, as dask's
     """Runs ``fn(item)`` for each item, as a sweep over that one argument; ``.results()`` in order.
-    Keywords are :func:`sweep`'s. See :func:`jupyter_sched.functions.sweep.map_sweep`."""
-    from jupyter_sched.functions.sweep import map_sweep
+    Keywords are :func:`sweep`'s. See :func:`jupyter_sched.functions.sweeps.sweep.map_sweep`."""
+    from jupyter_sched.functions.sweeps.sweep import map_sweep
 
     return map_sweep(_launcher(), fn, items, **kwargs)
 
 
 def as_completed(jobs_or_sweep, timeout=None):  # type: ignore[no-untyped-def]
     """Yields the jobs (a list of Jobs, or a sweep's runs) as they end. See
-    :func:`jupyter_sched.functions.futures.as_completed`."""
-    from jupyter_sched.functions.futures import as_completed as completed
+    :func:`jupyter_sched.functions.sweeps.futures.as_completed`."""
+    from jupyter_sched.functions.sweeps.futures import as_completed as completed
 
     return completed(jobs_or_sweep, timeout)
 

@@ -31,7 +31,7 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # The processes the tests start stand for programs run in a terminal's foreground, where Ctrl-C (SIGINT)
 # interrupts. A pytest started as a script's background job (CI's may be) has SIGINT ignored, and an
 # ignored signal stays ignored across exec: its children would ignore Ctrl-C, as they should there (see
-# jupyter_sched/schedulers/local/signals.py). Handled here, it is back to the default in every child.
+# jupyter_sched/schedulers/local/processes/signals.py). Handled here, it is back to the default in every child.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 

@@ -219,8 +219,8 @@ def test_the_graph_sees_imports_inside_functions_and_type_checking_blocks(tmp_pa
     source = (
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
-        f"    from {ROOT}.specs.app import AppDef\n"
-        f"    from {ROOT}.specs import state  # {TYPE_ONLY_REASON} a reason\n"
+        f"    from {ROOT}.specs.request.app import AppDef\n"
+        f"    from {ROOT}.specs.status import state  # {TYPE_ONLY_REASON} a reason\n"
         "def f():\n"
         f"    from {ROOT}.logs import lines\n"
         f"    import {ROOT}.runner.api\n"
@@ -234,8 +234,8 @@ def test_the_graph_sees_imports_inside_functions_and_type_checking_blocks(tmp_pa
         for target in _targets(node, "jupyter_sched.schedulers.probe", path, modules):
             found[target] = (node.lineno, type_only and TYPE_ONLY_REASON in _comment_on(lines, node))
     assert found == {
-        f"{ROOT}.specs.app": (3, False),
-        f"{ROOT}.specs.state": (4, True),
+        f"{ROOT}.specs.request.app": (3, False),
+        f"{ROOT}.specs.status.state": (4, True),
         f"{ROOT}.logs.lines": (6, False),
         f"{ROOT}.runner.api": (7, False),
         f"{ROOT}.specs": (8, False),

@@ -66,7 +66,7 @@ MAX_LOOSE = 12  # loose modules in schedulers/ (a newcomer should see the wings,
 #: Modules outside schedulers/ that use a wing's module directly, and why.
 WING_USERS: Dict[str, Set[str]] = {
     # a function job checks a docker image's Python and cloudpickle through the engine client before launch
-    "functions/images.py": {"docker"},
+    "functions/calls/images.py": {"docker"},
     # the exception the local backend's signal handler raises (SIGTERM to the CLI), from the stdlib-only module
     # that defines it: the face, local_scheduler, would load the whole backend for every verb
     "cli/main.py": {"local"},

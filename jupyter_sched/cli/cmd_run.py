@@ -26,9 +26,9 @@ from jupyter_sched.frontend.launch.run_args import RunArgs, materialize_line, pa
 from jupyter_sched.frontend.launch.run_options import HELP
 from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.common.workspace_source import WorkspaceError, is_file_url, is_url, local_path
-from jupyter_sched.schedulers.local.signals import SignalException
+from jupyter_sched.schedulers.local.processes.signals import SignalException
 from jupyter_sched.specs import AppDryRunInfo, AppState, AppStatus, InvalidAppError, InvalidRunConfigException
-from jupyter_sched.specs.masking import mask_lines, mask_shell_text, masked_copy
+from jupyter_sched.specs.output.masking import mask_lines, mask_shell_text, masked_copy
 
 __all__ = ["HELP", "RunArgs", "execute", "main", "parse_run_args"]
 

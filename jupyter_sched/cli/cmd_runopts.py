@@ -10,7 +10,7 @@ from typing import Any, Dict
 from jupyter_sched.cli import common
 from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.launch.config import ProjectConfig
-from jupyter_sched.specs.masking import mask_out
+from jupyter_sched.specs.output.masking import mask_out
 
 HELP = "show the run options (--cfg) of the schedulers"
 

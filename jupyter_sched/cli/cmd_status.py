@@ -1,9 +1,9 @@
 """``jupyter-sched status APP_HANDLE [--roles a,b] [--json]``: the state of an app and of each replica.
 
-The status is masked by the one rule before it is shown (:func:`~jupyter_sched.specs.masking.masked_copy`):
+The status is masked by the one rule before it is shown (:func:`~jupyter_sched.specs.output.masking.masked_copy`):
 ``format()`` quotes the error file and wraps long messages, so masking its text afterwards could miss a
 secret split across lines or a value under a secret key in the error's JSON. ``--json`` goes through
-:func:`~jupyter_sched.specs.masking.mask_out`, which keeps ``structured_error_msg`` valid JSON."""
+:func:`~jupyter_sched.specs.output.masking.mask_out`, which keeps ``structured_error_msg`` valid JSON."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError
 from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.launch.config import ProjectConfig
-from jupyter_sched.specs.masking import mask_out, masked_copy
+from jupyter_sched.specs.output.masking import mask_out, masked_copy
 
 HELP = "show the state of an app and of each of its replicas"
 

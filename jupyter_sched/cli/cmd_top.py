@@ -18,7 +18,7 @@ from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.launch.config import ProjectConfig
-from jupyter_sched.specs.usage import UsageSample, format_bytes
+from jupyter_sched.specs.status.usage import UsageSample, format_bytes
 
 HELP = "show what each replica of an app uses: CPU, memory (now, peak, limit), GPU"
 _CLEAR = "\x1b[H\x1b[2J"

@@ -18,7 +18,7 @@ from typing import TextIO
 from jupyter_sched.frontend.launch.config import ProjectConfig
 from jupyter_sched.logs.control_strings import escape_controls
 from jupyter_sched.runner import Runner, get_runner
-from jupyter_sched.specs.masking import mask_out
+from jupyter_sched.specs.output.masking import mask_out
 
 LINES = "\n\t"
 """What :func:`shown` keeps of the controls in text of several lines."""

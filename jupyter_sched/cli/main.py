@@ -38,7 +38,7 @@ from jupyter_sched.components import ComponentError, ComponentHelp
 from jupyter_sched.frontend.launch.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.frontend.launch.parsers import RaisingArgumentParser
 from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV
-from jupyter_sched.schedulers.local.signals import SignalException
+from jupyter_sched.schedulers.local.processes.signals import SignalException
 from jupyter_sched.specs import (
     InvalidAppError,
     InvalidRunConfigException,

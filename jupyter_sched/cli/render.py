@@ -5,7 +5,7 @@ what needs it: a string is plain only when YAML would read it back as the same s
 no ``: `` or `` #``, not a number, date, bool or null word of YAML 1.1 or 1.2); anything else is a JSON
 string, which YAML reads as a double-quoted scalar. ``tests/cli/test_render.py`` proves the round trip.
 
-Both mask secrets first (:func:`jupyter_sched.specs.masking.mask_out`), so no CLI output shows one."""
+Both mask secrets first (:func:`jupyter_sched.specs.output.masking.mask_out`), so no CLI output shows one."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any, List
 
 from jupyter_sched.specs import BindMount, DeviceMount, Role, VolumeMount
-from jupyter_sched.specs.masking import mask_out
+from jupyter_sched.specs.output.masking import mask_out
 
 _MOUNT_KINDS = {BindMount: "bind", VolumeMount: "volume", DeviceMount: "device"}
 _PLAIN = re.compile(r"^(?:[A-Za-z_/.]|-[A-Za-z-])[A-Za-z0-9_./@%+=, -]*\Z")  # \Z: not before a final newline

@@ -25,7 +25,7 @@ from jupyter_sched.frontend.logview.log_model import ALL, MAX_LINE_CHARS, app_so
 from jupyter_sched.runner import failed_replica
 from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.specs import AppState, AppStatus, parse_app_handle
-from jupyter_sched.specs.labels import app_label
+from jupyter_sched.specs.output.labels import app_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.frontend.jobs.usage_table import UsageSamples

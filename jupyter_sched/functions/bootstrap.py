@@ -12,7 +12,7 @@ when the function returned and 1 when it raised; the traceback also goes to stde
 An outcome that cannot be written (a full disk) leaves no temporary file, and a small note in its place
 that names the reason (``unwritten``), with exit code 1.
 
-The call carries a source map (``jupyter_sched.functions.sources``): where each function sent by value was
+The call carries a source map (``jupyter_sched.functions.calls.sources``): where each function sent by value was
 written and its lines. A traceback's frames are matched against it by code (name, first line, bytecode),
 so they show the user's file, or the cell as IPython names it (``Cell In[12], line 3``), and the source
 line, whatever file name the code arrived with.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, TypeVar
 
-from jupyter_sched.specs.labels import app_label
+from jupyter_sched.specs.output.labels import app_label
 
 E = TypeVar("E", bound="RunContext")
 
@@ -95,7 +95,7 @@ class FunctionError(RunContext, RuntimeError):
             raise ValueError(
                 f"no call to re-run: the FunctionError of {app_label(self.handle)} does not name its job directory"
             )
-        from jupyter_sched.functions.rerun import run_file
+        from jupyter_sched.functions.calls.rerun import run_file
 
         return run_file(self.call_file, self.rank, self.world_size)
 

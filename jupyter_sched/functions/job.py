@@ -24,7 +24,7 @@ from jupyter_sched.functions.launch import FunctionRequest, job_root, launch, pr
 from jupyter_sched.functions.results import Outcome, read_outcome
 from jupyter_sched.runner import Runner
 from jupyter_sched.specs import AppStatus, Resource, parse_app_handle
-from jupyter_sched.specs.labels import app_label
+from jupyter_sched.specs.output.labels import app_label
 
 OnLaunch = Callable[[Job], None]
 """What a front end does with a job it did not create itself (the notebook: record it in its session)."""
@@ -108,7 +108,7 @@ def start(request: FunctionRequest, runner: Any, on_launch: Optional[OnLaunch] =
 
 class Launcher:
     """``submit`` and ``attach`` on ``runner``, each launched job handed to ``on_launch`` (sweeps launch
-    through one too: :mod:`jupyter_sched.functions.sweep`). The root ``jupyter_sched.submit`` picks the
+    through one too: :mod:`jupyter_sched.functions.sweeps.sweep`). The root ``jupyter_sched.submit`` picks the
     notebook's launcher in a kernel, else one on the default session's shared runner."""
 
     def __init__(self, runner: Runner, on_launch: Optional[OnLaunch] = None, adopt: Optional[OnLaunch] = None):

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from jupyter_sched.components.dist import free_port
-from jupyter_sched.functions import images, incomplete
-from jupyter_sched.functions.pack import pack
+from jupyter_sched.functions import incomplete
+from jupyter_sched.functions.calls import images
+from jupyter_sched.functions.calls.pack import pack
 from jupyter_sched.functions.results import BOOTSTRAP_FILE, CALL_FILE, META_FILE
 from jupyter_sched.schedulers.common.private_files import DIR_MODE, make_private_dirs, write_private
 from jupyter_sched.schedulers.warm_start import WARM_START

@@ -42,7 +42,7 @@ def load(shell: Any) -> Any:
     existing = _LOADED.get(shell)
     if existing is not None:
         return existing
-    from jupyter_sched.functions import sources
+    from jupyter_sched.functions.calls import sources
     from jupyter_sched.notebook.displays import record, reprs
     from jupyter_sched.notebook.kernel import notes
     from jupyter_sched.notebook.magics.sched_magics import SchedMagics
@@ -79,7 +79,7 @@ def unload(shell: Any) -> None:
     magics = _LOADED.pop(shell, None)
     if magics is None:
         return
-    from jupyter_sched.functions import sources
+    from jupyter_sched.functions.calls import sources
     from jupyter_sched.notebook.displays import record, reprs
     from jupyter_sched.notebook.kernel import live, notes
     from jupyter_sched.notebook.panes import job_view, sweep_view

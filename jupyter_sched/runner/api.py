@@ -36,9 +36,9 @@ from jupyter_sched.specs import (
     runopts,
     validate_app,
 )
-from jupyter_sched.specs.handles import check_name, parse_safe_handle
-from jupyter_sched.specs.limits import check_replica_limit
-from jupyter_sched.specs.usage import UsageSample
+from jupyter_sched.specs.request.limits import check_replica_limit
+from jupyter_sched.specs.status.handles import check_name, parse_safe_handle
+from jupyter_sched.specs.status.usage import UsageSample
 
 DEFAULT_SESSION = "default"
 JOB_ID_ENV = "JUPYTER_SCHED_JOB_ID"

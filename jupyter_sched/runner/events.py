@@ -11,7 +11,7 @@ process unless the user adds a handler, and any handler (a file, a JSON shipper,
     logging.getLogger("jupyter_sched.events").addHandler(logging.StreamHandler())
 
 When the logger is not enabled for DEBUG an event costs two clock reads and no serialisation. What is
-logged has its secrets masked by the one rule (:mod:`jupyter_sched.specs.masking`): the run options (an
+logged has its secrets masked by the one rule (:mod:`jupyter_sched.specs.output.masking`): the run options (an
 ``env`` option's ``API_TOKEN``), a workspace URL's credentials and the text of the exception, so no
 handler, however it is set up, can print one.
 """
@@ -26,7 +26,7 @@ import traceback
 from types import TracebackType
 from typing import Any, Dict, Optional, Type
 
-from jupyter_sched.specs.masking import mask_text, mask_tree
+from jupyter_sched.specs.output.masking import mask_text, mask_tree
 
 LOGGER_NAME = "jupyter_sched.events"
 logger: logging.Logger = logging.getLogger(LOGGER_NAME)

@@ -31,7 +31,7 @@ from jupyter_sched.specs import (
     runopts,
     validate_app,
 )
-from jupyter_sched.specs.limits import check_replica_limit, machine_max_replicas, max_replicas_from_env
+from jupyter_sched.specs.request.limits import check_replica_limit, machine_max_replicas, max_replicas_from_env
 
 T = TypeVar("T")
 

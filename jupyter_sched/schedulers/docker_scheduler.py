@@ -90,8 +90,8 @@ from jupyter_sched.schedulers.docker.workspace import DockerWorkspaceMixin
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
 from jupyter_sched.specs import Role as Role  # TorchX's docker_scheduler has it too; its users reach it here
-from jupyter_sched.specs.names import safe_name
-from jupyter_sched.specs.usage import UsageSample
+from jupyter_sched.specs.output.names import safe_name
+from jupyter_sched.specs.status.usage import UsageSample
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker

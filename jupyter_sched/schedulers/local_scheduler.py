@@ -40,29 +40,39 @@ from jupyter_sched.schedulers.api import (
 )
 from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV as LOG_DIR_ENV  # kept importable from here
 from jupyter_sched.schedulers.common.state_dir import default_log_dir
-from jupyter_sched.schedulers.local.build import build_request
 from jupyter_sched.schedulers.local.cancel import CANCEL_MARKER as CANCEL_MARKER  # kept importable from here
 from jupyter_sched.schedulers.local.cancel import cancel_recorded
-from jupyter_sched.schedulers.local.describe import describe_record, find_record, link_into_default_base, list_apps
-from jupyter_sched.schedulers.local.images import CWDImageProvider, ImageProvider, LocalDirectoryImageProvider
-from jupyter_sched.schedulers.local.logs import ChangeFeed, LogIterator, replica_log
-from jupyter_sched.schedulers.local.meter import LocalMeter, limit_request
-from jupyter_sched.schedulers.local.opts import LocalOpts, local_run_opts
+from jupyter_sched.schedulers.local.logs.reader import ChangeFeed, LogIterator, replica_log
 from jupyter_sched.schedulers.local.owned import OwnedApp, new_record
-from jupyter_sched.schedulers.local.procs import ProcessLoop, in_io_thread
-from jupyter_sched.schedulers.local.reaper import ReaperClient
-from jupyter_sched.schedulers.local.request import ENV_CUDA_VISIBLE_DEVICES, PopenRequest, ReplicaParam, format_request
-from jupyter_sched.schedulers.local.signals import SignalCleanup, SignalException
-from jupyter_sched.schedulers.local.spawn import check_entrypoints, make_dirs
-from jupyter_sched.schedulers.local.state import AppRecord
-from jupyter_sched.schedulers.local.zygote import ZygotePool, plan_starts
+from jupyter_sched.schedulers.local.processes.procs import ProcessLoop, in_io_thread
+from jupyter_sched.schedulers.local.processes.reaper import ReaperClient
+from jupyter_sched.schedulers.local.processes.signals import SignalCleanup, SignalException
+from jupyter_sched.schedulers.local.processes.spawn import check_entrypoints, make_dirs
+from jupyter_sched.schedulers.local.record.describe import (
+    describe_record,
+    find_record,
+    link_into_default_base,
+    list_apps,
+)
+from jupyter_sched.schedulers.local.record.state import AppRecord
+from jupyter_sched.schedulers.local.request.build import build_request
+from jupyter_sched.schedulers.local.request.images import CWDImageProvider, ImageProvider, LocalDirectoryImageProvider
+from jupyter_sched.schedulers.local.request.opts import LocalOpts, local_run_opts
+from jupyter_sched.schedulers.local.request.popen import (
+    ENV_CUDA_VISIBLE_DEVICES,
+    PopenRequest,
+    ReplicaParam,
+    format_request,
+)
+from jupyter_sched.schedulers.local.usage.meter import LocalMeter, limit_request
+from jupyter_sched.schedulers.local.warm_starts.zygote import ZygotePool, plan_starts
 from jupyter_sched.schedulers.shared_files import SharedFiles
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
-from jupyter_sched.specs.handles import check_name
-from jupyter_sched.specs.names import safe_name
-from jupyter_sched.specs.usage import UsageSample
+from jupyter_sched.specs.output.names import safe_name
+from jupyter_sched.specs.status.handles import check_name
+from jupyter_sched.specs.status.usage import UsageSample
 
 __all__ = [
     "ENV_CUDA_VISIBLE_DEVICES", "CWDImageProvider", "ImageProvider", "LocalDirectoryImageProvider", "LocalOpts",

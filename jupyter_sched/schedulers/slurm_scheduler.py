@@ -59,8 +59,8 @@ from jupyter_sched.specs import (
     random_id,
     runopts,
 )
-from jupyter_sched.specs.names import safe_name
-from jupyter_sched.specs.usage import UsageSample
+from jupyter_sched.specs.output.names import safe_name
+from jupyter_sched.specs.status.usage import UsageSample
 
 __all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "create_scheduler", "default_job_root"]
 

@@ -1,7 +1,7 @@
 """The usage extension of the scheduler contract: a mixin, so the TorchX-compatible methods stay as
 they are and a backend that cannot measure simply does not inherit it.
 
-``usage(app_id)`` returns one :class:`~jupyter_sched.specs.usage.UsageSample` per replica: a live sample
+``usage(app_id)`` returns one :class:`~jupyter_sched.specs.status.usage.UsageSample` per replica: a live sample
 for a running replica, a final one (``running=False``, the totals kept after it ended) for one that
 ended, and nothing for a replica that has not started. It never starts or stops anything.
 """
@@ -12,7 +12,7 @@ import abc
 from typing import Dict, List, Sequence
 
 from jupyter_sched.specs.errors import UnknownAppException
-from jupyter_sched.specs.usage import UsageSample
+from jupyter_sched.specs.status.usage import UsageSample
 
 __all__ = ["UsageMixin", "supports_usage"]
 

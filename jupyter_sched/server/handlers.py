@@ -38,8 +38,8 @@ from jupyter_sched.server.index import JobIndex, UnknownJob
 from jupyter_sched.server.logs import STREAMS, Cursor, Followers, TooManyFollowers, snapshot
 from jupyter_sched.specs import MalformedAppHandleException, UnknownAppException
 from jupyter_sched.specs.errors import BackendUnavailableError
-from jupyter_sched.specs.handles import parse_safe_handle
-from jupyter_sched.specs.masking import mask_out
+from jupyter_sched.specs.output.masking import mask_out
+from jupyter_sched.specs.status.handles import parse_safe_handle
 
 AUTH_RESOURCE = "jupyter_sched"
 """The resource name jupyter_server's authorizer sees for every route here."""

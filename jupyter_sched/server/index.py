@@ -18,7 +18,7 @@ a request never waits for a listing but the very first; job details, logs and ca
 one.
 
 Every text a row carries that a user or a job wrote (its name, why it ended) and every notice goes
-through the one masking rule (:mod:`jupyter_sched.specs.masking`) when the row is made, so no secret of a
+through the one masking rule (:mod:`jupyter_sched.specs.output.masking`) when the row is made, so no secret of a
 failed job's error file reaches a browser or a notebook's saved record. The registry says which notebook launched an app
 (``JPY_SESSION_NAME``, the path Jupyter gives the notebook's kernel) and when.
 
@@ -41,8 +41,8 @@ from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY
 from jupyter_sched.server import rows as table
 from jupyter_sched.specs import AppState, AppStatus, UnknownSchedulerException, make_app_handle, parse_app_handle
-from jupyter_sched.specs.handles import check_name, parse_safe_handle
-from jupyter_sched.specs.masking import mask_out
+from jupyter_sched.specs.output.masking import mask_out
+from jupyter_sched.specs.status.handles import check_name, parse_safe_handle
 
 
 @dataclass

@@ -31,7 +31,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from jupyter_sched.logs import TerminalBuffer
 from jupyter_sched.runner import Runner
 from jupyter_sched.schedulers.api import Stream
-from jupyter_sched.specs.masking import mask_out
+from jupyter_sched.specs.output.masking import mask_out
 
 STREAMS = ("combined", "stdout", "stderr")
 _BATCH = 256

@@ -18,10 +18,10 @@ import inspect
 import typing
 from typing import Any, Callable, Dict, List, Optional
 
-from jupyter_sched.specs.app import AppDef
 from jupyter_sched.specs.file_linter import TorchXArgumentHelpFormatter, get_fn_docstring
-from jupyter_sched.specs.handles import make_app_handle
-from jupyter_sched.specs.mounts import BindMount, DeviceMount, MountType, VolumeMount, parse_mounts
+from jupyter_sched.specs.request.app import AppDef
+from jupyter_sched.specs.request.mounts import BindMount, DeviceMount, MountType, VolumeMount, parse_mounts
+from jupyter_sched.specs.status.handles import make_app_handle
 
 __all__ = [
     "BindMount", "DeviceMount", "MountType", "VolumeMount",  # what parse_mounts returns, importable from here

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from jupyter_sched.specs.masking import mask_text, mask_tree
+from jupyter_sched.specs.output.masking import mask_text, mask_tree
 
 
 class InvalidAppError(ValueError):
@@ -29,7 +29,7 @@ class InvalidRunConfigException(ValueError):
 
     The message quotes what was given (``Given: env={...}``, the ``k=v`` text that did not parse), and run
     options carry secrets (``env=API_TOKEN:...``), so it is masked by the one rule
-    (:mod:`jupyter_sched.specs.masking`) here, once, for every caller and every front end."""
+    (:mod:`jupyter_sched.specs.output.masking`) here, once, for every caller and every front end."""
 
     def __init__(self, invalid_reason: str, cfg_key: str, cfg: Optional[Mapping[str, Any]] = None) -> None:
         if cfg is None:  # parsing a cfg string: the reason already quotes the bad text

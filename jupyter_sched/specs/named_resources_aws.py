@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Mapping, NamedTuple
 
-from jupyter_sched.specs.resources import Resource
+from jupyter_sched.specs.request.resources import Resource
 
 GiB: int = 1024
 #: Kubernetes' well-known node label holding the EC2 instance type.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from jupyter_sched.specs.resources import Resource
+from jupyter_sched.specs.request.resources import Resource
 
 GiB: int = 1024
 

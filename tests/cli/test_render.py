@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from jupyter_sched.cli.render import render, to_json, to_plain
 from jupyter_sched.specs import AppDef, BindMount, Resource, Role, VolumeMount
-from jupyter_sched.specs.masking import mask_tree
+from jupyter_sched.specs.output.masking import mask_tree
 
 
 def test_appdef_renders_as_readable_indented_text() -> None:

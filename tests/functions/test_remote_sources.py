@@ -15,7 +15,8 @@ import cloudpickle
 import pytest
 
 import jupyter_sched
-from jupyter_sched.functions import FunctionError, sources
+from jupyter_sched.functions import FunctionError
+from jupyter_sched.functions.calls import sources
 
 
 def _define(filename: str, source: str, name: str) -> Callable[..., Any]:

@@ -24,7 +24,7 @@ import pytest
 
 import jupyter_sched
 from jupyter_sched.functions import FunctionError, MissingResultError
-from jupyter_sched.functions.table import format_value
+from jupyter_sched.functions.sweeps.table import format_value
 from jupyter_sched.notebook.panes.sweep_view import record_bundle
 from tests.conftest import require_module
 from tests.notebook.nbhelpers import wait_for

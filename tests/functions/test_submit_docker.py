@@ -13,7 +13,7 @@ import pytest
 
 import jupyter_sched
 from jupyter_sched.functions import FunctionError, IncompatibleImageError
-from jupyter_sched.functions.images import check_compatible, image_versions, local_versions
+from jupyter_sched.functions.calls.images import check_compatible, image_versions, local_versions
 
 IMAGE = "jupyter-sched/python:local"
 pytestmark = pytest.mark.usefixtures("docker_engine")

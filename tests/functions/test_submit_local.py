@@ -11,7 +11,7 @@ import jupyter_sched
 from jupyter_sched.frontend.job import Job
 from jupyter_sched.functions import FunctionError, UnpicklableError
 from jupyter_sched.specs import AppState
-from jupyter_sched.specs.labels import app_label
+from jupyter_sched.specs.output.labels import app_label
 
 
 def test_a_closure_over_a_variable_returns_its_value() -> None:
@@ -226,8 +226,8 @@ def test_a_replica_running_as_root_hands_its_result_to_the_job_directorys_owner(
     import subprocess
     import sys
 
+    from jupyter_sched.functions.calls.pack import pack
     from jupyter_sched.functions.launch import bootstrap_source
-    from jupyter_sched.functions.pack import pack
 
     job_dir = tmp_path / "job"
     job_dir.mkdir(mode=0o700)
@@ -330,7 +330,7 @@ def test_the_dry_run_says_how_the_replicas_start() -> None:
 
     from jupyter_sched.functions.launch import prepare
     from jupyter_sched.runner.shared import shared_runner
-    from jupyter_sched.schedulers.local.zygote import disabled
+    from jupyter_sched.schedulers.local.warm_starts.zygote import disabled
 
     runner = shared_runner("default", "")
     start = prepare(runner, lambda: 1).summary()["replicas start"]

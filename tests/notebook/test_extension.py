@@ -50,7 +50,7 @@ def test_load_is_idempotent_and_unload_removes_everything(ip: Any) -> None:
     ip.run_line_magic("load_ext", "jupyter_sched")  # already loaded: no second instance
     assert loaded(ip) is first
     html = ip.display_formatter.formatters["text/html"]
-    assert ("jupyter_sched.specs.state", "AppStatus") in html.deferred_printers or any(
+    assert ("jupyter_sched.specs.status.state", "AppStatus") in html.deferred_printers or any(
         t.__name__ == "AppStatus" for t in html.type_printers
     )
     try:
@@ -60,7 +60,7 @@ def test_load_is_idempotent_and_unload_removes_everything(ip: Any) -> None:
         assert "sched_run" not in ip.magics_manager.magics["cell"]
         assert first not in ip.configurables
         assert not any(t.__name__ == "AppStatus" for t in html.type_printers)
-        assert ("jupyter_sched.specs.state", "AppStatus") not in html.deferred_printers
+        assert ("jupyter_sched.specs.status.state", "AppStatus") not in html.deferred_printers
         with pytest.raises(UsageError):
             ip.run_line_magic("sched_list", "")
     finally:

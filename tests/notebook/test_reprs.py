@@ -26,7 +26,7 @@ from jupyter_sched.specs import (
     RoleStatus,
     resource,
 )
-from jupyter_sched.specs.masking import mask_shell_text
+from jupyter_sched.specs.output.masking import mask_shell_text
 
 EVIL = "<img src=x onerror=alert(1)>"
 

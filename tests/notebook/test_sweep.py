@@ -12,7 +12,7 @@ from nbhelpers import wait_for
 
 import jupyter_sched
 from jupyter_sched.functions import FunctionError, UnpicklableError
-from jupyter_sched.functions.grid import expand
+from jupyter_sched.functions.sweeps.grid import expand
 from jupyter_sched.notebook.panes.sweep_view import record_bundle
 
 

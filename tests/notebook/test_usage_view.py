@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from jupyter_sched.notebook.panes.usage_chart import chart_svg
 from jupyter_sched.notebook.panes.usage_view import MAX_ROWS, WARN_COLOR, UsageView
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus, RoleStatus
-from jupyter_sched.specs.usage import UsageSample, UsageTotals
+from jupyter_sched.specs.status.usage import UsageSample, UsageTotals
 
 MIB = 1024 * 1024
 
@@ -120,7 +120,7 @@ def test_names_are_escaped() -> None:
 
 
 def test_a_gpu_column_only_when_a_replica_uses_a_gpu() -> None:
-    from jupyter_sched.specs.usage import GpuSample
+    from jupyter_sched.specs.status.usage import GpuSample
 
     view = UsageView()
     view.update(lambda: [sample(0, MIB)])

@@ -15,9 +15,9 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from jupyter_sched.schedulers.local.describe import find_record
-from jupyter_sched.schedulers.local.meter import LocalMeter
-from jupyter_sched.schedulers.local.usage import read_usage_file
+from jupyter_sched.schedulers.local.record.describe import find_record
+from jupyter_sched.schedulers.local.usage.meter import LocalMeter
+from jupyter_sched.schedulers.local.usage.sampler import read_usage_file
 from jupyter_sched.specs import parse_app_handle
 from tests.server.conftest import Cli, JobsServer, quote, start_server, stop_server
 from tests.server.test_api import launch, row_of

@@ -21,7 +21,7 @@ from jupyter_sched.notebook.displays import dryrun_repr, reprs
 from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import AppDef, AppState, InvalidRunConfigException, Role
-from jupyter_sched.specs.masking import (
+from jupyter_sched.specs.output.masking import (
     MASK,
     is_secret_name,
     mask_argv,
@@ -179,7 +179,7 @@ def test_free_text_keeps_prose_usage_and_other_values() -> None:
 
 
 def test_secret_values_are_what_the_rule_hides_and_mask_values_hides_them_in_any_layout() -> None:
-    from jupyter_sched.specs.masking import MASK, mask_values, secret_values
+    from jupyter_sched.specs.output.masking import MASK, mask_values, secret_values
 
     values = secret_values(
         {"HF_TOKEN": "tok-1", "LR": "0.1", "DB_URL": "postgres://u:pw@h/db"},

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_sched.specs import AppState, AppStatus, AppStatusError, ReplicaStatus, RoleStatus
-from jupyter_sched.specs.masking import MASK, is_secret_name, mask_argv, mask_out, mask_tree, masked_copy
+from jupyter_sched.specs.output.masking import MASK, is_secret_name, mask_argv, mask_out, mask_tree, masked_copy
 
 HEAD, TAIL = "Zq7", "Qx9"
 S = f"{HEAD}sk-live-1{TAIL}"

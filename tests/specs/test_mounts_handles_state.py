@@ -163,7 +163,7 @@ def test_status_repr_is_yaml_with_the_error_parsed() -> None:
 
 
 def test_format_error_message_breaks_long_lines_at_spaces() -> None:
-    from jupyter_sched.specs.state import format_error_message
+    from jupyter_sched.specs.status.state import format_error_message
 
     msg = " ".join(["word"] * 40)
     lines = format_error_message(msg, header="err: ", width=20).split("\n")

@@ -9,7 +9,7 @@ import pytest
 from jupyter_sched.runner import Runner
 from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppState, InvalidAppError, Role, validate_app
-from jupyter_sched.specs.names import safe_name
+from jupyter_sched.specs.output.names import safe_name
 
 
 @pytest.mark.parametrize(

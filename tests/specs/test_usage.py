@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus, RoleStatus
-from jupyter_sched.specs.usage import GpuSample, UsageSample, UsageTotals, format_bytes, oom_message
+from jupyter_sched.specs.status.usage import GpuSample, UsageSample, UsageTotals, format_bytes, oom_message
 
 MIB = 1024 * 1024
 

@@ -17,7 +17,7 @@ from jupyter_sched.runner import Runner
 from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse, Scheduler, WorkspaceMixin
 from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, InvalidAppError, Resource, Role
-from jupyter_sched.specs.limits import MAX_REPLICAS_ENV
+from jupyter_sched.specs.request.limits import MAX_REPLICAS_ENV
 
 
 class Minimal(WorkspaceMixin[None], Scheduler[List[str]]):

@@ -1,6 +1,6 @@
 """``job.usage()`` as a small table: one row per replica, memory in binary units, times in local time.
 
-:class:`UsageSamples` is the list of :class:`~jupyter_sched.specs.usage.UsageSample` the Runner gives,
+:class:`UsageSamples` is the list of :class:`~jupyter_sched.specs.status.usage.UsageSample` the Runner gives,
 so code that reads the fields keeps working; only its display changes: ``text/plain`` (IPython's
 pretty printer) and ``text/html`` show the replica, whether it still runs, CPU % of one core, CPU time,
 memory now, at peak and its limit, GPUs, wall time and when the sample was taken. An ended replica
@@ -13,7 +13,7 @@ import html
 import time
 from typing import Any, List, Optional, Sequence
 
-from jupyter_sched.specs.usage import UsageSample, format_bytes
+from jupyter_sched.specs.status.usage import UsageSample, format_bytes
 
 HEADERS = ("replica", "state", "CPU %", "CPU time", "memory", "peak", "limit", "GPU", "wall time", "sampled at")
 

@@ -18,7 +18,7 @@ from jupyter_sched.frontend.errors import UsageError
 from jupyter_sched.frontend.launch.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.frontend.launch.run_options import CLI_PROG, RunLine, build_run_parser, error_prefix, split_run_line
 from jupyter_sched.specs import AppDef, CfgVal, InvalidAppError, InvalidRunConfigException, runopts, validate_app
-from jupyter_sched.specs.masking import mask_tree
+from jupyter_sched.specs.output.masking import mask_tree
 
 CfgLayer = Tuple[str, Mapping[str, Mapping[str, Any]]]
 """``(where it comes from, {scheduler: {option: value}})``: a source of run option defaults."""

@@ -1,11 +1,11 @@
 """How a dry run (``AppDryRunInfo``) displays: a table per replica, a text rendering, and JSON.
 
 Everything backend-specific comes from the request's neutral view (``info.view()``, see
-``jupyter_sched.specs.dryrun``): per replica the command as a copyable shell line, how the backend starts
+``jupyter_sched.specs.request.dryrun``): per replica the command as a copyable shell line, how the backend starts
 it (``docker run ...``), the env (and apart from it what the backend adds at launch), cwd, image, mounts,
 limits and logs; app-wide notes (how a Slurm job is submitted), free-form sections (the batch script) and
 warnings. A request without a view falls back to its
-own repr. Secrets are masked in all three renderings (:mod:`jupyter_sched.specs.masking`: secret-looking
+own repr. Secrets are masked in all three renderings (:mod:`jupyter_sched.specs.output.masking`: secret-looking
 names, ``--password=``-style arguments and credentials inside URLs, also inside command lines and scripts).
 
 Each block (command, env, script) has a copy button: a small inline ``onclick`` copying the ``<pre>`` next to
@@ -28,8 +28,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from jupyter_sched.notebook.panes.theme import code, esc, table
 from jupyter_sched.specs import DryRunView, ReplicaPlan
-from jupyter_sched.specs.dryrun import LAUNCH_ENV_HEADING
-from jupyter_sched.specs.masking import mask_env, mask_lines, mask_shell_text, mask_tree
+from jupyter_sched.specs.output.masking import mask_env, mask_lines, mask_shell_text, mask_tree
+from jupyter_sched.specs.request.dryrun import LAUNCH_ENV_HEADING
 
 DRYRUN_MIME = "application/vnd.jupyter-sched.dryrun+json"
 _NO_MATH = "tex2jax_ignore mathjax_ignore"

@@ -27,7 +27,7 @@ from jupyter_sched.notebook.panes.theme import (
 )
 from jupyter_sched.notebook.panes.usage_view import totals_html
 from jupyter_sched.specs import NONE, AppDef, AppStatus
-from jupyter_sched.specs.masking import mask_argv, mask_env, mask_out, masked_copy
+from jupyter_sched.specs.output.masking import mask_argv, mask_env, mask_out, masked_copy
 
 REPLICA_HEADERS = ("role", "replica", "state", "exit code", "pid / host", "started", "elapsed")
 
@@ -146,17 +146,20 @@ def _plain(render: Callable[[Any], str]) -> Callable[[Any, Any, bool], None]:
 
 
 _PRINTERS: Dict[Tuple[str, str], Dict[str, Callable[..., Any]]] = {
-    ("jupyter_sched.specs.app", "AppDryRunInfo"): {
+    ("jupyter_sched.specs.request.app", "AppDryRunInfo"): {
         "text/html": dryrun_repr.dryrun_html,
         "text/plain": _plain(dryrun_repr.dryrun_text),
         "mimebundle": dryrun_repr.dryrun_bundle,
     },
-    ("jupyter_sched.specs.state", "AppStatus"): {"text/html": app_status_html, "text/plain": _plain(app_status_text)},
+    ("jupyter_sched.specs.status.state", "AppStatus"): {
+        "text/html": app_status_html,
+        "text/plain": _plain(app_status_text),
+    },
     ("jupyter_sched.schedulers.api", "DescribeAppResponse"): {
         "text/html": describe_html,
         "text/plain": _plain(describe_text),
     },
-    ("jupyter_sched.specs.app", "AppDef"): {"text/html": appdef_html, "text/plain": _plain(appdef_text)},
+    ("jupyter_sched.specs.request.app", "AppDef"): {"text/html": appdef_html, "text/plain": _plain(appdef_text)},
 }
 
 

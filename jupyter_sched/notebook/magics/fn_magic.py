@@ -4,7 +4,7 @@ Why this syntax rather than ``--fn NAME``: ``%sched_run`` already runs whatever 
 component or an AppDef variable, and a component's signature already becomes its flags. A function
 variable is one more thing a line can name, and its signature becomes its flags the same way
 (``%sched_run -s local_docker train --lr 0.1``); the job's own options keep the built-ins' spellings
-(``--num_replicas``, ``--image``, ``--h``, ``--name``; see :mod:`jupyter_sched.functions.fn_args`). Run
+(``--num_replicas``, ``--image``, ``--h``, ``--name``; see :mod:`jupyter_sched.functions.calls.fn_args`). Run
 options (``-s``, ``--cfg``, ``--dryrun``, ``--wait``) and the notebook switches (``--quiet``,
 ``--no-wait``) work as for any app. ``--dryrun`` shows the function's name and where it is defined, the
 pickled size, the interpreter and the image above the scheduler's request.
@@ -18,7 +18,7 @@ from typing import Any, Dict, Mapping, Optional
 from jupyter_sched.frontend.launch.run_args import parse_run_line
 from jupyter_sched.frontend.launch.run_options import RunLine
 from jupyter_sched.functions import prepare
-from jupyter_sched.functions.fn_args import parse_call
+from jupyter_sched.functions.calls.fn_args import parse_call
 from jupyter_sched.functions.job import start
 from jupyter_sched.notebook.displays.dryrun_repr import dryrun_html, dryrun_text
 from jupyter_sched.notebook.displays.job_display import compact_in_this_cell

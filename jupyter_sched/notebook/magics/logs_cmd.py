@@ -19,7 +19,7 @@ from jupyter_sched.frontend.logview.log_model import ALL, app_sources, read_snap
 from jupyter_sched.frontend.logview.tail import tail
 from jupyter_sched.frontend.targets import parse_identifier
 from jupyter_sched.notebook.magics.args import ArgsError, parse_replicas, parse_time
-from jupyter_sched.specs.labels import app_label
+from jupyter_sched.specs.output.labels import app_label
 
 READ_ENDED_SECONDS = 10.0
 """How long ``%sched_logs`` of an ended app waits for its logs to be read before it shows them."""

@@ -27,7 +27,7 @@ from jupyter_sched.notebook.kernel.config import SchedConfig, checked_config
 from jupyter_sched.notebook.kernel.session import Session
 from jupyter_sched.notebook.magics.args import ArgsError, split_line, split_run_line
 from jupyter_sched.notebook.magics.callsite import CallSite, magic_call_site
-from jupyter_sched.specs.labels import app_label
+from jupyter_sched.specs.output.labels import app_label
 
 
 class Detached(KeyboardInterrupt):

@@ -31,7 +31,7 @@ from jupyter_sched.notebook.panes.log_model import HtmlLogMux
 from jupyter_sched.notebook.panes.log_pane import STDERR_WINDOW, LogPane, follow_limit, frame_html
 from jupyter_sched.notebook.panes.status_pane import StatusPane, failures_text, status_html
 from jupyter_sched.notebook.panes.theme import PANE_STYLE, code, esc, fmt_clock, pill
-from jupyter_sched.specs.masking import masked_copy
+from jupyter_sched.specs.output.masking import masked_copy
 
 
 class JobRecord:

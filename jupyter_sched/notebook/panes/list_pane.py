@@ -31,7 +31,7 @@ from jupyter_sched.notebook.kernel.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.kernel.config import PaneSettings
 from jupyter_sched.notebook.kernel.live import Ticker
 from jupyter_sched.notebook.panes.theme import code, esc, fmt_duration, pill, text_table
-from jupyter_sched.specs.masking import mask_out
+from jupyter_sched.specs.output.masking import mask_out
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.notebook.kernel.session import AppRow, Session

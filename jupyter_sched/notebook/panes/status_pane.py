@@ -29,7 +29,7 @@ from jupyter_sched.notebook.kernel.live import Ticker
 from jupyter_sched.notebook.panes.theme import MONO, PANE_STYLE, as_of, code, esc, exit_text, fmt_duration, pill
 from jupyter_sched.notebook.panes.usage_view import UsageView
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus
-from jupyter_sched.specs.masking import mask_out
+from jupyter_sched.specs.output.masking import mask_out
 
 if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.frontend.job import Job

@@ -3,13 +3,13 @@
 A run's returned dict contributes its scalar values (numbers, strings, booleans; nested dicts flattened)
 as columns, so a sweep over ``train(lr, bs) -> {"loss": ..., "acc": ...}`` reads as a results table; any
 other value is one ``result`` column (its repr, shortened); the rows are
-:func:`jupyter_sched.functions.table.table_rows`. The live view sorts by any column (a menu: clicking a
+:func:`jupyter_sched.functions.sweeps.table.table_rows`. The live view sorts by any column (a menu: clicking a
 header cannot reach the kernel from an HTML widget), cancels every run, and shows a chosen run's own
 panes (its Job's live view) under the table; its controls stay after the end, for a person at the front
 end. The record (``text/html`` and ``text/plain``) is the table in the sweep's order (``sweep.sort``),
 "as of" a time while the sweep runs and final when it has ended, and follows every later sort.
 
-A :class:`~jupyter_sched.functions.sweep.Sweep` is plain Python: :func:`register` makes :func:`show` its
+A :class:`~jupyter_sched.functions.sweeps.sweep.Sweep` is plain Python: :func:`register` makes :func:`show` its
 IPython display when the extension loads.
 """
 
@@ -20,12 +20,12 @@ import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from jupyter_sched.functions.sweep import VIEW_MAKERS, Sweep
-from jupyter_sched.functions.table import format_value, table_rows
+from jupyter_sched.functions.sweeps.sweep import VIEW_MAKERS, Sweep
+from jupyter_sched.functions.sweeps.table import format_value, table_rows
 from jupyter_sched.notebook.displays import record
 from jupyter_sched.notebook.displays.record import widget_mimes
 from jupyter_sched.notebook.panes.theme import NO_MATH, as_of, esc, fmt_duration, pill, table, text_table
-from jupyter_sched.specs.labels import app_label
+from jupyter_sched.specs.output.labels import app_label
 
 #: Seconds between drawings of a running sweep's table (its elapsed times move on).
 TICK = 1.0

@@ -19,7 +19,7 @@ import base64
 import math
 from typing import List, Optional, Sequence, Tuple
 
-from jupyter_sched.specs.usage import format_bytes
+from jupyter_sched.specs.status.usage import format_bytes
 
 CPU_COLOR = "#208ffb"
 MEM_COLOR = "#d160c4"

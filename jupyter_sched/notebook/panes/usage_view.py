@@ -20,7 +20,7 @@ from typing import Deque, List, Optional, Sequence, Tuple
 from jupyter_sched.notebook.panes.theme import esc, table
 from jupyter_sched.notebook.panes.usage_chart import Point, chart_img
 from jupyter_sched.specs import AppStatus
-from jupyter_sched.specs.usage import UsageSample, format_bytes
+from jupyter_sched.specs.status.usage import UsageSample, format_bytes
 
 MAX_POINTS = 60
 MAX_ROWS = 32

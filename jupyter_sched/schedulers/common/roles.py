@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Tuple
 
 from jupyter_sched.specs import Role
-from jupyter_sched.specs.masking import mask_argv
+from jupyter_sched.specs.output.masking import mask_argv
 
 __all__ = ["role_from_summary", "role_summary", "unknown_replica"]
 

@@ -39,7 +39,7 @@ from jupyter_sched.schedulers.docker.state import (
 )
 from jupyter_sched.schedulers.docker.usage import oom_peak
 from jupyter_sched.specs import NONE, AppState, ReplicaStatus, Role, RoleStatus, UnknownAppException
-from jupyter_sched.specs.usage import UsageTotals, oom_message
+from jupyter_sched.specs.status.usage import UsageTotals, oom_message
 
 Totals = Callable[[str, Optional[float], Optional[float]], Optional[UsageTotals]]
 """(container name, started, finished) -> what the ended container used, if known (``DockerUsage.totals``)."""

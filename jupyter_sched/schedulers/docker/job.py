@@ -30,8 +30,8 @@ from jupyter_sched.schedulers.docker.views import (
     job_json,
     job_text,
 )
-from jupyter_sched.specs.dryrun import DryRunView
-from jupyter_sched.specs.dryrun import ReplicaPlan as ReplicaPlan  # re-export: importable from here before
+from jupyter_sched.specs.request.dryrun import DryRunView
+from jupyter_sched.specs.request.dryrun import ReplicaPlan as ReplicaPlan  # re-export: importable from here before
 from jupyter_sched.version import __version__
 
 LABEL_PREFIX = "jupyter_sched."

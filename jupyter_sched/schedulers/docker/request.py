@@ -58,7 +58,7 @@ from jupyter_sched.specs import (
     VolumeMount,
     macros,
 )
-from jupyter_sched.specs.names import safe_name
+from jupyter_sched.specs.output.names import safe_name
 
 RANK0_ENV = "TORCHX_RANK0_HOST"  # TorchX's name, which ${rank0_env} names: code written for TorchX reads it
 _MAX_HOSTNAME = 63

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
 from jupyter_sched.schedulers.docker.state import ReplicaView, parse_time
-from jupyter_sched.specs.usage import UsageSample, UsageTotals
+from jupyter_sched.specs.status.usage import UsageSample, UsageTotals
 
 TOTALS_DIR = "_docker_usage"
 OOM_PEAK_SEEN = 0.9

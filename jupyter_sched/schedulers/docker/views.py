@@ -25,7 +25,7 @@ import re
 import shlex
 from typing import TYPE_CHECKING, Any, Dict, List
 
-from jupyter_sched.specs.dryrun import DryRunView, ReplicaPlan
+from jupyter_sched.specs.request.dryrun import DryRunView, ReplicaPlan
 
 if TYPE_CHECKING:  # pragma: no cover
     # type-only cycle: the request's data classes (job) render themselves through these functions, as rich

@@ -17,10 +17,10 @@ from __future__ import annotations
 import os
 from typing import Dict, Iterable, List
 
-from jupyter_sched.schedulers.local.groups import Group, kill_survivors, stop_groups
-from jupyter_sched.schedulers.local.procs import ProcessLoop, Replica
-from jupyter_sched.schedulers.local.reaper import escalate_later
-from jupyter_sched.schedulers.local.state import AppRecord
+from jupyter_sched.schedulers.local.processes.groups import Group, kill_survivors, stop_groups
+from jupyter_sched.schedulers.local.processes.procs import ProcessLoop, Replica
+from jupyter_sched.schedulers.local.processes.reaper import escalate_later
+from jupyter_sched.schedulers.local.record.state import AppRecord
 
 __all__ = ["CANCEL_MARKER", "cancel_recorded", "cancel_requested", "mark_cancelled", "stop_replicas"]
 

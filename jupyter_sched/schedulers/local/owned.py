@@ -19,15 +19,15 @@ from functools import partial
 from typing import List, Optional
 
 from jupyter_sched.schedulers.common.roles import role_summary
-from jupyter_sched.schedulers.local.build import ERROR_FILE_ENV
 from jupyter_sched.schedulers.local.cancel import cancel_requested, mark_cancelled, stop_replicas
-from jupyter_sched.schedulers.local.meter import LocalMeter
-from jupyter_sched.schedulers.local.procs import ProcessLoop, Replica
-from jupyter_sched.schedulers.local.reaper import ReaperClient
-from jupyter_sched.schedulers.local.request import PopenRequest
-from jupyter_sched.schedulers.local.spawn import record_start_times, rollback, spawn
-from jupyter_sched.schedulers.local.state import AppRecord, ReplicaRecord, process_start_time
-from jupyter_sched.schedulers.local.zygote import ZygotePool
+from jupyter_sched.schedulers.local.processes.procs import ProcessLoop, Replica
+from jupyter_sched.schedulers.local.processes.reaper import ReaperClient
+from jupyter_sched.schedulers.local.processes.spawn import record_start_times, rollback, spawn
+from jupyter_sched.schedulers.local.record.state import AppRecord, ReplicaRecord, process_start_time
+from jupyter_sched.schedulers.local.request.build import ERROR_FILE_ENV
+from jupyter_sched.schedulers.local.request.popen import PopenRequest
+from jupyter_sched.schedulers.local.usage.meter import LocalMeter
+from jupyter_sched.schedulers.local.warm_starts.zygote import ZygotePool
 from jupyter_sched.specs import AppDef
 
 __all__ = ["OwnedApp", "new_record", "save_record"]

@@ -38,7 +38,7 @@ from jupyter_sched.schedulers.slurm.request import (
     shell_word,
 )
 from jupyter_sched.specs import AppDef, CfgVal, macros
-from jupyter_sched.specs.names import safe_name
+from jupyter_sched.specs.output.names import safe_name
 
 __all__ = [
     "BATCH_LOG", "ERROR_FILE_ENV", "LOG_FILES", "MANIFEST", "RANK0_ENV", "SCRIPT_NAME", "SRUN_LOG", "WRAPPER_NAME",

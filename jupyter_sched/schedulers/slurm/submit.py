@@ -31,7 +31,7 @@ from jupyter_sched.schedulers.slurm.files import (
 from jupyter_sched.schedulers.slurm.fit import check_fit
 from jupyter_sched.schedulers.slurm.request import SlurmBatchRequest
 from jupyter_sched.specs import AppDef, CfgVal
-from jupyter_sched.specs.limits import max_replicas_from_env
+from jupyter_sched.specs.request.limits import max_replicas_from_env
 
 UNKNOWN_CLUSTER_MAX = 4096
 """The replica bound when ``sinfo`` does not answer (the dry run cannot check the cluster)."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from jupyter_sched.schedulers.slurm import cli as slurm_cli
-from jupyter_sched.specs.usage import UsageSample, UsageTotals, oom_message
+from jupyter_sched.specs.status.usage import UsageSample, UsageTotals, oom_message
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _TIME = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")

@@ -6,7 +6,7 @@ runner, CLI, magics and panes on it. Each call is TorchX's own (``submit_dryrun`
 responses rebuilt on the other side (:mod:`convert`). The dry run's request is TorchX's
 whole ``AppDryRunInfo``, shown as TorchX renders it (:mod:`text`); ``schedule`` hands it back
 to TorchX unchanged. A backend that cannot reach its service fails with the service's own words and a
-hint. Dry runs show TorchX's request with secrets masked by our one rule (:mod:`jupyter_sched.specs.masking`),
+hint. Dry runs show TorchX's request with secrets masked by our one rule (:mod:`jupyter_sched.specs.output.masking`),
 whatever layout the backend gives it. Where a backend cannot follow a log (Ray), ``log_iter`` with
 ``should_tail`` polls it (:mod:`poll`). ``torchx:ray`` stages the job's working directory
 itself (:mod:`ray`). Registered by the registry's ``torchx:`` prefix; needs
@@ -63,8 +63,8 @@ from jupyter_sched.specs import (
     RoleStatus,
     runopts,
 )
-from jupyter_sched.specs.limits import machine_max_replicas, max_replicas_from_env
-from jupyter_sched.specs.masking import secret_values
+from jupyter_sched.specs.output.masking import secret_values
+from jupyter_sched.specs.request.limits import machine_max_replicas, max_replicas_from_env
 
 __all__ = ["PREFIX", "TorchXRayScheduler", "TorchXScheduler", "bridged_factories", "create_scheduler"]
 

@@ -12,7 +12,7 @@ import copy
 import dataclasses
 from typing import Any, Callable, Sequence
 
-from jupyter_sched.specs.masking import mask_values
+from jupyter_sched.specs.output.masking import mask_values
 
 __all__ = [
     "DRYRUN_ACTION", "LIST_ACTION", "TorchXBackendError", "backend_error", "masked_copy", "missing_package_hint",
@@ -103,7 +103,7 @@ def render_request(tx_info: Any, fmt: Callable[[Any], str], secrets: Sequence[st
 
 def masked_copy(value: Any, secrets: Sequence[str]) -> Any:
     """A deep copy of ``value`` (TorchX's request: dataclasses, dicts, lists, Kubernetes client models)
-    in which every string has ``secrets`` masked (:func:`jupyter_sched.specs.masking.mask_values`)."""
+    in which every string has ``secrets`` masked (:func:`jupyter_sched.specs.output.masking.mask_values`)."""
     clone = copy.deepcopy(value)
     seen: set = set()
 

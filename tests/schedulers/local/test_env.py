@@ -10,10 +10,10 @@ import stat
 import pytest
 
 from jupyter_sched.notebook.displays.dryrun_repr import dryrun_html, dryrun_json, dryrun_text
-from jupyter_sched.schedulers.local.request import ReplicaParam
+from jupyter_sched.schedulers.local.request.popen import ReplicaParam
 from jupyter_sched.schedulers.local_scheduler import ENV_CUDA_VISIBLE_DEVICES, LocalScheduler, create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppState, Resource, Role
-from jupyter_sched.specs.dryrun import LAUNCH_ENV_HEADING
+from jupyter_sched.specs.request.dryrun import LAUNCH_ENV_HEADING
 
 from ..helpers import PY, wait_until
 

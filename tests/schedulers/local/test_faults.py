@@ -14,11 +14,11 @@ import uuid
 import pytest
 
 from jupyter_sched.runner import get_runner
-from jupyter_sched.schedulers.local.reaper import ReaperClient
-from jupyter_sched.schedulers.local.sinks import LogSink
+from jupyter_sched.schedulers.local.logs.sinks import LogSink
+from jupyter_sched.schedulers.local.processes.reaper import ReaperClient
 from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppState, MalformedAppHandleException, Role
-from jupyter_sched.specs.handles import parse_safe_handle
+from jupyter_sched.specs.status.handles import parse_safe_handle
 
 from ..helpers import PY, pid_alive, py_app, sh_app, wait_until
 
@@ -338,7 +338,7 @@ def test_logs_and_state_are_private(sched: LocalScheduler, log_dir: str, outlive
 OWNER = textwrap.dedent(
     """
     import sys, time
-    from jupyter_sched.schedulers.local.reaper import ReaperClient
+    from jupyter_sched.schedulers.local.processes.reaper import ReaperClient
     from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
     from jupyter_sched.specs import AppDef, Role
     s = create_cwd_scheduler("test")
@@ -366,7 +366,7 @@ def _reapers_of(owner: int) -> list:  # type: ignore[type-arg]
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
         except OSError:
             continue
-        if ppid == owner and b"jupyter_sched.schedulers.local.reaper" in cmd:
+        if ppid == owner and b"jupyter_sched.schedulers.local.processes.reaper" in cmd:
             found.append(int(name))
     return found
 

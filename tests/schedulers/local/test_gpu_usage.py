@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jupyter_sched.schedulers.local.gpu_usage import read_gpus
+from jupyter_sched.schedulers.local.usage.gpu_usage import read_gpus
 from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
 
 from ..helpers import py_app, wait_until

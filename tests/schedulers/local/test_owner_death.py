@@ -18,7 +18,7 @@ from typing import Dict, List
 
 import pytest
 
-from jupyter_sched.schedulers.local.state import load_record
+from jupyter_sched.schedulers.local.record.state import load_record
 from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
 from jupyter_sched.specs import AppState
 

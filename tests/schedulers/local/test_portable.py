@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent(
             raise AssertionError(f"the portable path read {path}")
         return real_open(path, *args, **kwargs)
     builtins.open = no_proc
-    from jupyter_sched.schedulers.local import posix as local_platform
+    from jupyter_sched.schedulers.local.processes import posix as local_platform
     assert local_platform.PORTABLE
     from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
     from jupyter_sched.specs import AppDef, Role

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from jupyter_sched.schedulers.api import Stream
-from jupyter_sched.schedulers.local.posix import PORTABLE
-from jupyter_sched.schedulers.local.state import load_record
+from jupyter_sched.schedulers.local.processes.posix import PORTABLE
+from jupyter_sched.schedulers.local.record.state import load_record
 from jupyter_sched.schedulers.local_scheduler import (
     CWDImageProvider,
     LocalDirectoryImageProvider,
@@ -615,7 +615,7 @@ def test_an_owner_that_exits_leaves_its_apps_failed_saying_so(log_dir: str, how:
 def test_a_log_iterator_built_the_torchx_way_follows_to_the_end(log_dir: str) -> None:
     """``LogIterator(app_id, regex, log_file, scheduler, should_tail)`` as TorchX code builds it: with no
     callback of ours it follows until the scheduler's public ``describe`` says the app ended."""
-    from jupyter_sched.schedulers.local.logs import LogIterator
+    from jupyter_sched.schedulers.local.logs.reader import LogIterator
 
     sched = create_cwd_scheduler("tx")
     try:

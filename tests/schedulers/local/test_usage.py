@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from jupyter_sched.schedulers.local.limit import enforcement
+from jupyter_sched.schedulers.local.usage.limit import enforcement
 from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_scheduler
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppState, InvalidAppError, Role

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional
 import psutil
 import pytest
 
-from jupyter_sched.schedulers.local.zygote import WARM_START, ZYGOTE_ENV, disabled
+from jupyter_sched.schedulers.local.warm_starts.zygote import WARM_START, ZYGOTE_ENV, disabled
 from jupyter_sched.schedulers.local_scheduler import LocalScheduler, create_cwd_scheduler
 from jupyter_sched.specs import AppDef, AppState, Role
 
@@ -357,7 +357,7 @@ STOPPED_OWNER = textwrap.dedent(
     """
     import sys, time
     from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
-    from jupyter_sched.schedulers.local.zygote import WARM_START
+    from jupyter_sched.schedulers.local.warm_starts.zygote import WARM_START
     from jupyter_sched.specs import AppDef, Role
     s = create_cwd_scheduler("test")
     app = AppDef("stuck", [Role("main", "x", entrypoint=sys.executable, args=[sys.argv[2]], metadata={WARM_START: []})])
@@ -419,9 +419,9 @@ def test_closing_the_scheduler_ends_its_zygote(tmp_path, log_dir: str) -> None: 
 OWNER = textwrap.dedent(
     """
     import sys, time
-    from jupyter_sched.schedulers.local.reaper import ReaperClient
+    from jupyter_sched.schedulers.local.processes.reaper import ReaperClient
     from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
-    from jupyter_sched.schedulers.local.zygote import WARM_START
+    from jupyter_sched.schedulers.local.warm_starts.zygote import WARM_START
     from jupyter_sched.specs import AppDef, Role
     s = create_cwd_scheduler("test")
     plain, stubborn = sys.argv[2], sys.argv[3]
@@ -494,7 +494,7 @@ STALE_OWNER = textwrap.dedent(
     """
     import json, os, sys, time
     from jupyter_sched.schedulers.local_scheduler import create_cwd_scheduler
-    from jupyter_sched.schedulers.local.zygote import WARM_START
+    from jupyter_sched.schedulers.local.warm_starts.zygote import WARM_START
     from jupyter_sched.specs import AppDef, Role
     log_dir, script, site_dir, extra = sys.argv[1:5]
     s = create_cwd_scheduler("test")

@@ -25,7 +25,7 @@ from jupyter_sched.schedulers.slurm.usage import (
     tres_value,
 )
 from jupyter_sched.specs import AppDef, AppState, Role, random_id, resource
-from jupyter_sched.specs.usage import UsageSample
+from jupyter_sched.specs.status.usage import UsageSample
 from tests.conftest import SlurmCluster
 
 from ..helpers import wait_until

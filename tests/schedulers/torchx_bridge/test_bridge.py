@@ -164,7 +164,7 @@ def test_kubernetes_dry_run_is_torchxs_own_with_secrets_masked(monkeypatch) -> N
     import torchx.schedulers.kubernetes_scheduler as tx_k8s
 
     from jupyter_sched.schedulers.torchx_bridge.convert import to_torchx_app
-    from jupyter_sched.specs.masking import MASK
+    from jupyter_sched.specs.output.masking import MASK
 
     monkeypatch.setattr(tx_k8s, "make_unique", lambda name: f"{name}-pinned")
     app, cfg = _secret_app(), {"queue": "research", "namespace": "ml"}

@@ -1,0 +1,11 @@
+"""Many calls of one function: sweeps over a grid and ``map`` over inputs.
+
+* :mod:`.grid` -- a sweep's grid: keyword dicts as given, or a dict of lists meaning their product.
+* :mod:`.sweep` -- ``jupyter_sched.sweep(fn, grid, max_concurrent=N)``: one function job per grid point.
+* :mod:`.table` -- a sweep's runs as data: parameters, state, times, peak memory, result fields, error.
+* :mod:`.retry` -- launching a run again: the same pickled call, a new job directory and app.
+* :mod:`.futures` -- function jobs as futures: ``as_completed`` and the calls of ``map``.
+
+A new column of the sweep table (a metric, a notebook's progress) is a field of :mod:`.table`'s row and
+of ``jupyter_sched.frontend.jobs``' model, rendered by each front end.
+"""

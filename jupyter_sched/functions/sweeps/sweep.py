@@ -1,0 +1,540 @@
+"""``jupyter_sched.sweep(fn, grid, max_concurrent=N)``: one function job per grid point, N at a time.
+
+Every point is pickled and dry-run before the first launch, so a bad grid, an unpicklable argument or a
+refused app stops the sweep before anything runs (all or none). Runs beyond ``max_concurrent`` wait in
+the kernel: a feeder thread launches the next one as soon as the scheduler reports a running one ended
+(it waits on the scheduler, woken by the local backend's events, else polling briefly). Each run is an
+ordinary app of the session named ``<sweep>-<index>``, so ``%sched_list`` shows a sweep's runs together,
+and a manifest (``sweeps/<sweep>.json`` next to the function job directories) lists their handles and
+job directories: :func:`load_sweep` (``jupyter_sched.load_sweep``) rebuilds a sweep's finished runs, with
+their results, after a kernel restart (runs that were still queued in the old kernel never started, and say
+so).
+
+Results as data: :meth:`Sweep.to_dataframe` and :meth:`Sweep.best` (:mod:`jupyter_sched.functions.sweeps.table`),
+:meth:`Sweep.results` with ``errors="raise"|"return"|"skip"`` (an error names its run by its parameters),
+:meth:`Sweep.retry_failed` (the same calls again, in this sweep: :mod:`jupyter_sched.functions.sweeps.retry`),
+:meth:`Sweep.rerun_here` (a run's call in this process: :mod:`jupyter_sched.functions.calls.rerun`), and
+``jupyter_sched.as_completed(sweep)`` (:mod:`jupyter_sched.functions.sweeps.futures`).
+
+A Sweep is plain Python (no IPython): its feeder, results, cancel and manifest. It tells listeners when it
+changes and when it is final, which is all a front end needs to show it: the notebook's live table and
+saved record (:mod:`jupyter_sched.notebook.panes.sweep_view`) are registered as IPython formatters when the
+extension loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+
+from jupyter_sched.functions.calls import rerun
+from jupyter_sched.functions.errors import MissingResultError, ResultError
+from jupyter_sched.functions.job import FunctionJob, Launcher, start
+from jupyter_sched.functions.launch import FunctionRequest, clean_name, job_root, prepare, read_meta
+from jupyter_sched.functions.results import CALL_FILE, Outcome
+from jupyter_sched.functions.sweeps import retry, table
+from jupyter_sched.functions.sweeps.futures import map_calls
+from jupyter_sched.functions.sweeps.grid import Grid, expand
+from jupyter_sched.schedulers.common.private_files import make_private_dirs, write_private
+from jupyter_sched.specs import AppState, AppStatus, random_id
+
+QUEUED = "QUEUED"
+#: How the front end that shows sweeps live in this process makes a sweep's view (the notebook registers its
+#: table when the extension loads); :meth:`Sweep.view` uses the last one registered.
+VIEW_MAKERS: List[Callable[["Sweep"], Any]] = []
+#: Seconds the feeder waits for news of its running apps (the local backend wakes it at once) before it
+#: looks at all of them again.
+FEED_SLICE = 0.05
+
+
+@dataclass
+class Run:
+    """One point of the sweep: its parameters, its Job once launched, and how it ended."""
+
+    index: int
+    params: Dict[str, Any]
+    request: Optional[FunctionRequest] = None
+    job: Optional[FunctionJob] = None
+    state: str = QUEUED
+    launched: Optional[float] = None
+    started: Optional[float] = None
+    ended: Optional[float] = None
+    outcome: Optional[Outcome] = None
+    error: str = ""
+    problem: Optional[Exception] = None  # why the result cannot be had (ResultError), raised by results()
+    status: Optional[AppStatus] = None  # the app's status when it ended (peak memory, CPU seconds)
+    attempts: int = 0  # launches so far (retry_failed launches a run again)
+    args: Tuple[Any, ...] = ()  # the call's positional arguments (map); a sweep calls fn(**params)
+
+    @property
+    def handle(self) -> str:
+        return self.job.handle if self.job is not None else ""
+
+    @property
+    def done(self) -> bool:
+        return self.ended is not None
+
+    @property
+    def label(self) -> str:
+        """The run by its parameters: ``lr=1.0, epochs=4``."""
+        return table.param_label(self.params) or f"#{self.index}"
+
+    @property
+    def job_dir(self) -> str:
+        return self.job.job_dir if self.job is not None else (self.request.job_dir if self.request else "")
+
+
+class Sweep:
+    """The runs of one sweep. ``results()`` (grid order), ``wait()``, ``cancel()``; displays as a table."""
+
+    def __init__(self, name: str, fn_name: str, runs: List[Run], max_concurrent: int, launcher: Launcher,
+                 manifest: str, options: Optional[Mapping[str, Any]] = None) -> None:  # fmt: skip
+        self.name = name
+        self.fn_name = fn_name
+        self.runs = runs
+        self.max_concurrent = max_concurrent
+        self.launcher = launcher
+        self.runner = launcher.runner
+        self.manifest = manifest
+        #: How runs launch (scheduler, num_replicas, cfg, resource, image): what retry_failed reuses.
+        self.options: Dict[str, Any] = retry.options_from_json(None, "local_cwd", None)
+        self.options.update(options or {})
+        #: The table's order, ``(column, descending)``: a front end's live view and record (see sort()).
+        self.order: Tuple[str, bool] = ("#", False)
+        self.cancelled = False
+        self._feeding = False  # a feeder thread runs (set and cleared under the lock)
+        self._lock = threading.RLock()
+        self._done = threading.Event()
+        self._listeners: List[Callable[[], None]] = []
+        self._final_callbacks: List[Callable[[], None]] = []
+        self._thread: Optional[threading.Thread] = None
+
+    def __repr__(self) -> str:
+        return f"<Sweep {self.name}: {self.counts_text()}>"
+
+    # -- running ---------------------------------------------------------------------------------------
+    def start(self) -> "Sweep":
+        with self._lock:
+            self._reap([r for r in self.runs if r.job is not None and not r.done])  # runs found again: as they are
+            self._start_feeder()
+        return self
+
+    def _start_feeder(self) -> None:
+        """Starts a feeder thread (the caller holds the lock and knows none runs)."""
+        self._feeding = True
+        self._done.clear()
+        self._thread = threading.Thread(target=self._feed, name=f"jupyter_sched-sweep-{self.name}", daemon=True)
+        self._thread.start()
+
+    def _feed(self) -> None:
+        callbacks: List[Callable[[], None]] = []
+        ended = False
+        try:
+            while True:
+                with self._lock:
+                    active = [r for r in self.runs if r.job is not None and not r.done]
+                    changed = self._reap(active)
+                    active = [r for r in active if not r.done]
+                    queued = [r for r in self.runs if r.state == QUEUED]
+                    while queued and len(active) < self.max_concurrent and not self.cancelled:
+                        run = queued.pop(0)
+                        self._launch(run)
+                        changed = True
+                        if not run.done:
+                            active.append(run)
+                    finished = not active and (not queued or self.cancelled)
+                    if finished:  # decided and recorded under the lock: retry_failed() sees one or the other
+                        callbacks, ended = self._end(), True
+                if changed:
+                    self._notify()
+                if finished:
+                    break
+                try:
+                    self.runner.wait_for_change(active[0].handle, FEED_SLICE)  # any active run's end wakes it
+                except Exception:  # noqa: BLE001 - a scheduler hiccup: look again after a pause
+                    time.sleep(FEED_SLICE)
+        finally:
+            if not ended:  # left by an exception: end as if every queued run was cancelled
+                with self._lock:
+                    callbacks = self._end()
+            self._notify()
+            for callback in callbacks:
+                callback()
+
+    def _launch(self, run: Run) -> None:
+        run.launched = time.time()
+        run.attempts += 1
+        try:
+            assert run.request is not None
+            run.job = start(run.request, self.runner, self.launcher.on_launch)
+            run.state = "SUBMITTED"
+            self._write_manifest()
+        except Exception as e:  # noqa: BLE001 - shown in the run's row; the others go on
+            run.state, run.error, run.ended = AppState.FAILED.name, f"could not launch: {e}", time.time()
+
+    def _reap(self, active: List[Run]) -> bool:
+        changed = False
+        for run in active:
+            assert run.job is not None
+            try:
+                status = run.job.fetch_status()
+            except Exception as e:  # noqa: BLE001 - shown in the run's row
+                run.error = f"status unavailable: {e}"
+                continue
+            state = status.state.name if status is not None else AppState.UNKNOWN.name
+            replicas = [r for role in status.roles for r in role.replicas] if status is not None else []
+            started = [r.started for r in replicas if r.started is not None]
+            if started and run.started is None:
+                run.started = min(started)
+            if state != run.state:
+                run.state, changed = state, True
+            if status is None or status.is_terminal():
+                ends = [r.finished for r in replicas if r.finished is not None]
+                run.ended = max(ends) if ends else time.time()
+                run.status = status
+                self._read_outcome(run)
+                changed = True
+        return changed
+
+    def _read_outcome(self, run: Run) -> None:
+        assert run.job is not None
+        try:
+            run.outcome = run.job.outcome(0)
+        except ResultError as e:  # this run's error, raised by results() as it is
+            run.error, run.problem = str(e), e
+            return
+        except Exception as e:  # noqa: BLE001 - an unreadable result is this run's error
+            run.error = f"could not read the result: {e}"
+            return
+        if run.outcome is not None and run.outcome.unwritten:
+            run.error = str(run.outcome.error(run.handle, run.job.role))
+        elif run.outcome is not None and not run.outcome.ok:
+            run.error = f"{run.outcome.exc_type}: {run.outcome.message}"
+        elif run.outcome is None and run.state == AppState.SUCCEEDED.name:
+            run.error = "no result written"
+
+    def _end(self) -> List[Callable[[], None]]:
+        """Marks the sweep ended (the caller holds the lock); returns the callbacks to call after."""
+        for run in self.runs:
+            if run.state == QUEUED:
+                run.state, run.ended = AppState.CANCELLED.name, time.time()
+        self._write_manifest()
+        callbacks, self._final_callbacks = self._final_callbacks, []
+        self._feeding = False
+        self._done.set()
+        return callbacks
+
+    # -- the API ---------------------------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: Optional[float] = None) -> "Sweep":
+        """Blocks until every run has ended (or ``timeout`` seconds); an interrupt only stops waiting."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._done.wait(0.25):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+        return self
+
+    def results(self, timeout: Optional[float] = None, errors: str = "raise") -> List[Any]:
+        """Rank 0's return value of every run, in grid order, once all have ended. ``errors``: what a run
+        without a value gives. ``"raise"`` (default): the first such run's error is raised, naming the
+        run by its parameters (its function's FunctionError, a ResultError if its result cannot be read,
+        a MissingResultError if it ended without one); ``"return"``: the error takes the run's place in
+        the list; ``"skip"``: only the values of the runs that returned, in grid order."""
+        if errors not in ("raise", "return", "skip"):
+            raise ValueError(f'errors={errors!r}: give errors="raise", "return" (errors in place) or "skip"')
+        self.wait(timeout)
+        if not self.finished:
+            raise TimeoutError(f"sweep {self.name}: {self.counts_text()} after {timeout} s")
+        values: List[Any] = []
+        for run in self.runs:
+            if run.outcome is not None and run.outcome.ok:
+                values.append(run.outcome.value)
+            elif errors == "raise":
+                err = self.run_error(run, hint=True)
+                assert err is not None
+                raise err
+            elif errors == "return":
+                values.append(self.run_error(run))
+        return values
+
+    def run_error(self, run: Union[Run, int], hint: bool = False) -> Optional[Exception]:
+        """Why run ``run`` (a Run or its index) has no value, naming it by its parameters; None if it
+        returned one. ``hint``: the message also says how to get the other runs' values."""
+        run = self.runs[run] if isinstance(run, int) else run
+        if run.outcome is not None and run.outcome.ok:
+            return None
+        err: Union[Exception, Any]
+        if run.problem is not None:
+            err = run.problem
+        elif run.outcome is not None and run.job is not None:
+            err = run.outcome.error(run.handle, run.job.role, run.job.job_dir, run.job.num_replicas)
+        else:
+            what = run.error or ("still running" if not run.done else "no result")
+            err = MissingResultError(f"ended {run.state} without a value: {what}" if run.done else what)
+        advice = (
+            f"(sweep {self.name}: {self.counts_text()}) sweep.results(errors=\"return\") gives every run's value"
+            f" with errors in place, errors=\"skip\" only the values; sweep.retry_failed() runs the failed ones"
+            f" again; sweep.rerun_here({run.index}) calls this one here, for %debug"
+        )
+        if hasattr(err, "in_run"):
+            err.in_run(run.label, advice if hint else "")
+        return err
+
+    def cancel(self) -> None:
+        """Cancels every run: queued ones never start, running ones are asked to stop."""
+        with self._lock:
+            self.cancelled = True
+            running = [r.job for r in self.runs if r.job is not None and not r.done]
+        for job in running:
+            try:
+                job.cancel()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        self._notify()
+
+    def counts(self) -> Dict[str, int]:
+        out: Dict[str, int] = {}
+        with self._lock:
+            for run in self.runs:
+                out[run.state] = out.get(run.state, 0) + 1
+        return out
+
+    def counts_text(self) -> str:
+        return ", ".join(f"{n} {state}" for state, n in sorted(self.counts().items()))
+
+    def job(self, index: int) -> Optional[FunctionJob]:
+        """The Job of run ``index`` (None while it is queued): its live panes, logs, result."""
+        return self.runs[index].job
+
+    # -- results as data (jupyter_sched.functions.sweeps.table) --------------------------------------------------
+    def records(self) -> List[Dict[str, Any]]:
+        """One dict per run: what :meth:`to_dataframe` holds, without pandas."""
+        with self._lock:
+            return table.records(list(self.runs))
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame, one row per run (index ``run``): the parameters, ``state``, ``handle``,
+        ``submitted``/``started``/``ended`` (local times), ``elapsed_s``, ``peak_memory_bytes``,
+        ``cpu_seconds``, the returned dict's fields flattened (``metrics.acc``; any other value is one
+        ``result`` column) and ``error`` (its text). Needs pandas (an optional dependency)."""
+        with self._lock:
+            runs = list(self.runs)
+        return table.to_dataframe(runs)
+
+    def best(self, key: Union[str, Callable[[Any], Any]], mode: str = "min") -> "table.Best":
+        """``(run, value)`` of the run whose result field ``key`` (``"loss"``, ``"metrics.acc"``, or a
+        function of the returned value) is lowest (``mode="min"``) or highest (``"max"``); runs without
+        it are left out. ``best.run.params`` are its parameters, ``best.run.job`` its Job."""
+        with self._lock:
+            runs = list(self.runs)
+        return table.best(runs, key, mode)
+
+    def sort(self, by: str = "#", descending: bool = False) -> "Sweep":
+        """Orders the table by column ``by`` (a parameter, ``state``, ``elapsed``, a result field, ...), in
+        a front end's live view and in the record a saved notebook keeps. Returns the sweep, so
+        ``sweep.sort("loss")`` at the end of a cell shows it."""
+        with self._lock:
+            names = table.column_names(list(self.runs))
+        if by not in names and self.finished:
+            raise ValueError(f"sort: no column {by!r}; the columns are: {', '.join(map(repr, names))}")
+        self.order = (by, bool(descending))
+        self._notify()
+        return self
+
+    # -- steering: retry, re-run here ----------------------------------------------------------------------
+    def retry_failed(self, cancelled: bool = False) -> "Sweep":
+        """Launches the FAILED runs again (``cancelled=True``: the CANCELLED ones too), in this sweep:
+        same index and parameters, the same pickled call, a new app ``<sweep>-NNN``; the table shows them
+        run again and ``results()`` waits for them. Works on a sweep found again by :func:`load_sweep`
+        (the call is read from the run's job directory). Everything is prepared before anything is
+        launched; returns the sweep."""
+        wanted = {AppState.FAILED.name} | ({AppState.CANCELLED.name} if cancelled else set())
+        with self._lock:
+            runs = [r for r in self.runs if r.done and r.state in wanted]
+        requests = {}
+        for run in runs:
+            payload = retry.payload_of(run.request, run.job_dir) if (run.request or run.job_dir) else None
+            if payload is None:
+                raise ValueError(f"run {run.index} ({run.label}) never started and its call was not kept: "
+                                 "run it again with jupyter_sched.sweep")  # fmt: skip
+            requests[run.index] = retry.prepare_again(
+                self.runner, payload, run.job_dir, self.options, f"{self.name}-{run.index:03d}",
+                {"sweep": self.name, "index": run.index, "attempt": run.attempts + 1, "function": self.fn_name},
+            )  # fmt: skip
+        if not runs:
+            return self
+        with self._lock:
+            for run in runs:
+                run.request, run.job, run.state, run.error, run.problem = requests[run.index], None, QUEUED, "", None
+                run.outcome = run.status = None
+                run.launched = run.started = run.ended = None
+            self.cancelled = False
+            if not self._feeding:
+                self._start_feeder()
+        self._notify()
+        return self
+
+    def rerun_here(self, index: int) -> Any:
+        """Calls run ``index``'s function with its arguments in this process (as rank 0) and returns its
+        value, or raises what it raises, here: ``%debug`` opens the failing frame, breakpoints stop."""
+        __tracebackhide__ = True  # noqa: F841 - IPython and pytest start the traceback at the user's code
+        run = self.runs[index]
+        if run.request is not None:
+            call = rerun.load(run.request.payload, f"run {index} ({run.label})")
+        elif run.job_dir:
+            call = rerun.read(os.path.join(run.job_dir, CALL_FILE))
+        else:
+            raise ValueError(f"run {index} ({run.label}) never started and its call was not kept")
+        return rerun.run(call, 0, int(self.options.get("num_replicas") or 1))
+
+    def as_completed(self, timeout: Optional[float] = None) -> Iterable[FunctionJob]:
+        """The runs' Jobs as they end (see ``jupyter_sched.as_completed``)."""
+        from jupyter_sched.functions.sweeps.futures import as_completed
+
+        return as_completed(self, timeout)
+
+    # -- change notification, for the views of a front end ---------------------------------------------
+    def on_change(self, callback: Callable[[], None]) -> None:
+        self._listeners.append(callback)
+
+    def off_change(self, callback: Callable[[], None]) -> None:
+        if callback in self._listeners:
+            self._listeners.remove(callback)
+
+    def changed(self) -> None:
+        """Tells the listeners (views, records) that the sweep changed, e.g. its order."""
+        self._notify()
+
+    def _notify(self) -> None:
+        for callback in list(self._listeners):
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - whatever a view raises while it redraws, the sweep goes on
+                pass
+
+    @property
+    def final(self) -> bool:
+        return self.finished
+
+    def poll(self) -> None:
+        """Nothing to ask: the feeder thread keeps the runs current."""
+
+    def when_final(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if not self._done.is_set():
+                self._final_callbacks.append(callback)
+                return
+        callback()
+
+    def view(self) -> Any:
+        """The live view of the front end that shows sweeps in this process (in a notebook: the table with
+        its sort, run picker and Cancel all, made on first use). RuntimeError where none is registered."""
+        if not VIEW_MAKERS:
+            raise RuntimeError(
+                "no front end shows sweeps live in this process: in IPython, %load_ext jupyter_sched first"
+            )
+        return VIEW_MAKERS[-1](self)
+
+    # -- the manifest -----------------------------------------------------------------------------------
+    def _write_manifest(self) -> None:
+        data = {
+            "name": self.name, "function": self.fn_name, "max_concurrent": self.max_concurrent,
+            "options": retry.options_to_json(self.options),
+            "runs": [{"index": r.index, "params": r.params, "handle": r.handle, "state": r.state,
+                      "job_dir": r.job_dir if r.handle else ""}
+                     for r in self.runs],
+        }  # fmt: skip
+        try:  # private, as the runs' own files: it lists their parameters
+            make_private_dirs(os.path.dirname(self.manifest))
+            write_private(self.manifest, json.dumps(data, default=repr))
+        except OSError:  # the sweep runs on; only finding it after a restart suffers
+            pass
+
+
+def sweep(
+    launcher: Launcher,
+    fn: Any,
+    grid: Grid,
+    *,
+    scheduler: str = "local_cwd",
+    max_concurrent: int = 4,
+    num_replicas: int = 1,
+    cfg: Optional[Mapping[str, Any]] = None,
+    resource: Any = None,
+    image: Optional[str] = None,
+    name: Optional[str] = None,
+) -> Sweep:
+    """Runs ``fn(**point)`` for every point of ``grid`` (a list of keyword dicts, or a dict of lists
+    meaning their product), at most ``max_concurrent`` at a time, on ``scheduler``, through ``launcher``.
+    Returns a Sweep at once; display it for the live table, ``sweep.results()`` for the values in grid
+    order."""
+    points = [(params, ()) for params in expand(grid)]
+    options = dict(scheduler=scheduler, num_replicas=num_replicas, cfg=cfg, resource=resource, image=image)
+    return _start(launcher, fn, points, options, max_concurrent, name or f"{getattr(fn, '__name__', 'fn')}-sweep")
+
+
+def map_sweep(launcher: Launcher, fn: Any, items: Iterable[Any], *, scheduler: str = "local_cwd",
+              max_concurrent: int = 4, num_replicas: int = 1, cfg: Optional[Mapping[str, Any]] = None,
+              resource: Any = None, image: Optional[str] = None, name: Optional[str] = None) -> Sweep:  # fmt: skip
+    """Runs ``fn(item)`` for every item, as a sweep over that one argument (its column is named after
+    ``fn``'s first parameter): ``jupyter_sched.map(score, range(10)).results()`` is the ten values in
+    order. The options are :func:`sweep`'s."""
+    _, calls = map_calls(fn, items)
+    options = dict(scheduler=scheduler, num_replicas=num_replicas, cfg=cfg, resource=resource, image=image)
+    return _start(launcher, fn, calls, options, max_concurrent, name or f"{getattr(fn, '__name__', 'fn')}-map")
+
+
+def _start(launcher: Launcher, fn: Any, points: List[Tuple[Dict[str, Any], Tuple[Any, ...]]],
+           options: Dict[str, Any], max_concurrent: int, base: str) -> Sweep:  # fmt: skip
+    """Prepares every point (all or none: a refusal raises before anything runs) and starts the feeder."""
+    if not isinstance(max_concurrent, int) or max_concurrent < 1:
+        raise ValueError(f"max_concurrent must be an integer of 1 or more (got {max_concurrent!r})")
+    runner = launcher.runner
+    sweep_name = clean_name(base)[:20] + "-" + random_id()
+    runs = []
+    for i, (params, args) in enumerate(points):
+        request = prepare(
+            runner, fn, args, {} if args else params, name=f"{sweep_name}-{i:03d}",
+            meta={"sweep": sweep_name, "index": i}, **options,
+        )  # fmt: skip
+        runs.append(Run(i, params, request, args=args))
+    root = os.path.dirname(runs[0].request.job_dir) if runs[0].request else ""
+    manifest = os.path.join(os.path.dirname(root), "sweeps", f"{sweep_name}.json")
+    fn_name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    return Sweep(sweep_name, fn_name, runs, max_concurrent, launcher, manifest, options).start()
+
+
+def load_sweep(
+    launcher: Launcher, name: str, scheduler: str = "local_cwd", cfg: Optional[Mapping[str, Any]] = None
+) -> Sweep:
+    """A sweep of ``launcher``'s session launched earlier (e.g. before a kernel restart), with the results
+    of its runs that finished; ``retry_failed()`` launches its failed runs again. ``name`` is the sweep's
+    name (``sweep.name``) or its manifest's path."""
+    runner = launcher.runner
+    sweeps_dir = os.path.join(os.path.dirname(job_root(runner, scheduler, cfg)), "sweeps")
+    path = name if name.endswith(".json") else os.path.join(sweeps_dir, f"{name}.json")
+    with open(path) as f:
+        data = json.load(f)
+    runs = []
+    for entry in data["runs"]:
+        run = Run(int(entry["index"]), dict(entry.get("params") or {}))
+        handle, job_dir = entry.get("handle") or "", entry.get("job_dir") or ""
+        if handle and job_dir:
+            meta = read_meta(job_dir)
+            run.job = FunctionJob(handle, runner, job_dir, int(meta.get("num_replicas", 1)), str(meta.get("role", "")))
+            run.state = "SUBMITTED"
+            run.attempts = int(meta.get("attempt") or 1)
+        else:
+            run.state, run.ended = AppState.CANCELLED.name, time.time()
+            run.error = "was queued in an earlier kernel; never started"
+        runs.append(run)
+    max_concurrent = int(data.get("max_concurrent", 1))
+    options = retry.options_from_json(data.get("options"), scheduler, cfg)
+    return Sweep(data["name"], data.get("function", ""), runs, max_concurrent, launcher, path, options).start()
