@@ -189,7 +189,7 @@ def _private(name: str) -> bool:
 #: TorchX's Scheduler contract gives protected names (its Runner calls ``_validate`` and ``_submit_dryrun``).
 STDLIB_PUBLIC = {"_exit", "_replace", "_asdict", "_fields", "_make", "_getframe"}
 #: The interpreter's own exit steps (``threading._shutdown``, ``atexit._run_exitfuncs``): a replica forked by
-#: the local zygote runs them itself before ``os._exit`` (``schedulers/local/zygote_server.py``).
+#: the local zygote runs them itself before ``os._exit`` (``schedulers/local/warm_starts/zygote_server.py``).
 STDLIB_PUBLIC |= {"_shutdown", "_run_exitfuncs"}
 CONTRACT_HOOKS = {"_validate", "_submit_dryrun"}
 

@@ -34,7 +34,7 @@ FN_DIR_ENV = "JUPYTER_SCHED_FN_DIR"
 CONTAINER_PYTHON = "python3"
 PRELOAD = ("cloudpickle", "traceback", "linecache", "zlib")
 """What the bootstrap imports (on its error path too): a warm interpreter on the local backend has these
-and the bootstrap itself loaded before it forks a replica (see ``schedulers/local/zygote.py``)."""
+and the bootstrap itself loaded before it forks a replica (see ``schedulers/local/warm_starts/zygote.py``)."""
 
 
 @dataclass

@@ -10,10 +10,10 @@ SIGINT is left alone, so interrupting a cell never kills jobs. Apps are recorded
 ``describe`` and ``log_iter`` work from any process that points at the same ``log_dir``.
 
 This module holds the scheduler (TorchX's public surface: its methods, factories and the names TorchX code
-imports from here); the machinery it delegates to is in its neighbours: ``local.opts`` (run options),
-``local.build`` (the request), ``local.owned`` (starting an app and hearing its replicas end),
-``local.cancel``, ``local.describe`` (finding, describing and listing apps from their records) and
-``local.logs`` (reading a replica's logs).
+imports from here); the machinery it delegates to is in its wing, ``local/``, whose docstring lists its
+rooms: ``local.owned`` (starting an app and hearing its replicas end), ``local.cancel``, ``local.request``
+(run options and the request), ``local.processes``, ``local.warm_starts``, ``local.record`` (finding,
+describing and listing apps from their records), ``local.logs`` and ``local.usage``.
 """
 
 from __future__ import annotations

@@ -203,7 +203,7 @@ def test_combined_log_keeps_the_order_of_a_quick_replicas_first_writes(sched: Lo
         for app_id in apps:
             wait_done(sched, app_id)
         combined = {"".join(sched.log_iter(app_id, "main", 0)) for app_id in apps}
-        if PORTABLE:  # promised on Linux only (see schedulers/local/posix.py); elsewhere both lines, in some order
+        if PORTABLE:  # promised on Linux only (see local/processes/posix.py); elsewhere both lines, in some order
             assert {"".join(sorted(c.splitlines(True))) for c in combined} == {"err\nout\n"}, script
         else:
             assert combined == {expected}, script

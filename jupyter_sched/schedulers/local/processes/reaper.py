@@ -57,7 +57,7 @@ from jupyter_sched.schedulers.local.processes.groups import Group, kill_survivor
 from jupyter_sched.schedulers.local.processes.posix import leave_signals_to_the_main_thread, signals_unblocked
 
 GRACE_S = 3.0
-_HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 """Where this package is imported from: the reaper's processes start there, because ``python -m`` imports
 from the working directory first, and another copy of the package there would speak another protocol."""
 SETTLE_S = 0.5
