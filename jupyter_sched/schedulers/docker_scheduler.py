@@ -6,7 +6,7 @@ any process, e.g. after a kernel restart. Replicas share the user-defined bridge
 (run option ``network``) and reach each other by container name; every replica gets the rank-0 container's
 name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names that variable); the request's
 ``environment`` is exactly TorchX's, our ``PYTHONUNBUFFERED`` and ``JUPYTER_SCHED_*`` are added at create
-(see ``docker.job``).
+(see ``docker.request.job``).
 
 * Resources are enforced: ``cpu`` -> ``nano_cpus``, ``memMB`` -> memory limit and ``/dev/shm`` size,
   ``gpu`` -> a device request. ``max_retries`` becomes a per-container ``on-failure`` restart policy: docker
@@ -25,8 +25,9 @@ name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names tha
 * Exited containers are kept, with their logs, until :meth:`DockerScheduler.cleanup` (or ``prune``).
 
 The class keeps the public methods and the per-instance state (the engine client, cached network ids,
-stop threads, stats watchers); the machinery is in the ``docker_*`` modules named above and in
-``docker.describe`` (describe/list from container rows), ``docker.cleanup`` and ``docker.options``.
+stop threads, stats watchers); the machinery is in its wing, ``docker/``, whose docstring lists its rooms:
+the modules named above, ``docker.request`` (building and showing the request), ``docker.record``
+(describe/list from container rows), ``docker.logs``, ``docker.cleanup`` and ``docker.usage``.
 """
 
 from __future__ import annotations
@@ -55,12 +56,6 @@ from jupyter_sched.schedulers.docker.cleanup import (
     remove_network,
     remove_workspace_image,
 )
-from jupyter_sched.schedulers.docker.describe import (
-    describe_response,
-    interrupted_response,
-    list_responses,
-    replica_row,
-)
 from jupyter_sched.schedulers.docker.engine import (
     DockerNotAvailableError,
     connect,
@@ -71,7 +66,17 @@ from jupyter_sched.schedulers.docker.engine import (
     parallel,
 )
 from jupyter_sched.schedulers.docker.interrupted import undo_interrupted
-from jupyter_sched.schedulers.docker.job import (
+from jupyter_sched.schedulers.docker.launch import create_and_start, ensure_images
+from jupyter_sched.schedulers.docker.logs.reader import DockerLogIterator
+from jupyter_sched.schedulers.docker.record.describe import (
+    describe_response,
+    interrupted_response,
+    list_responses,
+    replica_row,
+)
+from jupyter_sched.schedulers.docker.record.state import cancelled_at, is_record
+from jupyter_sched.schedulers.docker.request.build import RANK0_ENV, DockerSubmitError, build_job, check_host_paths
+from jupyter_sched.schedulers.docker.request.job import (
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_OWNER,
@@ -80,11 +85,7 @@ from jupyter_sched.schedulers.docker.job import (
     DockerJob,
     owner_name,
 )
-from jupyter_sched.schedulers.docker.launch import create_and_start, ensure_images
-from jupyter_sched.schedulers.docker.logs import DockerLogIterator
-from jupyter_sched.schedulers.docker.options import DockerOpts, run_opts
-from jupyter_sched.schedulers.docker.request import RANK0_ENV, DockerSubmitError, build_job, check_host_paths
-from jupyter_sched.schedulers.docker.state import cancelled_at, is_record
+from jupyter_sched.schedulers.docker.request.options import DockerOpts, run_opts
 from jupyter_sched.schedulers.docker.usage import TOTALS_DIR, DockerUsage
 from jupyter_sched.schedulers.docker.workspace import DockerWorkspaceMixin
 from jupyter_sched.schedulers.usage_api import UsageMixin
@@ -355,7 +356,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         should_tail: bool = False,
         streams: Optional[Stream] = None,
     ) -> Iterable[str]:
-        """Lines of replica ``k`` of ``role_name`` (see ``docker.logs`` for follow and ``\\r`` details).
+        """Lines of replica ``k`` of ``role_name`` (see ``docker.logs.reader`` for follow and ``\\r`` details).
         A naive ``since``/``until`` is local time."""
         stream = stream_arg(streams)
         row = replica_row(app_id, self._rows(app_id), role_name, k)

@@ -1,10 +1,19 @@
 """The docker backend's machinery (``local_docker``): each replica is a container on the local Docker engine.
 
 The scheduler class stays at TorchX's module path, :mod:`jupyter_sched.schedulers.docker_scheduler`; this
-package holds what it delegates to: ``job`` (the request: containers, labels, environment), ``views`` (how a
-request is shown, its ``docker run`` line too), ``request``, ``devices``, ``preflight`` and ``options``
-(building and checking it), ``engine`` (the engine client), ``launch`` (all-or-nothing start), ``state`` and
-``describe`` (states from container rows), ``cancel``, ``cleanup``, ``logs``, ``log_source``, ``follow``,
-``frames`` and ``seam`` (reading containers' output), ``usage`` (the stats stream), ``workspace`` and
-``ignore`` (workspace images).
+package holds what it delegates to. The modules at the top are the engine and the verbs that change apps;
+the rooms hold the request, the record and the logs:
+
+- ``engine``: the engine client (made lazily, errors that say how to start one), images under a pull policy,
+  the shared network, a small parallel map.
+- ``launch``: ``schedule``, all or nothing: images, then create every container, then start them.
+- ``interrupted``: undoing a submit whose submitter was killed half-way, by whoever reads the app next.
+- ``cancel``: the cancel record any process sees, then the stop requests.
+- ``cleanup``: removing what apps leave behind: containers, workspace images only they used, the network.
+- ``workspace``: workspace images: a directory or fsspec URL overlaid on a role's image, built, maybe pushed.
+- ``usage``: the engine's stats stream, one connection per running container, and the totals kept after.
+- ``request/``: the request and its labels (pure data), built from an AppDef, checked before anything runs,
+  and shown (repr, ``docker run`` lines, the dry-run view).
+- ``record/``: what ``describe`` and ``list`` answer, from the containers' rows and labels (pure).
+- ``logs/``: reading a container's log: the history, the live stream, and the seam between them.
 """

@@ -20,7 +20,8 @@ import time
 from typing import TYPE_CHECKING, Any, Dict, List
 
 from jupyter_sched.schedulers.docker.engine import create_record, send_stop, start_threads
-from jupyter_sched.schedulers.docker.job import (
+from jupyter_sched.schedulers.docker.record.state import cancelled_at, is_record, row_state
+from jupyter_sched.schedulers.docker.request.job import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
@@ -31,7 +32,6 @@ from jupyter_sched.schedulers.docker.job import (
     owner_name,
     package_version,
 )
-from jupyter_sched.schedulers.docker.state import cancelled_at, is_record, row_state
 
 if TYPE_CHECKING:  # pragma: no cover
     import threading

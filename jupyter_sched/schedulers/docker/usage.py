@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
-from jupyter_sched.schedulers.docker.state import ReplicaView, parse_time
+from jupyter_sched.schedulers.docker.record.state import ReplicaView, parse_time
 from jupyter_sched.specs.status.usage import UsageSample, UsageTotals
 
 TOTALS_DIR = "_docker_usage"

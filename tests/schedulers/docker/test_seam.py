@@ -3,7 +3,7 @@ text (pure; the real-engine behaviour is in ``test_logs``)."""
 
 from __future__ import annotations
 
-from jupyter_sched.schedulers.docker.seam import Seam
+from jupyter_sched.schedulers.docker.logs.seam import Seam
 
 
 def test_a_follow_attached_before_the_output_joins_exactly() -> None:

@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.schedulers.docker.engine import lost_engine
-from jupyter_sched.schedulers.docker.follow import Follow
-from jupyter_sched.schedulers.docker.frames import Splitters, frame_batches
-from jupyter_sched.schedulers.docker.log_source import RESUMABLE, LogSource
+from jupyter_sched.schedulers.docker.logs.follow import Follow
+from jupyter_sched.schedulers.docker.logs.frames import Splitters, frame_batches
+from jupyter_sched.schedulers.docker.logs.log_source import RESUMABLE, LogSource
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker

@@ -27,8 +27,8 @@ import os
 import re
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
-from jupyter_sched.schedulers.docker.devices import device_mounts
-from jupyter_sched.schedulers.docker.job import (
+from jupyter_sched.schedulers.docker.request.devices import device_mounts
+from jupyter_sched.schedulers.docker.request.job import (
     DEFAULT_NETWORK,
     LABEL_APP_ID,
     LABEL_APP_NAME,
@@ -47,7 +47,7 @@ from jupyter_sched.schedulers.docker.job import (
     owner_name,
     package_version,
 )
-from jupyter_sched.schedulers.docker.preflight import files_left_behind
+from jupyter_sched.schedulers.docker.request.preflight import files_left_behind
 from jupyter_sched.specs import (
     AppDef,
     BindMount,

@@ -14,8 +14,8 @@ Two reader threads feed one queue, which the consumer's generator drains:
   does not read), and is dropped if the consumer falls ``_LIVE_BACKLOG`` bytes behind. When it ends (the
   container exited or restarts, the connection broke) it is re-opened while the container runs.
 
-Per stream, a :class:`~jupyter_sched.schedulers.docker.seam.Seam` joins the two (see there), and a
-:class:`~jupyter_sched.schedulers.docker.frames.Splitters` turns the text into items; text without a line
+Per stream, a :class:`~jupyter_sched.schedulers.docker.logs.seam.Seam` joins the two (see there), and a
+:class:`~jupyter_sched.schedulers.docker.logs.frames.Splitters` turns the text into items; text without a line
 end that stays quiet for ``QUIET_S`` becomes an item of its own.
 """
 
@@ -30,9 +30,9 @@ import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from jupyter_sched.schedulers.common.log_files import QUIET_S
-from jupyter_sched.schedulers.docker.frames import STDERR, STDOUT, Cursor, Frame, Splitters, frame_batches
-from jupyter_sched.schedulers.docker.log_source import RESUMABLE, LogSource
-from jupyter_sched.schedulers.docker.seam import Seam
+from jupyter_sched.schedulers.docker.logs.frames import STDERR, STDOUT, Cursor, Frame, Splitters, frame_batches
+from jupyter_sched.schedulers.docker.logs.log_source import RESUMABLE, LogSource
+from jupyter_sched.schedulers.docker.logs.seam import Seam
 
 _AHEAD = 64
 _LIVE_BACKLOG = 32 << 20

@@ -21,8 +21,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from jupyter_sched.schedulers.docker.views import ENV_LEGEND as ENV_LEGEND  # re-export: its home is the repr
-from jupyter_sched.schedulers.docker.views import (
+from jupyter_sched.schedulers.docker.request.views import ENV_LEGEND as ENV_LEGEND  # re-export: its home is the repr
+from jupyter_sched.schedulers.docker.request.views import (
     container_json,
     container_lines,
     docker_run_command,

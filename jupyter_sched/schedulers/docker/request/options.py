@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, TypedDict
 
-from jupyter_sched.schedulers.docker.job import DEFAULT_NETWORK
+from jupyter_sched.schedulers.docker.request.job import DEFAULT_NETWORK
 from jupyter_sched.specs import runopts
 
 

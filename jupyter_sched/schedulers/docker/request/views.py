@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     # type-only cycle: the request's data classes (job) render themselves through these functions, as rich
     # keeps one model and separate renderers; the data holds no rendering code, and the renderers are typed
     # by the data they render (job imports this module at run time, this module never imports job).
-    from jupyter_sched.schedulers.docker.job import DockerContainer, DockerJob  # type-only cycle: see above
+    from jupyter_sched.schedulers.docker.request.job import DockerContainer, DockerJob  # type-only cycle: see above
 
 ENV_LEGEND = (
     "env: kwargs['environment'], as TorchX sets it. Creating a container adds PYTHONUNBUFFERED=1 unless env\n"
