@@ -92,7 +92,7 @@ def bench_local(n: int, seconds: float) -> None:
 
 
 def bench_docker(n: int, seconds: float) -> None:
-    from jupyter_sched.schedulers.docker.request.job import LABEL_APP_ID
+    from jupyter_sched.schedulers.docker.labels import LABEL_APP_ID
     from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
 
     sched = DockerScheduler(f"bench-{os.getpid()}")

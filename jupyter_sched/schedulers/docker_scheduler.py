@@ -66,6 +66,7 @@ from jupyter_sched.schedulers.docker.engine import (
     parallel,
 )
 from jupyter_sched.schedulers.docker.interrupted import undo_interrupted
+from jupyter_sched.schedulers.docker.labels import LABEL_APP_ID, LABEL_OWNER, LABEL_SESSION, owner_name
 from jupyter_sched.schedulers.docker.launch import create_and_start, ensure_images
 from jupyter_sched.schedulers.docker.logs.reader import DockerLogIterator
 from jupyter_sched.schedulers.docker.record.describe import (
@@ -76,15 +77,7 @@ from jupyter_sched.schedulers.docker.record.describe import (
 )
 from jupyter_sched.schedulers.docker.record.state import cancelled_at, is_record
 from jupyter_sched.schedulers.docker.request.build import RANK0_ENV, DockerSubmitError, build_job, check_host_paths
-from jupyter_sched.schedulers.docker.request.job import (
-    DEFAULT_NETWORK,
-    LABEL_APP_ID,
-    LABEL_OWNER,
-    LABEL_SESSION,
-    DockerContainer,
-    DockerJob,
-    owner_name,
-)
+from jupyter_sched.schedulers.docker.request.job import DEFAULT_NETWORK, DockerContainer, DockerJob
 from jupyter_sched.schedulers.docker.request.options import DockerOpts, run_opts
 from jupyter_sched.schedulers.docker.usage import TOTALS_DIR, DockerUsage
 from jupyter_sched.schedulers.docker.workspace import DockerWorkspaceMixin

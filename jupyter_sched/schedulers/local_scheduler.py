@@ -38,9 +38,7 @@ from jupyter_sched.schedulers.api import (
     checked_app,
     stream_arg,
 )
-from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV as LOG_DIR_ENV  # kept importable from here
 from jupyter_sched.schedulers.common.state_dir import default_log_dir
-from jupyter_sched.schedulers.local.cancel import CANCEL_MARKER as CANCEL_MARKER  # kept importable from here
 from jupyter_sched.schedulers.local.cancel import cancel_recorded
 from jupyter_sched.schedulers.local.logs.reader import ChangeFeed, LogIterator, replica_log
 from jupyter_sched.schedulers.local.owned import OwnedApp, new_record

@@ -1,11 +1,13 @@
 """The docker backend's machinery (``local_docker``): each replica is a container on the local Docker engine.
 
 The scheduler class stays at TorchX's module path, :mod:`jupyter_sched.schedulers.docker_scheduler`; this
-package holds what it delegates to. The modules at the top are the engine and the verbs that change apps;
+package holds what it delegates to. The modules at the top are the engine, the labels and the verbs that change apps;
 the rooms hold the request, the record and the logs:
 
 - ``engine``: the engine client (made lazily, errors that say how to start one), images under a pull policy,
   the shared network, a small parallel map.
+- ``labels``: what marks the engine's objects as ours: the labels every container, network and image carries,
+  from which any process reads an app back.
 - ``launch``: ``schedule``, all or nothing: images, then create every container, then start them.
 - ``interrupted``: undoing a submit whose submitter was killed half-way, by whoever reads the app next.
 - ``cancel``: the cancel record any process sees, then the stop requests.

@@ -20,8 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any, Dict, List
 
 from jupyter_sched.schedulers.docker.engine import create_record, send_stop, start_threads
-from jupyter_sched.schedulers.docker.record.state import cancelled_at, is_record, row_state
-from jupyter_sched.schedulers.docker.request.job import (
+from jupyter_sched.schedulers.docker.labels import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
@@ -32,6 +31,7 @@ from jupyter_sched.schedulers.docker.request.job import (
     owner_name,
     package_version,
 )
+from jupyter_sched.schedulers.docker.record.state import cancelled_at, is_record, row_state
 
 if TYPE_CHECKING:  # pragma: no cover
     import threading

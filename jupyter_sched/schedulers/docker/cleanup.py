@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from jupyter_sched.schedulers.docker.engine import parallel
+from jupyter_sched.schedulers.docker.labels import LABEL_WORKSPACE
 from jupyter_sched.schedulers.docker.record.state import cancelled_at, is_record, row_state
-from jupyter_sched.schedulers.docker.request.job import LABEL_WORKSPACE
 
 
 def remove_containers(api: Any, ids: List[str]) -> int:

@@ -14,7 +14,7 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
-from jupyter_sched.schedulers.docker.request.job import LABEL_PREFIX, LABEL_VERSION, package_version
+from jupyter_sched.schedulers.docker.labels import LABEL_PREFIX, LABEL_VERSION, package_version
 from jupyter_sched.specs.errors import BackendUnavailableError
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -23,14 +23,7 @@ from typing import Any, Callable, Dict, List
 from jupyter_sched.schedulers.common.process_identity import pid_of
 from jupyter_sched.schedulers.docker.cleanup import remove_containers
 from jupyter_sched.schedulers.docker.engine import create_record
-from jupyter_sched.schedulers.docker.record.state import (
-    app_id_of,
-    interrupted_by,
-    interrupted_message,
-    interrupted_reason,
-    is_record,
-)
-from jupyter_sched.schedulers.docker.request.job import (
+from jupyter_sched.schedulers.docker.labels import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
     LABEL_INTERRUPTED,
@@ -40,6 +33,13 @@ from jupyter_sched.schedulers.docker.request.job import (
     LABEL_VERSION,
     owner_name,
     package_version,
+)
+from jupyter_sched.schedulers.docker.record.state import (
+    app_id_of,
+    interrupted_by,
+    interrupted_message,
+    interrupted_reason,
+    is_record,
 )
 
 INTERRUPTED_RECORD_SUFFIX = "-interrupted"

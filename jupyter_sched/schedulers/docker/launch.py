@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Callable, Dict
 
 from jupyter_sched.schedulers.common.process_identity import this_process
 from jupyter_sched.schedulers.docker.engine import ensure_image, explain, parallel
+from jupyter_sched.schedulers.docker.labels import LABEL_SUBMITTER
 from jupyter_sched.schedulers.docker.request.build import DockerSubmitError, images_of
-from jupyter_sched.schedulers.docker.request.job import LABEL_SUBMITTER, DockerContainer, DockerJob
+from jupyter_sched.schedulers.docker.request.job import DockerContainer, DockerJob
 
 if TYPE_CHECKING:  # pragma: no cover
     import docker

@@ -30,12 +30,7 @@ from jupyter_sched.schedulers.api import WorkspaceMixin
 from jupyter_sched.schedulers.common.ignore import compile_patterns, dockerignore_lines, is_ignored
 from jupyter_sched.schedulers.common.workspace_source import WorkspaceSource, open_workspace
 from jupyter_sched.schedulers.docker.engine import ensure_image, explain, split_image
-from jupyter_sched.schedulers.docker.request.job import (
-    LABEL_VERSION,
-    LABEL_WORKSPACE,
-    LOCAL_WORKSPACE_REPO,
-    package_version,
-)
+from jupyter_sched.schedulers.docker.labels import LABEL_VERSION, LABEL_WORKSPACE, LOCAL_WORKSPACE_REPO, package_version
 from jupyter_sched.specs import CfgVal, Role, runopts
 
 if TYPE_CHECKING:  # pragma: no cover

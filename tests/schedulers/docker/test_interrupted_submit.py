@@ -25,7 +25,7 @@ import pytest
 
 from jupyter_sched.schedulers.common.process_identity import this_process
 from jupyter_sched.schedulers.docker.engine import ensure_network
-from jupyter_sched.schedulers.docker.request.job import LABEL_SUBMITTER
+from jupyter_sched.schedulers.docker.labels import LABEL_SUBMITTER
 from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
 from jupyter_sched.specs import AppDef, AppState, Role
 

@@ -11,18 +11,12 @@ import sys
 import pytest
 
 from jupyter_sched.schedulers.common.ignore import compile_patterns, is_ignored
+from jupyter_sched.schedulers.docker.labels import LABEL_APP_ID, LABEL_REPLICA_ID, LABEL_ROLE_NAME, LABEL_SESSION
 from jupyter_sched.schedulers.docker.logs.frames import Cursor
 from jupyter_sched.schedulers.docker.logs.log_source import docker_time
 from jupyter_sched.schedulers.docker.record.state import app_state, exit_code_of_status, parse_time, replica_state
 from jupyter_sched.schedulers.docker.request.build import container_names
-from jupyter_sched.schedulers.docker.request.job import (
-    LABEL_APP_ID,
-    LABEL_REPLICA_ID,
-    LABEL_ROLE_NAME,
-    LABEL_SESSION,
-    DockerContainer,
-    DockerJob,
-)
+from jupyter_sched.schedulers.docker.request.job import DockerContainer, DockerJob
 from jupyter_sched.schedulers.docker_scheduler import RANK0_ENV, DockerScheduler, create_scheduler
 from jupyter_sched.specs import (
     AppDef,

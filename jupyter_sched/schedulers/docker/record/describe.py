@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.schedulers.api import DescribeAppResponse, ListAppResponse
 from jupyter_sched.schedulers.common.roles import unknown_replica
+from jupyter_sched.schedulers.docker.labels import LABEL_APP_NAME, LABEL_REPLICA_ID, LABEL_ROLE_NAME
 from jupyter_sched.schedulers.docker.record.state import (
     ReplicaView,
     app_id_of,
@@ -36,7 +37,6 @@ from jupyter_sched.schedulers.docker.record.state import (
     replica_state,
     row_state,
 )
-from jupyter_sched.schedulers.docker.request.job import LABEL_APP_NAME, LABEL_REPLICA_ID, LABEL_ROLE_NAME
 from jupyter_sched.schedulers.docker.usage import oom_peak
 from jupyter_sched.specs import NONE, AppState, ReplicaStatus, Role, RoleStatus, UnknownAppException
 from jupyter_sched.specs.status.usage import UsageTotals, oom_message

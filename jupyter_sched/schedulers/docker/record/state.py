@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from jupyter_sched.schedulers.docker.request.job import (
+from jupyter_sched.schedulers.docker.labels import (
     LABEL_APP_ID,
     LABEL_CANCELLED_AT,
     LABEL_INTERRUPTED,

@@ -1,7 +1,7 @@
 """The docker request: what ``schedule`` will create, built and checked without the engine (pure).
 
 - ``job``: the data: ``DockerContainer`` (TorchX's image, command and SDK kwargs) and ``DockerJob``, and the
-  labels every container carries.
+  rule by which creating a container adds to its environment.
 - ``build``: AppDef + run options -> ``DockerJob``: names, labels, environment, mounts, limits, restarts.
 - ``options``: the ``local_docker`` run options (``DockerOpts`` and their help).
 - ``devices``: ``Resource.devices`` -> the host device files a container gets.

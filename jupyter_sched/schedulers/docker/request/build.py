@@ -27,9 +27,7 @@ import os
 import re
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
-from jupyter_sched.schedulers.docker.request.devices import device_mounts
-from jupyter_sched.schedulers.docker.request.job import (
-    DEFAULT_NETWORK,
+from jupyter_sched.schedulers.docker.labels import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
@@ -41,12 +39,11 @@ from jupyter_sched.schedulers.docker.request.job import (
     LABEL_SESSION,
     LABEL_VERSION,
     LABEL_WORKSPACE,
-    PULL_POLICIES,
-    DockerContainer,
-    DockerJob,
     owner_name,
     package_version,
 )
+from jupyter_sched.schedulers.docker.request.devices import device_mounts
+from jupyter_sched.schedulers.docker.request.job import DEFAULT_NETWORK, PULL_POLICIES, DockerContainer, DockerJob
 from jupyter_sched.schedulers.docker.request.preflight import files_left_behind
 from jupyter_sched.specs import (
     AppDef,

@@ -10,18 +10,18 @@ replica from its labels, and its image). So two requests with the same TorchX fi
 under TorchX, and a container built by hand is launched like any other. The request renders three ways:
 ``repr`` (readable, per container, one row per value: control characters are shown as escapes),
 ``docker_run_command()`` (a shell-quoted ``docker run`` line to reproduce a replica by hand, with the merged
-environment) and ``to_json()`` (for the notebook's rich display). This module holds the data and the labels
-every container carries; the renderings live in ``views``, and the methods here delegate to them.
+environment) and ``to_json()`` (for the notebook's rich display). This module holds the data; the labels
+every container carries are ``docker.labels``, and the renderings live in ``views``, to which the methods
+here delegate.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from jupyter_sched.schedulers.docker.request.views import ENV_LEGEND as ENV_LEGEND  # re-export: its home is the repr
+from jupyter_sched.schedulers.docker.labels import LABEL_APP_ID, LABEL_REPLICA_ID, LABEL_ROLE_NAME
 from jupyter_sched.schedulers.docker.request.views import (
     container_json,
     container_lines,
@@ -31,36 +31,6 @@ from jupyter_sched.schedulers.docker.request.views import (
     job_text,
 )
 from jupyter_sched.specs.request.dryrun import DryRunView
-from jupyter_sched.specs.request.dryrun import ReplicaPlan as ReplicaPlan  # re-export: importable from here before
-from jupyter_sched.version import __version__
-
-LABEL_PREFIX = "jupyter_sched."
-LABEL_VERSION = "jupyter_sched.version"
-LABEL_APP_ID = "jupyter_sched.app-id"
-LABEL_APP_NAME = "jupyter_sched.app-name"
-LABEL_SESSION = "jupyter_sched.session"
-LABEL_OWNER = "jupyter_sched.owner"
-"""The user who submitted the app: a Docker engine is shared by its users, so a session's ``list`` shows
-only its own user's apps (``default`` is everyone's default session name)."""
-LABEL_ROLE_NAME = "jupyter_sched.role-name"
-LABEL_ROLE_INDEX = "jupyter_sched.role-index"
-LABEL_REPLICA_ID = "jupyter_sched.replica-id"
-LABEL_CANCEL_GRACE = "jupyter_sched.cancel-grace"
-LABEL_REPLICAS = "jupyter_sched.replicas"
-"""On every replica: the app's roles and replica counts as JSON ``[[role, n], ...]``, so ``describe`` can
-name a replica whose container was removed (``docker rm``) instead of losing it silently."""
-LABEL_SUBMITTER = "jupyter_sched.submitter"
-"""On every replica, added when its container is created: the submitting process (``host/pid/start``, see
-``common.process_identity``). A container still never started once that process is gone belongs to a
-submit that was cut short (a SIGKILL between create and start): ``describe``, ``list`` and ``cancel`` read
-the app FAILED, "submit interrupted", and remove its containers (all or nothing, as a failed submit)."""
-LABEL_INTERRUPTED = "jupyter_sched.interrupted"
-"""Only on an app's interrupted-submit record (see ``docker.interrupted``): why the app FAILED."""
-LABEL_CANCELLED_AT = "jupyter_sched.cancelled-at"
-"""Only on an app's cancel record (see ``docker_scheduler``): when the app was cancelled."""
-LABEL_WORKSPACE = "jupyter_sched.workspace"
-"""On images built from a workspace: the directory or fsspec URL they were built from (and the same key in
-the metadata of a role whose image it is, so the request can say so)."""
 
 DEFAULT_NETWORK = "torchx"
 """TorchX's network name: a sidecar (a database, a parameter server) attached to ``torchx`` for TorchX's
@@ -69,26 +39,6 @@ network, created by whichever launches first."""
 
 UNBUFFERED = {"PYTHONUNBUFFERED": "1"}
 """Python's output reaches ``docker logs`` as it is written; a role's own ``PYTHONUNBUFFERED`` wins."""
-
-
-def owner_name() -> str:
-    """This process's user, as ``LABEL_OWNER`` records it (the login name, else the numeric uid)."""
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no login name for this uid (a container's arbitrary uid)
-        return str(os.getuid())
-
-
-LOCAL_WORKSPACE_REPO = "jupyter-sched/workspace"
-"""The repository of workspace images built here (``workspace``): they hold the workspace's files."""
-
-
-def package_version() -> str:
-    """jupyter_sched's version, for the ``LABEL_VERSION`` of containers, networks and images."""
-    return __version__
-
 
 PULL_POLICIES = ("never", "missing", "always")
 IDENTITY_ENV = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import List
 
-from jupyter_sched.schedulers.docker.request.job import LOCAL_WORKSPACE_REPO
+from jupyter_sched.schedulers.docker.labels import LOCAL_WORKSPACE_REPO
 from jupyter_sched.specs import BindMount, Role
 
 
