@@ -3,6 +3,19 @@
 The first entry, and so the default, is ``local_cwd``: it needs nothing but this package. Backend modules
 are imported only when their factory is first called, so a missing optional dependency (docker, slurm)
 fails when that backend is used, not at import.
+
+The layer's rooms (``tests/test_layers.py`` checks who may import whom):
+
+- ``api``: the contract, TorchX's ``Scheduler`` and its responses, ``Stream``, ``WorkspaceMixin``.
+- ``timed_logs``, ``usage_api``, ``shared_files``, ``warm_start``: our extensions of the contract (timed log
+  items, resource usage, where a job's files are shared with its replicas, a role's ask to start warm). A
+  new kind of reading every backend may offer (a live metric) is a new extension here.
+- ``local_scheduler``, ``docker_scheduler``, ``slurm_scheduler``: each backend's scheduler class at TorchX's
+  module path (the face: patch ``make_unique`` there), delegating to its wing.
+- ``local/``, ``docker/``, ``slurm/``, ``torchx_bridge/``: the wings, one per backend, each importing only
+  itself, ``common/`` and the contract.
+- ``common/``: what several wings share (log files, workspace sources, ``.dockerignore``, the state dir,
+  roles, private files, process identity).
 """
 
 from __future__ import annotations
