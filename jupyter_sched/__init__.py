@@ -3,20 +3,39 @@
 ``%load_ext jupyter_sched`` registers the notebook magics. Importing this package stays light: it pulls in
 neither docker nor ipywidgets; those load when a docker job or a widget is first used. ``submit``,
 ``sweep``, ``load_sweep`` and ``attach`` work in any Python process, IPython or not (see
-:class:`jupyter_sched.functions.job.Launcher`).
+:class:`jupyter_sched.functions.job.Launcher`); they look for a running IPython shell without importing
+IPython, so a plain script loads neither IPython nor traitlets, and only a shell loads the notebook layer.
 """
 
-from typing import Any
+import sys
+from typing import Any, Optional
 
 from jupyter_sched.version import __version__ as __version__  # the package's version, also here
+
+
+def _running_shell() -> Optional[Any]:
+    """The running IPython shell, else None, asked without importing IPython: a shell exists only once
+    IPython is imported, and importing it in a plain script (with traitlets, about 80 modules) would cost
+    ``submit`` 75-110 ms for nothing. ``sys.modules["IPython"]`` may be None where it was blocked."""
+    ipython = sys.modules.get("IPython")
+    get_ipython = getattr(ipython, "get_ipython", None)
+    return get_ipython() if callable(get_ipython) else None
+
+
+def _notebook_launcher() -> Optional[Any]:
+    """The notebook's launcher when a shell is running (loading the extension if needed), else None; only
+    then is the notebook layer imported."""
+    if _running_shell() is None:
+        return None
+    from jupyter_sched.notebook.extension import shell_launcher
+
+    return shell_launcher()
 
 
 def _launcher() -> Any:
     """The notebook's launcher in a running IPython (the jobs are then the session's, as ``%sched_run``'s
     are), else one on the default session's shared runner."""
-    from jupyter_sched.notebook.extension import shell_launcher
-
-    launcher = shell_launcher()
+    launcher = _notebook_launcher()
     if launcher is not None:
         return launcher
     from jupyter_sched.functions.job import Launcher
@@ -33,11 +52,7 @@ def submit(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
     ``name`` are ``submit``'s; every other keyword goes to ``fn``. See
     :meth:`jupyter_sched.functions.job.Launcher.submit`. In IPython, ``job = submit(...)`` shows the job's
     panes, as ``job = %sched_run ...`` does."""
-    import sys
-
-    from jupyter_sched.notebook.extension import shell_launcher
-
-    notebook = shell_launcher()
+    notebook = _notebook_launcher()
     job = (notebook or _launcher()).submit(fn, *args, **kwargs)
     if notebook is not None:
         from jupyter_sched.notebook.displays.launch_display import show_if_assigned
