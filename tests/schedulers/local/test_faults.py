@@ -354,6 +354,23 @@ OWNER = textwrap.dedent(
 )
 
 
+def test_the_reaper_starts_in_the_folder_the_package_is_imported_from(sched: LocalScheduler, log_dir: str) -> None:
+    """``python -m`` imports from the working directory first, so the reaper starts in the folder that holds
+    this copy of ``jupyter_sched/``: not in another checkout (whose reaper would speak another protocol), and
+    not inside the package, where its sub-packages would stand for top-level modules. Its depth below the
+    package changes whenever the reaper's module moves, so the folder must not be counted from there."""
+    import jupyter_sched
+
+    app_id = sched.submit(sh_app("sleep 60"), {"log_dir": log_dir})
+    try:
+        reaper = ReaperClient.reaper_pid()
+        assert reaper is not None
+        expected = os.path.dirname(os.path.dirname(os.path.abspath(jupyter_sched.__file__)))
+        assert os.readlink(f"/proc/{reaper}/cwd") == expected
+    finally:
+        sched.cancel(app_id)
+
+
 def _reapers_of(owner: int) -> list:  # type: ignore[type-arg]
     found = []
     for name in os.listdir("/proc"):

@@ -57,9 +57,11 @@ from jupyter_sched.schedulers.local.processes.groups import Group, kill_survivor
 from jupyter_sched.schedulers.local.processes.posix import leave_signals_to_the_main_thread, signals_unblocked
 
 GRACE_S = 3.0
-_HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-"""Where this package is imported from: the reaper's processes start there, because ``python -m`` imports
-from the working directory first, and another copy of the package there would speak another protocol."""
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules["jupyter_sched"].__file__ or "")))
+"""Where this package is imported from (the folder holding ``jupyter_sched/``): the reaper's processes start
+there, because ``python -m`` imports from the working directory first, and another copy of the package there
+would speak another protocol. Taken from the package itself (imported before any of its modules), not counted
+up from this file, whose depth changes when it moves."""
 SETTLE_S = 0.5
 """How long a rollback keeps looking for replicas of the app that appear (a fork finishing its exec)."""
 ROLLBACK_LIMIT_S = 10.0
