@@ -156,11 +156,7 @@ class JobsHandler(Base):
             listing = await self.blocking(self.ctx.index.listing)
         filters: Dict[str, Optional[str]] = query["filters"]
         rows = [r for r in listing.rows if table.matches(r, filters)]
-        if filters["sweep"]:  # one sweep's runs, one row each
-            entries = sorted(({"kind": "job", **r} for r in rows), key=table.sort_key)
-        else:
-            entries = table.group(rows)
-        body = table.page(entries, query["offset"], query["limit"])
+        body = table.page(table.entries(rows, filters["sweep"]), query["offset"], query["limit"])
         body.update(
             notices=listing.notices, sessions=listing.sessions, schedulers=listing.schedulers,
             generated=listing.at, apps=len(rows), listed_in=round(listing.seconds, 3),

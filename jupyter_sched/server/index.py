@@ -1,6 +1,10 @@
 """The user's jobs across sessions and backends, read the way the CLI reads them (``Runner.list`` and
 ``Runner.status`` over each session), cached so any number of sidebars cost one listing per interval.
 
+The listing itself, its rows and what it keeps (ended apps' statuses, failed replicas' stderr tails, a
+backend's backoff) are the front ends' one :class:`~jupyter_sched.frontend.jobs.listing.Lister`; this
+module adds which sessions and backends to ask, the launch registry, and the caching of whole listings.
+
 Which sessions: the configured ones (``default`` unless told), every session directory in the local log
 dir (``<log_dir>/<session>/``), and every session whose notebook kept a launch registry
 (``<log_dir>/.notebook/<session>.jsonl``). Which backends: the configured ones (local_cwd, local_dir,
@@ -36,11 +40,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from jupyter_sched.frontend.jobs.sweep_names import sweep_of
+from jupyter_sched.frontend.jobs.listing import Lister, one_line
+from jupyter_sched.frontend.jobs.rows import JobRow, job_row
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY
-from jupyter_sched.server import rows as table
-from jupyter_sched.specs import AppState, AppStatus, UnknownSchedulerException, make_app_handle, parse_app_handle
+from jupyter_sched.specs import AppStatus, parse_app_handle
 from jupyter_sched.specs.output.masking import mask_out
 from jupyter_sched.specs.status.handles import check_name, parse_safe_handle
 
@@ -62,7 +66,7 @@ class IndexSettings:
 
 @dataclass
 class Listing:
-    rows: List[table.Row] = field(default_factory=list)
+    rows: List[JobRow] = field(default_factory=list)
     notices: List[str] = field(default_factory=list)
     sessions: List[str] = field(default_factory=list)
     schedulers: List[str] = field(default_factory=list)
@@ -91,11 +95,12 @@ class JobIndex:
         self._refresher: Optional[threading.Thread] = None
         self._cache_lock = threading.Lock()  # the status cache and first-seen times
         self._listing = Listing()
-        self._statuses: "OrderedDict[str, AppStatus]" = OrderedDict()
-        self._seen: Dict[str, float] = {}
         self._recent: "OrderedDict[str, Tuple[float, AppStatus]]" = OrderedDict()  # running apps' statuses
-        self._down: Dict[str, Tuple[float, str]] = {}
         self._registry_cache: Dict[str, Tuple[Tuple[float, int], List[Dict[str, Any]]]] = {}
+        #: the one listing of the front ends (frontend.jobs.listing): ended apps' statuses and stderr tails
+        #: kept, a backend that failed asked again only after ``backoff``
+        self.lister = Lister(self.runner, backoff=settings.backoff, quiet=settings.quiet,
+                             status_cache=settings.status_cache, notebook_path=self._notebook_path)  # fmt: skip
 
     # -- runners ----------------------------------------------------------------------------------------
     def runner(self, session: str) -> Runner:
@@ -165,7 +170,7 @@ class JobIndex:
         except Exception as e:  # noqa: BLE001 - a listing that failed keeps the previous one, and says why
             with self._refresh_lock:
                 previous = self._listing
-            message = mask_out(f"the jobs list could not be refreshed: {type(e).__name__}: {_one_line(e)}")
+            message = mask_out(f"the jobs list could not be refreshed: {type(e).__name__}: {one_line(e)}")
             listing = Listing(rows=previous.rows, notices=[message], sessions=previous.sessions,
                               schedulers=previous.schedulers, at=time.time(), cold=cold)  # fmt: skip
         finally:
@@ -185,116 +190,11 @@ class JobIndex:
         start = time.monotonic()
         registry = self._registry()
         sessions = self._sessions(registry)
-        notices: List[str] = []
-        found: Dict[str, table.Row] = {}
-        schedulers_seen: List[str] = []
-        for session in sessions:
-            entries = registry.get(session, [])
-            known = {e["handle"]: e for e in entries}
-            used = [parse_app_handle(h).scheduler_backend for h in known]
-            for scheduler in dict.fromkeys([*self.settings.schedulers, *used]):
-                quiet = scheduler in self.settings.quiet and scheduler not in used
-                listed = self._list(session, scheduler, [] if quiet else notices)
-                if scheduler not in schedulers_seen and (listed or not quiet or scheduler not in self._down):
-                    schedulers_seen.append(scheduler)
-                for app in listed:
-                    handle = make_app_handle(scheduler, session, app.app_id)
-                    found[handle] = self._row(session, scheduler, app, known.get(handle))
-        self._add_usage([row for row in found.values() if not AppState[row["state"]].is_terminal])
-        self._forget(set(found))
+        found = self.lister.list(sessions, self.settings.schedulers, registry, usage=True)
         return Listing(
-            rows=list(found.values()), notices=notices, sessions=sessions, schedulers=schedulers_seen,
+            rows=found.rows, notices=found.notices, sessions=found.sessions, schedulers=found.schedulers,
             at=time.time(), seconds=time.monotonic() - start, cold=cold,
         )  # fmt: skip
-
-    def _list(self, session: str, scheduler: str, notices: List[str]) -> List[Any]:
-        down = self._down.get(scheduler)
-        if down is not None and time.monotonic() < down[0]:
-            if down[1] not in notices:
-                notices.append(down[1])
-            return []
-        try:
-            apps = self.runner(session).list(scheduler)
-        except UnknownSchedulerException:
-            message = f"{scheduler}: not an installed scheduler (see `jupyter-sched builtins`)"
-            self._down[scheduler] = (time.monotonic() + 3600, message)
-            notices.append(message)
-            return []
-        except Exception as e:  # noqa: BLE001 - one backend that cannot answer must not hide the others
-            message = mask_out(f"{scheduler}: {type(e).__name__}: {_one_line(e)}")
-            self._down[scheduler] = (time.monotonic() + self.settings.backoff, message)
-            notices.append(message)
-            return []
-        self._down.pop(scheduler, None)
-        return apps
-
-    def _row(self, session: str, scheduler: str, app: Any, entry: Optional[Dict[str, Any]]) -> table.Row:
-        handle = make_app_handle(scheduler, session, app.app_id)
-        status = self._status_for_listing(handle, app)
-        name = mask_out((entry or {}).get("name") or getattr(app, "name", "") or app.app_id.rsplit("-", 1)[0])
-        with self._cache_lock:
-            seen = self._seen.setdefault(handle, float((entry or {}).get("submitted") or time.time()))
-        state = status.state if status is not None else app.state
-        row: table.Row = {
-            "handle": handle,
-            "app_id": app.app_id,
-            "name": name,
-            "scheduler": scheduler,
-            "session": session,
-            "state": state.name,
-            "seen": seen,
-            "sweep": sweep_of(name),
-            "notebook": self._notebook_path((entry or {}).get("notebook")),
-            "reason": mask_out(table.reason(name, status, _kernel_pid(entry))),
-            **table.times(status),
-            **table.replica_counts(status),
-            "usage": table.usage_totals(status),
-        }
-        return row
-
-    def _add_usage(self, running: List[table.Row]) -> None:
-        """What the running apps use now, asked once per session for all of them (see ``usage_many``)."""
-        by_session: Dict[str, List[table.Row]] = {}
-        for row in running:
-            by_session.setdefault(row["session"], []).append(row)
-        for session, rows in by_session.items():
-            try:
-                samples = self.runner(session).usage_many([row["handle"] for row in rows])
-            except Exception:  # noqa: BLE001 - usage is a bonus column: a backend without it shows none
-                continue
-            for row in rows:
-                now = table.usage_now(s for s in samples.get(row["handle"], []) if s.running)
-                row["usage"] = now or row["usage"]
-
-    def _status_for_listing(self, handle: str, app: Any) -> Optional[AppStatus]:
-        with self._cache_lock:
-            cached = self._statuses.get(handle)
-            if cached is not None and cached.is_terminal() and cached.state == app.state:
-                self._statuses.move_to_end(handle)
-                return cached
-        try:
-            status = self.runner_for(handle).status(handle)
-        except Exception:  # noqa: BLE001 - a row with the listing's state beats no row
-            return cached
-        if status is not None:
-            self._remember(handle, status)
-        return status
-
-    def _remember(self, handle: str, status: AppStatus) -> None:
-        with self._cache_lock:
-            self._statuses[handle] = status
-            self._statuses.move_to_end(handle)
-            while len(self._statuses) > self.settings.status_cache:
-                old, _ = self._statuses.popitem(last=False)
-                self._seen.pop(old, None)
-
-    def _forget(self, listed: set) -> None:
-        """Drops what is kept of apps no longer listed (their records were removed)."""
-        with self._cache_lock:
-            for handle in [h for h in self._statuses if h not in listed]:
-                del self._statuses[handle]
-            for handle in [h for h in self._seen if h not in listed]:
-                del self._seen[handle]
 
     # -- sessions and the notebook registry ----------------------------------------------------------------
     def _sessions(self, registry: Dict[str, List[Dict[str, Any]]]) -> List[str]:
@@ -355,8 +255,8 @@ class JobIndex:
         """The app's status; UnknownJob if no backend knows it. An ended app's is the one kept (it cannot
         change); a running app's is asked at most every :data:`FRESH_S` (64 job views opened on one app at
         once ask its backend once, not 64 times)."""
+        kept = self.lister.kept(handle)
         with self._cache_lock:
-            kept = self._statuses.get(handle)
             recent = self._recent.get(handle)
         if kept is not None and kept.is_terminal():
             return kept
@@ -366,7 +266,7 @@ class JobIndex:
         if status is None:
             raise UnknownJob(handle)
         if status.is_terminal():
-            self._remember(handle, status)
+            self.lister.remember(handle, status)
         with self._cache_lock:
             self._recent[handle] = (time.monotonic(), status)
             while len(self._recent) > 4096:
@@ -378,25 +278,24 @@ class JobIndex:
         and each replica's usage."""
         status = self.status(handle)
         parsed = parse_app_handle(handle)
-        row = next((r for r in self._listing.rows if r["handle"] == handle), None)
-        if row is None:
-            name = parsed.app_id.rsplit("-", 1)[0]
-            row = {
-                "handle": handle, "app_id": parsed.app_id, "name": name, "scheduler": parsed.scheduler_backend,
-                "session": parsed.session_name, "sweep": sweep_of(name), "notebook": None,
-                **table.times(status), **table.replica_counts(status),
-            }  # fmt: skip
+        listed = next((r for r in self._listing.rows if r.handle == handle), None)
         entry = next((e for e in reversed(self._registry().get(parsed.session_name, [])) if e["handle"] == handle),
                      None)  # fmt: skip
-        reason = mask_out(table.reason(row["name"], status, _kernel_pid(entry)))
-        row = {**row, "state": status.state.name, "reason": reason, **table.times(status),
-               **table.replica_counts(status)}  # fmt: skip
+        pid = (entry or {}).get("kernel_pid")
+        row = job_row(
+            handle, status, app_id=parsed.app_id, scheduler=parsed.scheduler_backend, session=parsed.session_name,
+            name=listed.name if listed else (entry or {}).get("name") or parsed.app_id.rsplit("-", 1)[0],
+            listed_state=status.state, seen=listed.seen if listed else time.time(),
+            notebook=listed.notebook if listed else self._notebook_path((entry or {}).get("notebook")),
+            kernel_pid=pid if isinstance(pid, int) else None,
+            stderr_of=self.lister.stderr.of(self.runner_for(handle), handle),
+        )  # fmt: skip
         usage: List[Dict[str, Any]] = []
         try:
             usage = [{**s.to_json(), "running": s.running} for s in self.runner_for(handle).usage(handle)]
         except Exception:  # noqa: BLE001 - a backend that cannot measure usage shows none
             usage = []
-        return {**row, "status": mask_out(status.to_json()), "usage": usage}
+        return {**row.to_json(), "status": mask_out(status.to_json()), "usage": usage}
 
     def cancel(self, handle: str) -> Dict[str, Any]:
         status = self.status(handle)
@@ -408,19 +307,6 @@ class JobIndex:
             self._recent.pop(handle, None)
         self.invalidate()  # the next listing shows the change
         return {"handle": handle, "cancelled": True, "state": status.state.name, "message": f"cancelling {handle}"}
-
-
-def _one_line(e: BaseException, limit: int = 600) -> str:
-    """An exception's message on one line, at most ``limit`` characters."""
-    text = " ".join(str(e).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _kernel_pid(entry: Optional[Dict[str, Any]]) -> Optional[int]:
-    """The pid of the kernel that launched the app (the registry has it), so a local app stopped by that
-    kernel's restart is said to be."""
-    pid = (entry or {}).get("kernel_pid")
-    return pid if isinstance(pid, int) else None
 
 
 def _read_registry(path: str) -> List[Dict[str, Any]]:

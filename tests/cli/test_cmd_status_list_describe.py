@@ -8,9 +8,8 @@ import time
 import pytest
 from cli_helpers import Cli  # type: ignore[import-not-found]
 
-from jupyter_sched.notebook.displays.reprs import app_span
+from jupyter_sched.frontend.jobs.rows import app_span, times
 from jupyter_sched.runner import get_runner
-from jupyter_sched.server.rows import times
 from jupyter_sched.specs import AppState
 
 UNKNOWN = "local_cwd://default/nope-123"
@@ -61,8 +60,8 @@ def test_a_detached_job_keeps_its_end_time_after_its_launcher_exited(cli: Cli, m
     with get_runner() as runner:  # what the Jupyter server and a kernel read
         status = runner.status(handle)
     assert status is not None and status.state == AppState.SUCCEEDED
-    row = times(status)  # the sidebar's "took" is the row's ended - started
-    assert row["started"] == first["started"] and row["ended"] == first["finished"]
+    started, ended = times(status)  # the sidebar's "took" is the row's span, ended - started
+    assert started == first["started"] and ended == first["finished"]
     span = app_span(status, time.time() + 3600)  # the notebook's status pane: an hour later, still the same
     assert span is not None and abs(span - 5) <= 1
 

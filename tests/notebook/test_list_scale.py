@@ -79,7 +79,7 @@ def test_the_first_screen_is_bounded_and_saves_little_state(widgets: Any, record
 
         listing.more.click()
         assert len(listing.body.children) == 100
-        assert all(r.row.state == AppState.SUCCEEDED for r in listing.rows.values())
+        assert all(r.row.state == AppState.SUCCEEDED.name for r in listing.rows.values())
         text = listing.record_bundle(None)["text/plain"]
         assert len(text.splitlines()) < 60 and f"... and {total - 50} more" in text
     finally:

@@ -115,7 +115,7 @@ def test_a_failed_job_says_which_replica_and_its_exit_code(jobs_server: JobsServ
     handle = launch(cli, "broken", 'if [ "$JUPYTER_SCHED_REPLICA_ID" = 1 ]; then exit 3; fi', "--num_replicas", "2")
     row = until_state(jobs_server, handle, "FAILED")
     assert row["reason"] == "broken FAILED: sh/1 exit code 3"
-    assert row["replicas"] == 2 and row["running"] == 0
+    assert row["replicas"] == 2 and row["replicas_running"] == 0 and not row["running"]
 
 
 def test_cancel_stops_a_running_job(jobs_server: JobsServer, cli: Cli) -> None:

@@ -8,6 +8,7 @@ makes its row). A scheduler that cannot be asked (no Docker engine, no Slurm, no
 * the status of an app that has ended (bounded, least recently listed dropped first), so a long history
   is read once;
 * when each app was first seen (orders apps not started yet);
+* a failed replica's last stderr lines (its reason, when its status does not say why);
 * with ``backoff``, a scheduler that failed is not asked again for that long (its notice is repeated).
 
 ``launches`` are the launch records that notebooks keep (``handle``, ``name``, ``submitted``,
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from jupyter_sched.frontend.jobs.rows import JobRow, job_row, usage_now
+from jupyter_sched.frontend.jobs.stderr_tails import StderrTails
 from jupyter_sched.specs import AppStatus, UnknownSchedulerException, make_app_handle, parse_app_handle
 from jupyter_sched.specs.output.masking import mask_out
 
@@ -80,6 +82,8 @@ class Lister:
         self._statuses: "OrderedDict[str, AppStatus]" = OrderedDict()
         self._seen: Dict[str, float] = {}
         self._down: Dict[str, Tuple[float, str]] = {}
+        self.stderr = StderrTails()
+        """Failed replicas' last stderr lines, read once each: a failure's reason as the panes give it."""
 
     # -- the listing ------------------------------------------------------------------------------------
     def list(
@@ -149,7 +153,7 @@ class Lister:
         return job_row(
             handle, status, app_id=app.app_id, name=str(name), scheduler=scheduler, session=session,
             listed_state=app.state, seen=seen, notebook=self.notebook_path(launch.get("notebook")),
-            kernel_pid=pid if isinstance(pid, int) else None,
+            kernel_pid=pid if isinstance(pid, int) else None, stderr_of=self.stderr.of(self.runner(session), handle),
         )  # fmt: skip
 
     def _add_usage(self, running: List[JobRow]) -> None:
@@ -206,6 +210,7 @@ class Lister:
                 del self._statuses[handle]
             for handle in [h for h in self._seen if h not in listed and _session(h) in asked]:
                 del self._seen[handle]
+        self.stderr.keep_only(listed | {h for h in self._statuses if _session(h) not in asked})
 
 
 def _session(handle: str) -> str:

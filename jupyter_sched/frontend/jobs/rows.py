@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, fields
 from typing import Any, Dict, Iterable, List, Literal, Optional, Sequence
 
-from jupyter_sched.frontend.jobs.reasons import replica_reason
+from jupyter_sched.frontend.jobs.reasons import StderrOf, app_reason
 from jupyter_sched.frontend.jobs.sweep_names import sweep_label, sweep_of
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus
 from jupyter_sched.specs.output.masking import mask_out
@@ -152,23 +152,6 @@ def app_span(status: Optional[AppStatus], now: float) -> Optional[float]:
     return (ended if ended is not None and complete else now) - started
 
 
-def reason(name: str, status: Optional[AppStatus], kernel_pid: Optional[int] = None) -> str:
-    """How an app ended, in one line: ``train SUCCEEDED``, ``train FAILED: trainer/1 exit code 1``,
-    ``train CANCELLED``; empty while it runs. A failed replica is explained as the panes and ``JobFailed``
-    explain it (:func:`~jupyter_sched.frontend.jobs.reasons.replica_reason`: out of memory, its owner's
-    exit, a kernel's restart when ``kernel_pid`` launched it, its error file, its exit code)."""
-    if status is None or not status.is_terminal():
-        return ""
-    text = f"{name} {status.state}"
-    if status.state == AppState.SUCCEEDED:
-        return text
-    for role in status.roles:
-        for rep in sorted(role.replicas, key=lambda r: r.id):
-            if rep.state == AppState.FAILED:
-                return f"{text}: {role.role}/{rep.id} {replica_reason(rep, status, kernel_pid=kernel_pid)}"
-    return text
-
-
 def usage_totals(status: Optional[AppStatus]) -> Optional[UsageSummary]:
     """What an app used, summed over the replicas that report it (peak memory is the largest replica's)."""
     reps = [r for r in _replicas(status) if r.usage]
@@ -213,9 +196,12 @@ def job_row(
     seen: float,
     notebook: Optional[str] = None,
     kernel_pid: Optional[int] = None,
+    stderr_of: Optional[StderrOf] = None,
 ) -> JobRow:
     """The one derivation of a job's row: the listing's facts, and what ``status`` (None: not known; then
-    the listing's state) says. Names and reasons are masked here."""
+    the listing's state) says. Its reason is :func:`~jupyter_sched.frontend.jobs.reasons.app_reason`'s
+    (``stderr_of``: a failed replica's last stderr lines, when its status does not say why; ``kernel_pid``:
+    the kernel that launched it). Names and reasons are masked here."""
     name = str(mask_out(name))
     state = status.state if status is not None else listed_state
     started, ended = times(status)
@@ -237,7 +223,7 @@ def job_row(
         sweep=sweep,
         sweep_label=sweep_label(sweep) if sweep else None,
         notebook=notebook,
-        reason=str(mask_out(reason(name, status, kernel_pid))),
+        reason=app_reason(name, status, stderr_of, kernel_pid),
         replicas=len(reps),
         replicas_running=sum(1 for r in reps if r.state == AppState.RUNNING),
         usage=usage_totals(status),
@@ -286,6 +272,6 @@ def sweep_row(name: str, runs: List[JobRow], runs_shown: int) -> SweepRow:
 
 
 __all__ = [
-    "ENDED_STATES", "JobRow", "SweepRow", "UsageSummary", "app_span", "job_row", "reason", "run_label",
+    "ENDED_STATES", "JobRow", "SweepRow", "UsageSummary", "app_span", "job_row", "run_label",
     "sweep_row", "sweep_state", "times", "to_json", "usage_now", "usage_totals",
 ]  # fmt: skip

@@ -30,7 +30,8 @@ import time
 import uuid
 from typing import Any, Callable, Dict, List, Optional
 
-from jupyter_sched.notebook.displays.reprs import REPLICA_HEADERS, app_span, replica_rows
+from jupyter_sched.frontend.jobs.rows import app_span
+from jupyter_sched.notebook.displays.reprs import REPLICA_HEADERS, replica_rows
 from jupyter_sched.notebook.panes.theme import NO_MATH, PANE_STYLE, as_of, esc, fmt_duration, text_table
 
 TEXT_LOG_LINES = 40

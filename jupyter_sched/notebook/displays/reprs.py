@@ -187,16 +187,3 @@ def unregister(shell: Any) -> None:
                 )
             if current is func:
                 fmt.pop(f"{module}.{name}", None)
-
-
-def app_span(status: Optional[AppStatus], now: float) -> Optional[float]:
-    """Seconds from the first replica start to the last replica end (or ``now`` while any runs)."""
-    if status is None:
-        return None
-    reps = [r for role in status.roles for r in role.replicas]
-    starts = [r.started for r in reps if r.started is not None]
-    if not starts:
-        return None
-    ends = [r.finished for r in reps]
-    end = max(e for e in ends if e is not None) if status.is_terminal() and all(e is not None for e in ends) else now
-    return end - min(starts)

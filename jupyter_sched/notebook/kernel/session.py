@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from jupyter_sched.frontend.job import Job
+from jupyter_sched.frontend.jobs.listing import Lister, Listing
 from jupyter_sched.functions.job import Launcher
 from jupyter_sched.notebook.displays.job_display import track
 from jupyter_sched.notebook.kernel.config import PaneSettings
@@ -53,6 +54,7 @@ class Session:
         """Every job this kernel has touched (launched or re-attached), by handle."""
         self.launches: List[str] = []
         """Handles launched by this kernel, oldest first."""
+        self._lister: Optional[Lister] = None
 
     # -- settings ---------------------------------------------------------------------------------------
     @property
@@ -164,29 +166,28 @@ class Session:
         names += [parse_app_handle(e["handle"]).scheduler_backend for e in self.registry()]
         return list(dict.fromkeys(n for n in names if n))
 
+    @property
+    def lister(self) -> Lister:
+        """The front ends' one listing (:mod:`jupyter_sched.frontend.jobs.listing`), kept by the session so an
+        ended app's status is read once whichever list asks."""
+        if self._lister is None:
+            self._lister = Lister(lambda _session: self.runner)
+        return self._lister
+
+    def list_jobs(self, schedulers: Optional[Iterable[str]] = None, statuses: bool = True) -> Listing:
+        """The rows of this session's apps on each scheduler (the launch record's name, notebook and
+        scheduler win), and notices for schedulers that could not be asked. ``statuses=False``: only what
+        the schedulers' listings say (for a lookup by name)."""
+        launches: List[Mapping[str, Any]] = list(self.registry())
+        launches += [{"handle": handle, "name": job.name} for handle, job in self.jobs.items()]
+        asked = self.schedulers() if schedulers is None else list(schedulers)
+        return self.lister.list([self.name], asked, {self.name: launches}, statuses=statuses)
+
     def list_apps(self, schedulers: Optional[Iterable[str]] = None) -> Tuple[List[AppRow], List[str]]:
-        """Apps of this session on each scheduler (one row per app id: the launch record's scheduler wins),
-        and notices for schedulers that could not be asked."""
-        runner = self.runner
-        known = {parse_app_handle(e["handle"]).app_id: e for e in self.registry()}
-        for handle, job in self.jobs.items():
-            known[job.app_id] = {"handle": handle, "name": job.name}
-        rows: Dict[str, AppRow] = {}
-        notices: List[str] = []
-        for sched in self.schedulers() if schedulers is None else list(schedulers):
-            try:
-                apps = runner.list(sched)
-            except Exception as e:  # noqa: BLE001 - one unavailable backend must not hide the others
-                notices.append(f"{sched}: {type(e).__name__}: {e}")
-                continue
-            for app in apps:
-                entry = known.get(app.app_id)
-                handle = entry["handle"] if entry else app.app_handle
-                if app.app_id in rows and not entry:
-                    continue
-                name = (entry or {}).get("name") or getattr(app, "name", "") or app.app_id.rsplit("-", 1)[0]
-                rows[app.app_id] = AppRow(handle, name, app.state)
-        return sorted(rows.values(), key=lambda r: r.app_id), notices
+        """:meth:`list_jobs` without statuses, as (handle, name, state) by app id, and its notices."""
+        listing = self.list_jobs(schedulers, statuses=False)
+        rows = [AppRow(r.handle, r.name, AppState[r.state]) for r in listing.rows]
+        return sorted(rows, key=lambda r: r.app_id), listing.notices
 
     def resolve(self, text: str, namespace: Optional[Mapping[str, Any]] = None) -> str:
         """A handle from: nothing (the last launch of this kernel, else of the session), a variable holding a Job, a

@@ -377,7 +377,7 @@ class SchedMagics(Magics, SchedConfig):
         or a text table. Asks the default scheduler, ``SchedMagics.list_schedulers`` and every scheduler used
         in the session."""
         line = self._expand(line)
-        from jupyter_sched.notebook.panes.list_pane import FIRST_SCREEN, ListPane, TimeBook, rows_text
+        from jupyter_sched.notebook.panes.list_pane import FIRST_SCREEN, ListPane, rows_text
 
         args = _parse(self.sched_list, line)
         if args.limit is not None and args.limit < 0:
@@ -386,11 +386,11 @@ class SchedMagics(Magics, SchedConfig):
         schedulers = args.scheduler
         if args.all:
             schedulers = self.session.runner.scheduler_backends()
-        rows, notices = self.session.list_apps(schedulers)
+        listing = self.session.list_jobs(schedulers)
         if not self.interactive:
-            print(rows_text(rows, notices, TimeBook(self.session.runner), limit=limit))
+            print(rows_text(listing.rows, listing.notices, limit=limit))
             return None
-        return ListPane(self.session, self.session.settings(), rows, notices, schedulers, limit).start()
+        return ListPane(self.session, self.session.settings(), listing.rows, listing.notices, schedulers, limit).start()
 
     @magic_arguments()
     @argument("targets", nargs="*", help="app handles, ids, names or Job variables; default: the last job")

@@ -21,8 +21,9 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.frontend.jobs.reasons import app_message, error_file_message, replica_reason
+from jupyter_sched.frontend.jobs.rows import app_span
 from jupyter_sched.notebook.displays.record import reattach_hint
-from jupyter_sched.notebook.displays.reprs import app_span, replica_table_html
+from jupyter_sched.notebook.displays.reprs import replica_table_html
 from jupyter_sched.notebook.kernel.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.kernel.config import PaneSettings
 from jupyter_sched.notebook.kernel.live import Ticker
