@@ -9,17 +9,6 @@ import json
 from jupyter_sched.components import get_component, list_components
 from jupyter_sched.frontend.launch.config import ProjectConfig
 
-HELP = "list the built-in and installed components"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--print", dest="print_name", metavar="NAME", help="print the source code of a component"
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="print a JSON list of {name, summary, origin}"
-    )
-
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     if args.print_name:

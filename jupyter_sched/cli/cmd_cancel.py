@@ -9,15 +9,6 @@ from jupyter_sched.cli.errors import CliError
 from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.launch.config import ProjectConfig
 
-HELP = "cancel an app"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("app_handle", help="e.g. local_cwd://default/sh-b3k2x9q0d1")
-    parser.add_argument(
-        "--wait", action="store_true", help="wait until the app has stopped and print its state"
-    )
-
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     handle = targets.check_handle(args.app_handle)

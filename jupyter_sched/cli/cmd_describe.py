@@ -10,13 +10,6 @@ from jupyter_sched.cli.render import render, to_json
 from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.launch.config import ProjectConfig
 
-HELP = "show the definition (roles, commands, replicas) of an app"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("app_handle", help="e.g. local_cwd://default/echo-b3k2x9q0d1")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     handle = targets.check_handle(args.app_handle)

@@ -26,40 +26,6 @@ from jupyter_sched.logs.control_strings import strip_control_strings
 from jupyter_sched.runner import Runner
 from jupyter_sched.specs import AppState, AppStatus
 
-HELP = "print the logs of an app's replicas (-f: follow until the app ends)"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "identifier",
-        metavar="APP_HANDLE[/ROLE[/K,...]]",
-        help="e.g. local_cwd://default/echo-b3k2x9q0d1, .../echo-b3k2x9q0d1/echo or .../echo/0,1",
-    )
-    parser.add_argument("--regex", help="print only the lines that match this regular expression")
-    parser.add_argument(
-        "--streams",
-        choices=["stdout", "stderr", "combined"],
-        default=None,
-        help="which output (default: combined)",
-    )
-    parser.add_argument("-f", "--follow", "-t", "--tail", dest="follow", action="store_true",
-                        help="keep printing new lines until the replicas end")  # fmt: skip
-    parser.add_argument("-n", "--lines", type=int, metavar="N",
-                        help="start at each replica's last N lines (with -f, then follow)")  # fmt: skip
-    parser.add_argument(
-        "--since", help="only lines written after this time: ISO (2024-05-01T12:00) or an age (5m)"
-    )
-    parser.add_argument(
-        "--until", help="only lines written before this time (same forms as --since)"
-    )
-    parser.add_argument(
-        "--json", action="store_true", help='JSON lines: {"role", "replica", "line"} per line, no prefixes'
-    )
-    parser.add_argument(
-        "--raw", action="store_true",
-        help="print the output as written, terminal control strings (titles, links) included",
-    )
-
 
 def wait_for_replicas(runner: Runner, handle: str, status: AppStatus) -> AppStatus:
     """Waits until the scheduler reports replicas (remote schedulers may not have started them yet)."""

@@ -12,16 +12,6 @@ from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.launch.config import ProjectConfig
 from jupyter_sched.specs.output.masking import mask_out
 
-HELP = "show the run options (--cfg) of the schedulers"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scheduler", nargs="?", help="one scheduler (default: all)")
-    parser.add_argument(
-        "--json", action="store_true",
-        help="print JSON: {scheduler: {option: {type, default, required, help}}}",
-    )  # fmt: skip
-
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     names = (

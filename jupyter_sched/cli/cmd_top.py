@@ -20,17 +20,8 @@ from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.launch.config import ProjectConfig
 from jupyter_sched.specs.status.usage import UsageSample, format_bytes
 
-HELP = "show what each replica of an app uses: CPU, memory (now, peak, limit), GPU"
 _CLEAR = "\x1b[H\x1b[2J"
 HEADER = ("REPLICA", "CPU%", "CPU TIME", "MEM", "PEAK", "LIMIT", "GPU")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("app_handle", help="e.g. local_cwd://default/train-b3k2x9q0d1")
-    parser.add_argument("--json", action="store_true", help="print one snapshot as JSON, one object per replica")
-    parser.add_argument(
-        "--interval", type=float, default=1.0, help="seconds between refreshes in a terminal (default 1)"
-    )
 
 
 def _gpu_cell(sample: UsageSample) -> str:

@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from jupyter_sched.frontend.launch.config import ProjectConfig
 from jupyter_sched.logs.control_strings import escape_controls
-from jupyter_sched.runner import Runner, get_runner
-from jupyter_sched.specs.output.masking import mask_out
+
+if TYPE_CHECKING:
+    from jupyter_sched.frontend.launch.config import ProjectConfig
+    from jupyter_sched.runner import Runner
 
 LINES = "\n\t"
 """What :func:`shown` keeps of the controls in text of several lines."""
 
 
 def open_runner(config: ProjectConfig) -> Runner:
+    """The verb's runner. The runner (and with it the specs and the scheduler registry) is imported here, by
+    the verbs that use one: ``--help`` and a usage error print through this module without it."""
+    from jupyter_sched.runner import get_runner
+
     return get_runner(component_defaults=config.components)
 
 
@@ -46,6 +51,8 @@ def shown(text: str, keep: str = "") -> str:
 
 def message(text: str) -> str:
     """A message of the command line as it is written: secrets masked by the one rule, controls escaped."""
+    from jupyter_sched.specs.output.masking import mask_out
+
     return shown(str(mask_out(str(text))), LINES)
 
 

@@ -18,55 +18,48 @@ import logging
 import os
 import signal
 import sys
-from types import ModuleType
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional, Tuple
 
-from jupyter_sched.cli import (
-    cmd_builtins,
-    cmd_cancel,
-    cmd_describe,
-    cmd_list,
-    cmd_log,
-    cmd_run,
-    cmd_runopts,
-    cmd_status,
-    cmd_top,
-    common,
-)
 from jupyter_sched.cli.errors import CliError, CliExit, CliUsageError
-from jupyter_sched.components import ComponentError, ComponentHelp
+from jupyter_sched.cli.verbs import VERBS
 from jupyter_sched.frontend.launch.config import ConfigError, ProjectConfig, load_config
 from jupyter_sched.frontend.launch.parsers import RaisingArgumentParser
-from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV
-from jupyter_sched.schedulers.local.processes.signals import SignalException
-from jupyter_sched.specs import (
-    InvalidAppError,
-    InvalidRunConfigException,
-    MalformedAppHandleException,
-    UnknownAppException,
-    UnknownSchedulerException,
-)
 from jupyter_sched.version import __version__
 
 PROG = "jupyter-sched"
-VERBS: Dict[str, ModuleType] = {
-    "run": cmd_run,
-    "status": cmd_status,
-    "log": cmd_log,
-    "list": cmd_list,
-    "cancel": cmd_cancel,
-    "describe": cmd_describe,
-    "runopts": cmd_runopts,
-    "builtins": cmd_builtins,
-    "top": cmd_top,
-}
-USAGE_ERRORS = (
-    CliUsageError, ComponentError, ConfigError, InvalidAppError, InvalidRunConfigException,
-    MalformedAppHandleException, UnknownSchedulerException,
-)  # fmt: skip
-"""Refused before anything starts: exit 2. InvalidAppError is raised only then (validation, the scheduler's
-replica limit and fit, a missing entrypoint), never about an app that ran."""
-FAILURES = (CliError, UnknownAppException)
+
+
+def _usage_errors() -> Tuple[type, ...]:
+    """Refused before anything starts: exit 2. InvalidAppError is raised only then (validation, the scheduler's
+    replica limit and fit, a missing entrypoint), never about an app that ran. Imported when an error reached
+    :func:`run_cli`, not at start: ``--help`` loads neither the specs nor the components, and only ``run`` and
+    ``builtins`` load the components."""
+    from jupyter_sched.specs import (
+        InvalidAppError,
+        InvalidRunConfigException,
+        MalformedAppHandleException,
+        UnknownSchedulerException,
+    )
+
+    return (
+        CliUsageError, ConfigError, InvalidAppError, InvalidRunConfigException, MalformedAppHandleException,
+        UnknownSchedulerException, *_loaded_component_errors("ComponentError"),
+    )  # fmt: skip
+
+
+def _failures() -> Tuple[type, ...]:
+    """The app failed or does not exist: exit 1."""
+    from jupyter_sched.specs import UnknownAppException
+
+    return (CliError, UnknownAppException)
+
+
+def _loaded_component_errors(*names: str) -> Tuple[type, ...]:
+    """These classes of :mod:`jupyter_sched.components.errors` if that module is loaded, else none: only a verb
+    that looked a component up can have raised one, and loading the components to classify another verb's
+    error would cost more than that verb (the package loads every built-in's machinery)."""
+    errors = sys.modules.get("jupyter_sched.components.errors")
+    return tuple(getattr(errors, name) for name in names) if errors is not None else ()
 
 
 def build_parser() -> RaisingArgumentParser:
@@ -81,21 +74,23 @@ def build_parser() -> RaisingArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (debug) on stderr")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="no progress; -qq: errors only")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    for name, module in VERBS.items():
-        sub = verbs.add_parser(
-            name, help=module.HELP, description=module.HELP, add_help=name != "run"
-        )
-        if name == "run":
+    for name, verb in VERBS.items():
+        sub = verbs.add_parser(name, help=verb.help, description=verb.help, add_help=verb.arguments is not None)
+        if verb.arguments is None:  # `run`: the rest of the line is its own (cmd_run parses it)
             sub.add_argument("args", nargs="...", help="see `jupyter-sched run --help`")
         else:
-            module.add_arguments(sub)
+            verb.arguments(sub)
     return parser
 
 
 def _export_local_log_dir(config: ProjectConfig) -> None:
     """A ``log_dir`` set for a local scheduler in the config file becomes this process's default log dir, so
     ``status``/``log``/``list`` find the apps ``run`` started there."""
-    if os.environ.get(LOG_DIR_ENV) or not config.path:
+    if not config.path:
+        return
+    from jupyter_sched.schedulers.common.state_dir import LOG_DIR_ENV
+
+    if os.environ.get(LOG_DIR_ENV):
         return
     for name in ("local_cwd", "local_dir"):
         log_dir = config.schedulers.get(name, {}).get("log_dir")
@@ -114,6 +109,8 @@ class _MaskingFormatter(logging.Formatter):
     run options, a warning quoting an env value, a name with escapes in it."""
 
     def format(self, record: logging.LogRecord) -> str:
+        from jupyter_sched.cli import common
+
         return common.message(super().format(record))
 
 
@@ -151,11 +148,11 @@ def _dispatch(argv: List[str]) -> int:
     config = load_config()
     _export_local_log_dir(config)
     if argv and argv[0] == "run":
-        return cmd_run.main(argv[1:])
+        return int(VERBS["run"].load().main(argv[1:]))
     args = build_parser().parse_args(argv)
     if args.verb == "run":  # only reached with global options before `run`
-        return cmd_run.main(args.args)
-    return int(VERBS[args.verb].run(args, config))
+        return int(VERBS["run"].load().main(args.args))
+    return int(VERBS[args.verb].load().run(args, config))
 
 
 def run_cli(argv: Optional[List[str]] = None) -> int:
@@ -171,34 +168,51 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
     try:
         return _dispatch(argv)
     except CliExit as e:
+        from jupyter_sched.cli import common
+
         if e.message:  # help as written; an error (it may quote what was typed) as every message
             sys.stderr.write(common.message(e.message) if e.status else common.shown(e.message, common.LINES))
         return e.status
-    except ComponentHelp as e:
-        sys.stdout.write(e.text)
-        return 0
-    except USAGE_ERRORS as e:
-        _print_error(e)
-        return 2
-    except FAILURES as e:
-        _print_error(e)
-        return 1
-    except (ValueError, RuntimeError, OSError) as e:
-        if isinstance(e, BrokenPipeError):
-            return _broken_pipe()
-        common.err(f"{PROG}: error: {type(e).__name__}: {e}")
-        return 1
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
         return 130
-    except SignalException as e:  # SIGTERM where the verb did not say more (`run` names the app it stopped)
-        name = signal.Signals(e.sigval).name
-        common.err(f"{PROG}: stopped by {name}")
-        return 128 + e.sigval
+    except Exception as e:  # the classes are imported only now (see _usage_errors)
+        code = _exit_code(e)
+        if code is None:
+            raise
+        return code
+
+
+def _exit_code(error: Exception) -> Optional[int]:
+    """Reports an error that reached the command line and returns its exit code; None for one that is ours
+    to fix (a bug: its traceback is shown)."""
+    from jupyter_sched.cli import common
+    from jupyter_sched.schedulers.local.processes.signals import SignalException
+
+    if isinstance(error, _loaded_component_errors("ComponentHelp")):
+        sys.stdout.write(str(error))  # the component's --help, its only argument
+        return 0
+    if isinstance(error, _usage_errors()):
+        _print_error(error)
+        return 2
+    if isinstance(error, _failures()):
+        _print_error(error)
+        return 1
+    if isinstance(error, SignalException):  # SIGTERM where the verb did not say more (`run` names the app)
+        common.err(f"{PROG}: stopped by {signal.Signals(error.sigval).name}")
+        return 128 + error.sigval
+    if isinstance(error, (ValueError, RuntimeError, OSError)):
+        if isinstance(error, BrokenPipeError):
+            return _broken_pipe()
+        common.err(f"{PROG}: error: {type(error).__name__}: {error}")
+        return 1
+    return None
 
 
 def _print_error(error: Exception) -> None:
     """``jupyter-sched: error: MESSAGE``, unless a parser's message already names the program."""
+    from jupyter_sched.cli import common
+
     text = str(error)
     named = text.startswith(f"{PROG}: ") or text.startswith(f"{PROG} ")
     common.err(text if named else f"{PROG}: error: {text}")
