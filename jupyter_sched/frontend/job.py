@@ -20,10 +20,9 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
-from jupyter_sched.frontend.jobs.reasons import app_message, exit_text, replica_reason
+from jupyter_sched.frontend.jobs.reasons import app_message, failure_line, first_failure
+from jupyter_sched.frontend.jobs.stderr_tails import stderr_of
 from jupyter_sched.frontend.logview.log_model import ALL, MAX_LINE_CHARS, app_sources, read_snapshot
-from jupyter_sched.runner import failed_replica
-from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.specs import AppState, AppStatus, parse_app_handle
 from jupyter_sched.specs.output.labels import app_label
 
@@ -234,30 +233,17 @@ class JobFailed(RuntimeError):
         return [f"\x1b[31mJobFailed\x1b[0m: {self}"]
 
 
-def replica_error(job: Job, role: str, replica: Any, status: Optional[AppStatus] = None) -> str:
-    """What went wrong in one replica, in the words of the panes (:func:`reasons.replica_reason`): out of
-    memory, its owner's exit (a kernel's restart), its error file, the last line it wrote to stderr, its
-    exit code."""
-    try:
-        lines = list(job.runner.log_lines(job.handle, role, replica.id, streams=Stream.STDERR))
-    except Exception:  # noqa: BLE001 - whatever reading stderr raised, the one line says what we know
-        lines = []
-    stderr = "".join(lines).splitlines()[-20:]
-    return replica_reason(replica, status, stderr, job.kernel_pid)
-
-
 def failure_message(job: Job, status: Optional[AppStatus], fail_fast: bool = False) -> str:
-    """One line: the app, its final state, the first failed replica and its error, and the app as its id and
+    """One line: the app, its final state, the first failed replica and why it failed (the one reason of
+    :mod:`jupyter_sched.frontend.jobs.reasons`, as every front end gives it), and the app as its id and
     scheduler (JupyterLab would link half of a handle in an error output: see ``specs.labels``)."""
     label = app_label(job.handle)
     if status is None:
         return f"{job.name}: the scheduler no longer knows {label} (its records were removed)"
-    first = failed_replica(status)
+    first = first_failure(status, stderr_of(job.runner, job.handle), job.kernel_pid)
     line = f"{job.name} {status.state}"
     if first is not None:
-        role, replica = first
-        code = f" (exit code {exit_text(replica.exit_code)})" if replica.exit_code is not None else ""
-        line += f": {role}/{replica.id} FAILED{code}: {replica_error(job, role, replica, status)}"
+        line += f": {failure_line(*first)}"
         if fail_fast and "fail_fast" in (status.msg or ""):
             line += "; the other replicas were stopped (--fail-fast)"
     elif status.state == AppState.CANCELLED:

@@ -20,6 +20,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from jupyter_sched.frontend.job import VIEW_MAKERS, Job
+from jupyter_sched.frontend.jobs.stderr_tails import stderr_of
 from jupyter_sched.frontend.logview.log_model import ALL, app_sources, read_snapshot
 from jupyter_sched.notebook.displays import record
 from jupyter_sched.notebook.displays.job_display import display_of, take_compact
@@ -28,7 +29,7 @@ from jupyter_sched.notebook.displays.record import RecordSource, filter_bundle, 
 from jupyter_sched.notebook.kernel.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.kernel.config import PaneSettings
 from jupyter_sched.notebook.panes.log_model import HtmlLogMux
-from jupyter_sched.notebook.panes.log_pane import STDERR_WINDOW, LogPane, follow_limit, frame_html
+from jupyter_sched.notebook.panes.log_pane import LogPane, follow_limit, frame_html
 from jupyter_sched.notebook.panes.status_pane import StatusPane, failures_text, status_html
 from jupyter_sched.notebook.panes.theme import PANE_STYLE, code, esc, fmt_clock, pill
 from jupyter_sched.specs.output.masking import masked_copy
@@ -70,19 +71,12 @@ class JobRecord:
         earlier = [f"... {hidden_text:,} earlier lines not shown"] if hidden_text > 0 else []
         lines = earlier + mux.plain(ALL, record.TEXT_LOG_LINES)
 
-        def stderr_tail(role: str, k: int) -> List[str]:
-            view = f"{role}/{k}"
-            if view not in mux.views():
-                return []
-            separate = any(s.replica == view and s.is_stderr for s in mux.sources)
-            got, _ = mux.rows(view, STDERR_WINDOW if separate else 20)
-            return [line.text for i, line in got if mux.sources[i].is_stderr or not separate][-20:]
-
         def shows(role: str, k: int, wanted: List[str], last_n: int = record.HTML_LOG_LINES) -> bool:
             rows = mux.rows(ALL, last_n)[0]
             seen = {line.text.strip() for i, line in rows if mux.sources[i].replica == f"{role}/{k}"}
             return all(w.strip() in seen for w in wanted if w.strip())
 
+        stderr_tail = stderr_of(job.runner, job.handle)  # the reason every front end gives (stderr_tails)
         html = status_html(job, status, None, stderr_tail, None if ended else as_of_ts, shown=shows)
         failures = failures_text(status, stderr_tail, job.kernel_pid,
                                  lambda role, k, wanted: shows(role, k, wanted, record.TEXT_LOG_LINES))  # fmt: skip
@@ -106,8 +100,11 @@ class JobView(RecordSource):
         sources = follow_limit(app_sources(status))
         mux = HtmlLogMux(sources, settings.keep_lines, settings.max_line_chars)
         self.log_pane = LogPane(mux, settings, title="logs", live=True)
-        self.status_pane = StatusPane(job, settings, status, stderr_tail=self.log_pane.stderr_tail)
-        self.status_pane.shown = self.log_pane.shows  # a failure's traceback once: in the logs below
+        # a failure's reason as every front end gives it: its stderr read from the scheduler's logs once, not
+        # from the lines this pane happens to hold (a flood or the follower limit may have pushed them out)
+        self.stderr_tail = stderr_of(job.runner, job.handle)
+        self.status_pane = StatusPane(job, settings, status, stderr_tail=self.stderr_tail)
+        self.status_pane.shown = self.in_logs  # a failure's traceback once: in the logs below
         self.log_pane.on_all_ended = self.status_pane.wake
         self.save_button = w.Button(
             description="Save logs", icon="download", layout=w.Layout(width="auto", flex="0 0 auto"),
@@ -142,6 +139,15 @@ class JobView(RecordSource):
     def stop(self) -> None:
         self.status_pane.stop()
         self.log_pane.stop()
+
+    def in_logs(self, role: str, k: int, lines: List[str], last_n: Optional[int] = None) -> bool:
+        """The log pane below shows ``lines`` of replica ``role/k``, or will: the failure's stderr is read
+        from the scheduler's log, usually before this pane's follower has caught up, and is not repeated
+        above while that replica's log is still being read (only once read, if the pane lost the lines)."""
+        if self.log_pane.shows(role, k, lines, last_n):
+            return True
+        mux = self.log_pane.mux
+        return not all(mux.ended[i] for i, s in enumerate(mux.sources) if s.replica == f"{role}/{k}")
 
     def _on_save(self, _button: Any = None) -> None:
         """Writes every replica's full log next to the notebook and links the files in the pane."""
@@ -213,9 +219,9 @@ class JobView(RecordSource):
         text_lines = record.TEXT_LOG_LINES
 
         def in_text(role: str, k: int, lines: List[str]) -> bool:
-            return self.log_pane.shows(role, k, lines, text_lines)
+            return self.in_logs(role, k, lines, text_lines)
 
-        failures = failures_text(status, self.log_pane.stderr_tail, self.job.kernel_pid, in_text)
+        failures = failures_text(status, self.stderr_tail, self.job.kernel_pid, in_text)
         saved = links_html(self.saved, None if self.saved_final else self.saved_at, ended)
         return record.job_bundle(
             self.job, status, self.status_pane.static_html(when), failures, self.log_pane.static_html(when),

@@ -5,7 +5,8 @@ output has ended, so the final state shows at once) and sets one HTML trait unde
 when the rendering changed; while the app runs the elapsed times change, so they tick once per interval.
 The first failure goes into the header while the others still run (``python/1 FAILED: KeyError: 'y'``),
 and each failed replica says why below the table: exit code and signal, then the error file's message or
-the replica's last stderr lines (``stderr_tail``, which the job view takes from its log pane). At a
+the replica's last stderr lines (``stderr_tail``: the job view reads them as every front end does, with
+:func:`~jupyter_sched.frontend.jobs.stderr_tails.stderr_of`, so the pane's reason is the server's). At a
 terminal state it renders the final summary, hides Cancel (there is nothing left to cancel) and stops.
 Cancel asks for confirmation (second click within a few seconds) because it cannot be undone; clicks may
 arrive on another thread (JupyterLab subshells), hence the lock.
@@ -20,7 +21,14 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from jupyter_sched.frontend.jobs.reasons import app_message, error_file_message, replica_reason
+from jupyter_sched.frontend.jobs.reasons import (
+    StderrOf,
+    app_message,
+    error_file_message,
+    failed_replicas,
+    failure_line,
+    replica_reason,
+)
 from jupyter_sched.frontend.jobs.rows import app_span
 from jupyter_sched.notebook.displays.record import reattach_hint
 from jupyter_sched.notebook.displays.reprs import replica_table_html
@@ -38,8 +46,8 @@ if TYPE_CHECKING:  # pragma: no cover
 CONFIRM_SECONDS = 4.0
 REASON_LINES = 6
 FAIL_COLOR = "#e75c58"
-#: ``(role, k) -> last stderr lines`` of a replica (empty when unknown).
-StderrTail = Callable[[str, int], List[str]]
+#: ``(role, k) -> last stderr lines`` of a replica (empty when unknown): :mod:`~jupyter_sched.frontend.jobs.reasons`'.
+StderrTail = StderrOf
 
 
 
@@ -48,15 +56,12 @@ def failures(
     status: Optional[AppStatus], stderr_tail: Optional[StderrTail] = None, kernel_pid: Optional[int] = None
 ) -> List[Tuple[ReplicaStatus, str, List[str]]]:
     """Failed replicas, first to fail first: (replica, one-line reason, detail lines: its error file's
-    message, else its last stderr lines). The reason is :func:`reasons.replica_reason`'s, as in JobFailed."""
-    if status is None:
-        return []
-    failed = [rep for role in status.roles for rep in role.replicas if rep.state == AppState.FAILED]
-    failed.sort(key=lambda r: (r.finished is None, r.finished or 0.0, r.role, r.id))
+    message, else its last stderr lines). The order and the reason are :mod:`reasons`', as in JobFailed and
+    the server's rows."""
     out = []
-    for rep in failed:
+    for rep in failed_replicas(status):
         message = error_file_message(rep.structured_error_msg)
-        tail = [line for line in (stderr_tail(rep.role, rep.id) if stderr_tail else []) if line.strip()]
+        tail = [line for line in (stderr_tail(rep.role, rep.id) if stderr_tail and not message else []) if line.strip()]
         reason = replica_reason(rep, status, tail, kernel_pid)
         last = [str(mask_out(line)) for line in tail[-REASON_LINES:]]  # shown as the reason: masked as it is
         detail = [message] if message and message != reason else ([] if message else last)
@@ -84,7 +89,7 @@ def header_html(
     when = f" <i>{esc(as_of(as_of_ts))}</i>" if stale else ""
     failed = (
         f'<div class="jsched-failure" style="color:{FAIL_COLOR};font-size:12px;font-weight:600">'
-        f"{esc(first[0].role)}/{first[0].id} FAILED{esc(_exit(first[0]))}: {esc(first[1])}</div>"
+        f"{esc(failure_line(*first))}</div>"
         if first
         else ""
     )
@@ -126,7 +131,7 @@ def failures_text(status: Optional[AppStatus], stderr_tail: Optional[StderrTail]
                   kernel_pid: Optional[int] = None, shown: Optional[ShownInLogs] = None) -> List[str]:  # fmt: skip
     out = []
     for rep, reason, detail in failures(status, stderr_tail, kernel_pid):
-        out.append(f"{rep.role}/{rep.id} FAILED{_exit(rep)}: {reason}")
+        out.append(failure_line(rep, reason))
         if not (detail and shown is not None and shown(rep.role, rep.id, detail)):
             out.extend(f"    {line}" for line in detail if line.strip() != reason)
     return out
