@@ -124,15 +124,17 @@ def test_a_cli_job_appears_opens_and_is_cancelled_from_the_sidebar(jobs: Lab, la
 
 def test_a_notification_says_how_a_job_ended(jobs: Lab, lab_server: LabServer, tmp_path: Path) -> None:
     page = jobs.page
-    handle = launch(lab_server, tmp_path, "trainer", "while [ ! -e GO ]; do sleep 0.1; done; exit 3")
+    script = "while [ ! -e GO ]; do sleep 0.1; done; echo 'error: loss is NaN' >&2; exit 3"
+    handle = launch(lab_server, tmp_path, "trainer", script)
     wait_state(page, handle, "RUNNING")  # seen running, so its end is news
     (tmp_path / "GO").touch()
-    toast = page.locator(".Toastify__toast", has_text="trainer FAILED: sh/0 exit code 3")
+    # why, as the job's kernel pane would say it: its last stderr line, not "exit code 3" (issue 32)
+    toast = page.locator(".Toastify__toast", has_text="trainer FAILED: sh/0 error: loss is NaN")
     toast.wait_for(timeout=60_000)
     jobs.screenshot(toast, "jobs-notification")
     toast.get_by_role("button", name=re.compile("Open")).click()
     page.locator(f'.jsl-job-panel .jsl-job-view[data-handle="{handle}"] .jsl-reason',
-                 has_text="trainer FAILED: sh/0 exit code 3").wait_for()  # fmt: skip
+                 has_text="trainer FAILED: sh/0 error: loss is NaN").wait_for()  # fmt: skip
 
 
 def test_a_sweep_is_one_row_with_its_counts(jobs: Lab, lab_server: LabServer, tmp_path: Path) -> None:
