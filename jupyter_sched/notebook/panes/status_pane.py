@@ -35,7 +35,7 @@ from jupyter_sched.notebook.displays.reprs import replica_table_html
 from jupyter_sched.notebook.kernel.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.kernel.config import PaneSettings
 from jupyter_sched.notebook.kernel.live import Ticker
-from jupyter_sched.notebook.panes.theme import MONO, PANE_STYLE, as_of, code, esc, exit_text, fmt_duration, pill
+from jupyter_sched.notebook.panes.theme import MONO, PANE_STYLE, as_of, code, esc, fmt_duration, pill
 from jupyter_sched.notebook.panes.usage_view import UsageView
 from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus
 from jupyter_sched.specs.output.masking import mask_out
@@ -69,10 +69,6 @@ def failures(
             detail = []
         out.append((rep, reason, detail))
     return out
-
-
-def _exit(rep: ReplicaStatus) -> str:
-    return f" (exit code {exit_text(rep.exit_code)})" if rep.exit_code is not None else ""
 
 
 def header_html(
@@ -114,7 +110,7 @@ def failures_html(found: List[Tuple[ReplicaStatus, str, List[str]]], shown: Opti
             ""
             if n == 0
             else f'<div style="font-size:12px"><b style="color:{FAIL_COLOR}">{esc(rep.role)}/{rep.id} FAILED</b>'
-            f"{esc(_exit(rep))}: {esc(reason)}</div>"
+            f"{esc(failure_line(rep, reason)[len(f'{rep.role}/{rep.id} FAILED'):])}</div>"
         )
         pre = (
             f'<pre style="{MONO};font-size:12px;line-height:1.35;white-space:pre-wrap;margin:2px 0 4px 12px;'
