@@ -310,6 +310,95 @@ def test_detached_prints_one_line_in_a_cell(ip: Any, magics: Any, monkeypatch: A
     next(reversed(magics.session.jobs.values())).cancel()
 
 
+# -- %sched_run: a notebook function launches, shows and waits as a component does ---------------------------
+#: One run of each kind, as a component line and as a notebook function (defined by the fixture below). The
+#: two used to have a launch-and-wait tail each, and the function's lacked what these tests check (issue 32).
+RUNS = {
+    "component": {
+        "echo": "utils.sh 'echo said hi'",
+        "fail": "utils.sh 'exit 3'",
+        "one_fails": py(
+            "import os, sys, time\nif os.environ['JUPYTER_SCHED_REPLICA_ID'] == '1': sys.exit(3)\ntime.sleep(60)",
+            "--num_replicas 2",
+        ),
+    },
+    "function": {"echo": "fn_echo", "fail": "fn_fail", "one_fails": "fn_one_fails --num_replicas 2"},
+}
+FUNCTIONS = (
+    "def fn_echo(msg: str = 'hi'):\n"
+    "    print('said', msg)\n"
+    "    return msg\n"
+    "def fn_fail():\n"
+    "    raise RuntimeError('on purpose')\n"
+    "def fn_one_fails():\n"
+    "    import os, time\n"
+    "    if os.environ['RANK'] == '1':\n"
+    "        raise RuntimeError('rank 1 fails')\n"
+    "    time.sleep(60)\n"
+)
+
+
+@pytest.fixture(params=sorted(RUNS))
+def runs(request: pytest.FixtureRequest, ip: Any, magics: Any) -> Any:
+    """The lines of :data:`RUNS` of one kind, with the notebook's functions defined."""
+    assert ip.run_cell(FUNCTIONS).success
+    return RUNS[request.param]
+
+
+def test_help_among_the_run_options_prints_the_usage(ip: Any, runs: Any, capsys: Any) -> None:
+    """A function's ``--help`` was argparse's ParserExit traceback under the usage."""
+    assert run(ip, f"--help {runs['echo']}") is None
+    assert capsys.readouterr().out.startswith("usage: %sched_run [--quiet] [--detach] [--no-wait]")
+
+
+def test_detach_is_refused_where_apps_do_not_depend_on_the_kernel(ip: Any, runs: Any) -> None:
+    """A function's ``--detach`` there was an unknown run option ``outlive_owner``, which nobody typed."""
+    with pytest.raises(UsageError, match="--detach: slurm apps do not depend on the kernel"):
+        run(ip, f"--detach -s slurm --dryrun {runs['echo']}")
+
+
+def test_a_wait_in_text_mode_says_it_launched_and_shows_the_ended_job(ip: Any, runs: Any, capsys: Any) -> None:
+    """A function's wait in text mode said nothing while it waited, and its result was one line."""
+    job = run(ip, f"--wait {runs['echo']}")
+    assert job.last_status.state == AppState.SUCCEEDED
+    assert f"{job.name} launched: " in capsys.readouterr().out
+    assert JOB_MIME in mimebundle(job), "the full display: nothing above showed the job"
+
+
+def test_log_in_text_mode_streams_the_lines(ip: Any, runs: Any, capsys: Any) -> None:
+    """A function's ``--log`` in text mode printed nothing (as ``--wait`` did)."""
+    job = run(ip, f"--log {runs['echo']}")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{job.name} launched:") and out[1:] == [f"{job.name}/0 said hi"]
+
+
+def test_an_assigned_job_is_shown_once_then_one_line_in_its_cell(ip: Any, runs: Any, capsys: Any) -> None:
+    """``job = %sched_run FUNCTION`` then ``job`` in the same cell showed the job twice."""
+    capsys.readouterr()
+    assert ip.run_cell(f"shown = %sched_run {runs['echo']}\nshown", store_history=True).success
+    job, out = ip.user_ns["shown"], capsys.readouterr().out
+    last = out.strip().splitlines()[-1]
+    assert out.count("re-attach: ") == 1 and last.startswith("Out[") and job.handle in last, out
+    job.wait(timeout=60)
+
+
+def test_a_failed_wait_still_assigns_the_job(ip: Any, runs: Any) -> None:
+    """``job = %sched_run --wait FUNCTION`` that failed left ``job`` unset, so there was no Job to look into."""
+    ip.user_ns.pop("failed", None)
+    result = ip.run_cell(f"failed = %sched_run --wait {runs['fail']}")
+    assert result.error_in_exec is not None
+    job = ip.user_ns.get("failed")
+    assert isinstance(job, Job) and job.last_status.state == AppState.FAILED
+
+
+def test_fail_fast_stops_the_other_replicas(ip: Any, magics: Any, runs: Any) -> None:
+    """A function's ``--fail-fast`` was parsed and dropped: the cell waited for the other replica's minute."""
+    with pytest.raises(Exception):  # noqa: B017 - JobFailed, or the function's own FunctionError
+        run(ip, f"--wait --fail-fast {runs['one_fails']}")
+    job = next(reversed(magics.session.jobs.values()))
+    assert job.last_status.is_terminal() and "other replicas were stopped (fail_fast)" in job.last_status.msg
+
+
 # -- %sched_logs ----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def logged(ip: Any) -> Job:

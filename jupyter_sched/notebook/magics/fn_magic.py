@@ -5,8 +5,10 @@ component or an AppDef variable, and a component's signature already becomes its
 variable is one more thing a line can name, and its signature becomes its flags the same way
 (``%sched_run -s local_docker train --lr 0.1``); the job's own options keep the built-ins' spellings
 (``--num_replicas``, ``--image``, ``--h``, ``--name``; see :mod:`jupyter_sched.functions.calls.fn_args`). Run
-options (``-s``, ``--cfg``, ``--dryrun``, ``--wait``) and the notebook switches (``--quiet``,
-``--no-wait``) work as for any app. ``--dryrun`` shows the function's name and where it is defined, the
+options (``-s``, ``--cfg``, ``--dryrun``, ``--wait``, ``--log``, ``--fail-fast``) and the notebook switches
+(``--quiet``, ``--no-wait``, ``--detach``) work as for any app: the line becomes the same
+:class:`~jupyter_sched.notebook.magics.run_plan.Plan` a component's does, and the magic launches, shows and
+waits for both one way. ``--dryrun`` shows the function's name and where it is defined, the
 pickled size, the interpreter and the image above the scheduler's request.
 """
 
@@ -15,15 +17,15 @@ from __future__ import annotations
 import typing
 from typing import Any, Dict, Mapping, Optional
 
+from jupyter_sched.frontend.errors import ParserExit
 from jupyter_sched.frontend.launch.run_args import parse_run_line
 from jupyter_sched.frontend.launch.run_options import RunLine
 from jupyter_sched.functions import prepare
 from jupyter_sched.functions.calls.fn_args import parse_call
 from jupyter_sched.functions.job import start
 from jupyter_sched.notebook.displays.dryrun_repr import dryrun_html, dryrun_text
-from jupyter_sched.notebook.displays.job_display import compact_in_this_cell
 from jupyter_sched.notebook.magics.args import ArgsError
-from jupyter_sched.notebook.magics.callsite import magic_call_site
+from jupyter_sched.notebook.magics.run_plan import Plan, apply_detach
 from jupyter_sched.notebook.panes.theme import NO_MATH, esc, table
 from jupyter_sched.specs import AppDef
 
@@ -82,45 +84,34 @@ class FunctionDryRun:
         return f'<div class="{NO_MATH}">{heading}{facts}</div>{dryrun_html(self.info)}'
 
 
-def run_function(magics: Any, run_line: RunLine, component: str, fn: Any) -> Any:
-    """Launches (or dry-runs) the notebook function ``fn`` that ``run_line`` (split once by the magic) names
-    as ``component``: its run options parsed once, the rest of the line as the function's flags. Bad input
-    raises ArgsError before anything runs."""
-    session = magics.session
+def plan_function(
+    line: RunLine,
+    component: str,
+    fn: Any,
+    runner: Any,
+    *,
+    default_scheduler: str = "",
+    scheduler_cfg: Optional[Mapping[str, Mapping[str, Any]]] = None,
+) -> Plan:
+    """The :class:`Plan` of the notebook function ``fn`` that ``line`` (split once by the magic) names as
+    ``component``: its run options parsed once, the rest of the line as the function's flags, the call
+    pickled and dry-run. Launched, shown and waited for as any app of ``%sched_run``. Bad input raises
+    ArgsError before anything runs; ``--help`` among the run options prints the usage, as for a component."""
     try:
         run_args = parse_run_line(
-            run_line, runner=session.runner, default_scheduler=magics.default_scheduler or None,
-            layers=[("SchedMagics.scheduler_cfg", magics.scheduler_cfg or {})],
+            line, runner=runner, default_scheduler=default_scheduler or None,
+            layers=[("SchedMagics.scheduler_cfg", scheduler_cfg or {})],
         )  # fmt: skip
+        apply_detach(line, run_args)
         args, kwargs, options = parse_call(fn, run_args.component_args, component)
         resource = options.pop("h", None)
-        if run_line.flag("detach"):
-            run_args.cfg["outlive_owner"] = True
-        request = prepare(session.runner, fn, tuple(args), kwargs, scheduler=run_args.scheduler, cfg=run_args.cfg,
+        request = prepare(runner, fn, tuple(args), kwargs, scheduler=run_args.scheduler, cfg=run_args.cfg,
                           resource=resource, **options)  # fmt: skip
+    except ParserExit as e:  # --help among the run options: argparse printed the usage
+        return Plan(line, help=e.message or "")
     except (ValueError, TypeError) as e:
         raise ArgsError(f"%sched_run {component}: {e}") from None
-    if run_args.dryrun:
-        return FunctionDryRun(request)
-    site = magic_call_site()
-    job = start(request, session.runner, session.launched_job)
-    wait = run_args.wait or run_args.log or (magics.wait and not run_line.flag("no_wait"))
-    if wait:
-        from IPython.display import display
-
-        with magics.detach_on_interrupt(job, site):
-            if magics.interactive and not run_line.flag("quiet"):
-                display(job)
-            status = job.wait()
-        failure = job.failure(status)
-        if failure is not None:
-            raise failure
-        compact_in_this_cell(job)
-        return job
-    if run_line.flag("quiet"):
-        compact_in_this_cell(job)
-    elif site is not None and site.assigned:
-        from IPython.display import display
-
-        display(job)
-    return job
+    return Plan(
+        line, run_args=run_args, info=request.info, dry_run=FunctionDryRun(request),
+        launch=lambda session: start(request, session.runner, session.launched_job),
+    )  # fmt: skip

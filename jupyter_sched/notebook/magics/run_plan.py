@@ -1,5 +1,7 @@
-"""From a ``%sched_run`` line (or cell) to a dry run: parsed and validated once, exactly as ``jupyter-sched
-run`` parses a line (:func:`jupyter_sched.frontend.launch.run_args.parse_run_line`), plus the notebook's defaults.
+"""From a ``%sched_run`` line (or cell) to a :class:`Plan`: parsed and validated once, exactly as ``jupyter-sched
+run`` parses a line (:func:`jupyter_sched.frontend.launch.run_args.parse_run_line`), plus the notebook's defaults;
+dry-run, and ready to launch. A notebook function's line becomes the same Plan (:mod:`.fn_magic`), so the magic
+launches, shows and waits for every kind of run one way.
 
 Precedence of run options, lowest first: the project's config file (what ``jupyter-sched run`` uses), the
 ``SchedMagics.scheduler_cfg`` trait, ``--cfg`` on the line, then ``--detach``. The scheduler is ``-s`` if
@@ -12,23 +14,48 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from jupyter_sched.components.errors import ComponentError, ComponentHelp
 from jupyter_sched.frontend.errors import ParserExit
+from jupyter_sched.frontend.job import Job
 from jupyter_sched.frontend.launch.run_args import RunArgs, checked_app, materialize_line, parse_run_line
 from jupyter_sched.frontend.launch.run_options import RunLine
 from jupyter_sched.notebook.magics.args import ArgsError
 from jupyter_sched.specs import AppDef, AppDryRunInfo
 
+Launch = Callable[[Any], Job]
+"""How a plan starts its app: given the magics' :class:`~jupyter_sched.notebook.kernel.session.Session`, it
+schedules the app, records it there and returns its Job."""
+
 
 @dataclass
 class Plan:
-    """What to run: the parsed line (cfg final), the dry run; ``help`` when help was printed instead."""
+    """What one ``%sched_run`` runs, the same shape for a component, an AppDef, a cell and a notebook function
+    (:func:`plan_run`, :func:`jupyter_sched.notebook.magics.fn_magic.plan_function`), so that the magic has
+    one way to launch, show and wait for all of them. ``help`` when help was printed instead of a plan."""
 
+    line: RunLine
+    """The line as split once: the notebook's switches (``--quiet``, ``--no-wait``) are read from it."""
     run_args: Optional[RunArgs] = None
+    """The run options, cfg final."""
     info: Optional[AppDryRunInfo] = None
+    dry_run: Any = None
+    """What ``--dryrun`` returns: the AppDryRunInfo, or a function's facts above it."""
+    launch: Optional[Launch] = None
     help: Optional[str] = None
+
+    @property
+    def dryrun(self) -> bool:
+        return self.run_args is not None and self.run_args.dryrun
+
+    def waits(self, default: bool) -> bool:
+        """Whether the cell blocks until the app ends: ``--wait``/``--log``, else ``default`` (the
+        ``SchedMagics.wait`` trait) unless ``--no-wait``."""
+        run_args = self.run_args
+        if run_args is not None and (run_args.wait or run_args.log):
+            return True
+        return default and not self.line.flag("no_wait")
 
 
 def plan_run(
@@ -40,7 +67,8 @@ def plan_run(
     namespace: Optional[Mapping[str, Any]] = None,
     cell: Optional[str] = None,
 ) -> Plan:
-    """Parses and dry-runs; raises ArgsError for anything the user can fix in the line."""
+    """Parses and dry-runs a component, an AppDef variable or a cell; raises ArgsError for anything the user
+    can fix in the line."""
     parsed = _cell_line(line, cell) if cell is not None else line
     try:
         run_args = parse_run_line(
@@ -48,24 +76,40 @@ def plan_run(
             layers=[("SchedMagics.scheduler_cfg", scheduler_cfg or {})],
         )  # fmt: skip
     except ParserExit as e:
-        return Plan(help=e.message or "")
-    if line.flag("detach"):
-        if run_args.run_opts is None or run_args.run_opts.get("outlive_owner") is None:
-            raise ArgsError(
-                f"--detach: {run_args.scheduler} apps do not depend on the kernel (it has no outlive_owner"
-                " option); run without --detach"
-            )
-        run_args.cfg["outlive_owner"] = True
+        return Plan(line, help=e.message or "")
+    apply_detach(line, run_args)
     try:
         app = checked_app(_app(run_args, namespace or {}, cell is not None))
         if cell is not None:
             _check_cell_app(app, line, cell)
         info = runner.dryrun(app, run_args.scheduler, run_args.cfg, run_args.workspace)
     except ComponentHelp as e:
-        return Plan(run_args=run_args, help=e.text)
+        return Plan(line, run_args=run_args, help=e.text)
     except (ComponentError, ValueError) as e:
         raise ArgsError(str(e)) from None
-    return Plan(run_args=run_args, info=info)
+    return Plan(line, run_args=run_args, info=info, dry_run=info, launch=lambda session: _launch_app(session, info))
+
+
+def apply_detach(line: RunLine, run_args: RunArgs) -> None:
+    """``--detach``: the local run option ``outlive_owner=true``, over every cfg layer; refused, naming the
+    scheduler, where apps never depend on the kernel (no such option)."""
+    if not line.flag("detach"):
+        return
+    if run_args.run_opts is None or run_args.run_opts.get("outlive_owner") is None:
+        raise ArgsError(
+            f"--detach: {run_args.scheduler} apps do not depend on the kernel (it has no outlive_owner"
+            " option); run without --detach"
+        )
+    run_args.cfg["outlive_owner"] = True
+
+
+def _launch_app(session: Any, info: AppDryRunInfo) -> Job:
+    """Schedules a dry-run app and returns its Job, recorded in ``session``; a local app without
+    ``--detach`` is bound to the kernel (its panes and an interrupt say so)."""
+    handle = session.runner.schedule(info)
+    job: Job = session.launched(handle, info.app.name if info.app is not None else "")
+    job.bound_to_kernel = getattr(info.request, "outlive_owner", None) is False
+    return job
 
 
 def _cell_line(line: RunLine, cell: str) -> RunLine:

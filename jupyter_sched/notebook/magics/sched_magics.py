@@ -2,10 +2,12 @@
 ``%sched_list``, ``%sched_cancel`` and ``%sched_describe``.
 
 The methods are thin: they parse (bad arguments raise ``UsageError`` with the usage), then hand over to
-:mod:`.run_plan`, :mod:`.session` and the panes. Blocking (``--wait``, ``%sched_logs -f``) waits in short
-slices; an interrupt (■) only detaches: a plain message says what happens to the app (local replicas end
-with the kernel unless ``--detach``) and how to get the Job back, unless ``cancel_on_interrupt`` is set.
-``--wait`` raises :class:`~jupyter_sched.frontend.job.JobFailed` when the app did not succeed.
+:mod:`.run_plan`, :mod:`.session` and the panes. ``%sched_run`` reads as the steps of a run (parse, dry run,
+launch, show, wait), one method each, the same for a component, an AppDef, a cell and a notebook function.
+Blocking (``--wait``, ``%sched_logs -f``) waits in short slices; an interrupt (■) only detaches: a plain
+message says what happens to the app (local replicas end with the kernel unless ``--detach``) and how to get
+the Job back, unless ``cancel_on_interrupt`` is set. ``--wait`` raises
+:class:`~jupyter_sched.frontend.job.JobFailed` when the app did not succeed.
 Configuration is the traits of :class:`SchedConfig`.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 import warnings
 from collections import ChainMap
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, needs_local_scope, no_var_expand
@@ -28,6 +30,9 @@ from jupyter_sched.notebook.kernel.session import Session
 from jupyter_sched.notebook.magics.args import ArgsError, split_line, split_run_line
 from jupyter_sched.notebook.magics.callsite import CallSite, magic_call_site
 from jupyter_sched.specs.output.labels import app_label
+
+if TYPE_CHECKING:  # pragma: no cover - loaded with the first %sched_run, not with the extension
+    from jupyter_sched.notebook.magics.run_plan import Plan
 
 
 class Detached(KeyboardInterrupt):
@@ -114,10 +119,10 @@ class SchedMagics(Magics, SchedConfig):
             ) from None
 
     def _wait(self, job: Any, site: Optional[CallSite] = None, before: Any = None) -> None:
-        """Blocks until the app ends (after calling ``before``), waiting in short slices so that an
+        """Wait: blocks until the app ends (after calling ``before``), waiting in short slices so that an
         interrupt arrives at once; clicks in the job's panes are handled meanwhile (ipykernel 7). Raises
-        :class:`JobFailed` unless the app succeeded (or was cancelled from this kernel), binding the Job
-        first if the line assigns it."""
+        :class:`JobFailed` (a function's own error) unless the app succeeded (or was cancelled from this
+        kernel), binding the Job first if the line assigns it: ``job`` is there to inspect."""
         with self.detach_on_interrupt(job, site):
             if before is not None:
                 before()
@@ -154,7 +159,9 @@ class SchedMagics(Magics, SchedConfig):
 
         Returns a Job (``job = %sched_run ...``): ``job.status``, ``job.wait()``, ``job.logs()``,
         ``job.cancel()``, ``job.handle``; it displays as the live status and log view. With ``--dryrun``
-        returns the AppDryRunInfo (a table per replica). Interrupting ``--wait`` detaches.
+        returns the AppDryRunInfo (a table per replica; a function's facts above it). Interrupting ``--wait``
+        detaches. A notebook function named on the line (see :mod:`.fn_magic`) is launched, shown and waited
+        for exactly as a component is: the line becomes the same :class:`~.run_plan.Plan`.
 
         Examples::
 
@@ -162,87 +169,89 @@ class SchedMagics(Magics, SchedConfig):
             job = %sched_run -s local_docker --cfg copy_env=HF_* utils.python -m mypkg.train
             %sched_run --dryrun myapp
         """
-        from jupyter_sched.notebook.magics.fn_magic import FunctionDryRun, function_target, run_function
-        from jupyter_sched.notebook.magics.run_plan import plan_run
-
         namespace = self._namespace(local_ns)
-        typed = line
-        line, expanded = expand_vars(line, namespace)
-        prog = "%%sched_run" if cell is not None else "%sched_run"
-        try:
-            if cell is not None:
-                allowed: Tuple[str, ...] = ("quiet", "detach", "no_wait", "python")
-            else:
-                allowed = ("quiet", "detach", "no_wait")
-            run_line = split_run_line(split_line(line), allowed, prog)  # the line, split once; one parse per kind
-            if cell is None:  # a notebook function named on the line: see fn_magic
-                component, _ = run_line.component()
-                fn = function_target(component, namespace)
-                if fn is not None:
-                    launched = run_function(self, run_line, component or "", fn)
-                    if isinstance(launched, FunctionDryRun) and line != typed:
-                        show_expansion(prog, line, expanded, self.interactive)
-                    return launched
-            plan = plan_run(
-                run_line,
-                self.session.runner,
-                default_scheduler=self.default_scheduler,
-                scheduler_cfg=self.scheduler_cfg,
-                namespace=namespace,
-                cell=cell,
-            )
-        except ArgsError as e:
-            raise _usage(e) from None
-        if plan.help is not None:
+        expanded, variables = expand_vars(line, namespace)
+        plan = self._plan_run(expanded, cell, namespace)
+        if plan.help is not None:  # argparse, or the component, printed its help: nothing runs
             if plan.help:
                 print(plan.help)
             return None
-        run_args, info = plan.run_args, plan.info
-        assert run_args is not None and info is not None  # plan_run sets both unless it returned help
-        if run_args.dryrun:
-            if line != typed:
-                show_expansion(prog, line, expanded, self.interactive)
-            return info
-        try:
-            handle = self.session.runner.schedule(info)
-        except ValueError as e:
-            raise _usage(e) from None
+        if plan.dryrun:
+            if expanded != line:
+                show_expansion(plan.line.prog, expanded, variables, self.interactive)
+            return plan.dry_run
         site = magic_call_site()
-        job = self.session.launched(handle, info.app.name if info.app is not None else "")
-        job.bound_to_kernel = getattr(info.request, "outlive_owner", None) is False  # local, no --detach
-        job.fail_fast = bool(getattr(run_args, "fail_fast", False))
-        wait = run_args.wait or run_args.log or (self.wait and not run_line.flag("no_wait"))
-        if job.fail_fast and not wait:
-            job.watch_fail_fast()
-        if run_line.flag("quiet"):
-            if wait:
-                self._wait(job, site)
-            compact_in_this_cell(job)
-            return job
-        if not wait:
-            if site is not None and site.assigned:
-                from IPython.display import display
+        job = self._launch(plan)
+        if not plan.waits(self.wait):
+            return self._show(job, plan, site)
+        self._wait(job, site, before=lambda: self._show_waiting(job, plan))
+        if self.interactive or plan.line.flag("quiet"):
+            compact_in_this_cell(job)  # the live view above (or nothing, --quiet) was this cell's display of it
+        return job
 
-                display(job)  # IPython displays only an unassigned result
-                shown_in_this_cell(job)  # `job = %sched_run ...` then `job`: one pane, then one line
-            return job
+    # The steps of a %sched_run, in the order they run; one way for components, AppDefs, cells and functions.
+    def _plan_run(self, line: str, cell: Optional[str], namespace: Mapping[str, Any]) -> Plan:
+        """Parse: the line split once, then planned as a notebook function's run (:mod:`.fn_magic`) or a
+        component's, an AppDef's or the cell's (:mod:`.run_plan`); bad input is a UsageError with the usage."""
+        from jupyter_sched.notebook.magics.fn_magic import function_target, plan_function
+        from jupyter_sched.notebook.magics.run_plan import plan_run
+
+        prog = "%%sched_run" if cell is not None else "%sched_run"
+        allowed = ("quiet", "detach", "no_wait", "python") if cell is not None else ("quiet", "detach", "no_wait")
+        defaults: Dict[str, Any] = {"default_scheduler": self.default_scheduler, "scheduler_cfg": self.scheduler_cfg}
+        try:
+            run_line = split_run_line(split_line(line), allowed, prog)
+            if cell is None:
+                component, _ = run_line.component()
+                fn = function_target(component, namespace)
+                if fn is not None:
+                    return plan_function(run_line, component or "", fn, self.session.runner, **defaults)
+            return plan_run(run_line, self.session.runner, namespace=namespace, cell=cell, **defaults)
+        except ArgsError as e:
+            raise _usage(e) from None
+
+    def _launch(self, plan: Plan) -> Job:
+        """Launch: the app is scheduled and its Job recorded in the session. ``--fail-fast`` is the Job's
+        (its waits stop the other replicas once one failed), watched from a thread when the cell does not wait."""
+        assert plan.launch is not None and plan.run_args is not None  # a plan that is not help or a dry run
+        try:
+            job = plan.launch(self.session)
+        except ValueError as e:  # a request the scheduler refuses: the user's to change
+            raise _usage(e) from None
+        job.fail_fast = plan.run_args.fail_fast
+        if job.fail_fast and not plan.waits(self.wait):
+            job.watch_fail_fast()
+        return job
+
+    def _show(self, job: Job, plan: Plan, site: Optional[CallSite]) -> Job:
+        """Show, when the cell does not wait: ``--quiet`` is one line; an unassigned Job is the cell's result
+        (IPython shows it); an assigned one (``job = %sched_run ...``) IPython would not show, so it is shown
+        here, and a display of ``job`` later in the same cell is one line, not a second view."""
+        if plan.line.flag("quiet"):
+            compact_in_this_cell(job)
+        elif site is not None and site.assigned:
+            from IPython.display import display
+
+            display(job)
+            shown_in_this_cell(job)
+        return job
+
+    def _show_waiting(self, job: Job, plan: Plan) -> None:
+        """Show, when the cell waits (called inside the wait, so that an interrupt detaches): the live view,
+        or in text a line saying so and with ``--log`` the replicas' lines as they come; ``--quiet`` nothing."""
+        if plan.line.flag("quiet"):
+            return
         if self.interactive:
             from IPython.display import display
 
-            self._wait(job, site, lambda: display(job))
-            compact_in_this_cell(job)
-            return job
+            display(job)
+            return
+        print(f"{job.name} launched: {app_label(job.handle)} (waiting; interrupt to detach)", flush=True)
+        if plan.run_args is not None and plan.run_args.log:
+            from jupyter_sched.frontend.logview.log_model import app_sources
+            from jupyter_sched.notebook.magics.logs_cmd import print_follow
 
-        def announce() -> None:
-            print(f"{job.name} launched: {app_label(handle)} (waiting; interrupt to detach)", flush=True)
-            if run_args.log:
-                from jupyter_sched.frontend.logview.log_model import app_sources
-                from jupyter_sched.notebook.magics.logs_cmd import print_follow
-
-                print_follow(job, app_sources(job.fetch_status()), self.detach_on_interrupt)
-
-        self._wait(job, site, announce)
-        return job
+            print_follow(job, app_sources(job.fetch_status()), self.detach_on_interrupt)
 
     # -- %sched_logs ------------------------------------------------------------------------------------
     @magic_arguments()
