@@ -15,17 +15,6 @@ from jupyter_sched.cli import common
 from jupyter_sched.frontend import targets
 from jupyter_sched.frontend.launch.config import ProjectConfig
 
-HELP = "list the apps a scheduler knows (including those started by other processes)"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-s", "--scheduler", help="scheduler to ask (default: the config's, else local_cwd)"
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="print a JSON list of {app_handle, app_id, state, name}"
-    )
-
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     # the front ends' one listing and rows (jupyter_sched.frontend.jobs): only rendered here

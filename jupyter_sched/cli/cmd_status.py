@@ -23,16 +23,6 @@ from jupyter_sched.frontend.jobs.stderr_tails import stderr_of
 from jupyter_sched.frontend.launch.config import ProjectConfig
 from jupyter_sched.specs.output.masking import mask_out, masked_copy
 
-HELP = "show the state of an app and of each of its replicas"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("app_handle", help="e.g. local_cwd://default/echo-b3k2x9q0d1")
-    parser.add_argument("--roles", help="only these roles (comma-separated)")
-    parser.add_argument(
-        "--json", action="store_true", help="print JSON (AppStatus.to_json() plus app_handle)"
-    )
-
 
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     handle = targets.check_handle(args.app_handle)

@@ -68,7 +68,10 @@ def _log_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _list_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-s", "--scheduler", help="scheduler to ask (default: the config's, else local_cwd)")
-    parser.add_argument("--json", action="store_true", help="print a JSON list of {app_handle, app_id, state, name}")
+    parser.add_argument(
+        "--json", action="store_true",
+        help="print a JSON list of the apps' rows: {app_handle, app_id, state, name, times, reason, ...}",
+    )  # fmt: skip
 
 
 def _cancel_arguments(parser: argparse.ArgumentParser) -> None:
