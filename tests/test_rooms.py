@@ -35,12 +35,8 @@ NOT_CODE = {"labextension", "__pycache__"}
 NOT_YET_ROOMED = {
     "jupyter_sched",  # the package root: its docstring is the user's guide, not a room list
     "jupyter_sched.cli",
-    "jupyter_sched.components",
-    "jupyter_sched.components.apps",
     "jupyter_sched.logs",
-    "jupyter_sched.runner",
     "jupyter_sched.server",
-    "jupyter_sched.util",
 }
 
 

@@ -21,6 +21,19 @@ Writing one::
                                      num_replicas=times)])
 
     # jupyter-sched run greet.py:greet --who you --times 2
+
+Its modules:
+
+* :mod:`.utils`, :mod:`.dist` -- the built-ins (``utils.echo``, ``utils.sh``, ..., ``dist.spmd``,
+  ``dist.ddp``); :mod:`._common` their shared roles and apps; :mod:`._torchrun` what ``dist.ddp`` needs
+  from torchrun; :mod:`.images` the images they run in; ``apps/`` the programs they run.
+* :mod:`.finder` -- a component by name, and ``materialize``: a name and its arguments to an AppDef;
+  :mod:`.found` the finder as TorchX's ``torchx.specs.finder`` describes it; :mod:`.modules` which
+  functions of a module are components.
+* :mod:`.builder` -- a component function to its flags, usage and help, and arguments to its AppDef;
+  :mod:`.docstrings` a docstring to per-parameter help; :mod:`.types` the parameter types a component may
+  declare.
+* :mod:`.errors` -- errors of lookup, validation and argument parsing.
 """
 
 from jupyter_sched.components.builder import Component, Flag, build_component

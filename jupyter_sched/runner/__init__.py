@@ -1,8 +1,11 @@
 """The runner layer: sessions of apps on named schedulers (see :mod:`jupyter_sched.runner.api`).
 
-A package, as TorchX's ``torchx.runner`` is: ``api`` holds :class:`Runner` and :func:`get_runner`,
-``events`` records each Runner API call through ``logging``. Code (and tests) written for TorchX address
+A package, as TorchX's ``torchx.runner`` is. Code (and tests) written for TorchX address
 ``runner.api.get_scheduler_factories`` and ``runner.api.log_event``; those names live there too.
+
+* :mod:`.api` -- :class:`Runner` and :func:`get_runner`: run, dry run, wait, status, cancel, log lines.
+* :mod:`.events` -- one ``logging`` record per Runner API call.
+* :mod:`.shared` -- process-wide runners, one per session and log directory, made on first use.
 """
 
 from jupyter_sched.runner.api import (  # noqa: F401
