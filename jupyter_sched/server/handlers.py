@@ -156,7 +156,8 @@ class JobsHandler(Base):
             listing = await self.blocking(self.ctx.index.listing)
         filters: Dict[str, Optional[str]] = query["filters"]
         rows = [r for r in listing.rows if table.matches(r, filters)]
-        body = table.page(table.entries(rows, filters["sweep"]), query["offset"], query["limit"])
+        sweep = table.sweep_of_page(rows, filters["sweep"])
+        body = table.page(table.entries(rows, filters["sweep"]), query["offset"], query["limit"], sweep)
         body.update(
             notices=listing.notices, sessions=listing.sessions, schedulers=listing.schedulers,
             generated=listing.at, apps=len(rows), listed_in=round(listing.seconds, 3),

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from jupyter_sched.frontend.jobs.order import SWEEP_RUNS, Entry, group, ordered
-from jupyter_sched.frontend.jobs.rows import JobRow
+from jupyter_sched.frontend.jobs.rows import JobRow, SweepRow, sweep_row
 from jupyter_sched.specs import AppState
 
 MAX_LIMIT = 500
@@ -46,15 +46,23 @@ def entries(rows: Sequence[JobRow], sweep: Optional[str]) -> List[Entry]:
     return list(ordered(rows)) if sweep else group(rows, SWEEP_RUNS)
 
 
-def page(entries: Sequence[Entry], offset: int, limit: int) -> Dict[str, Any]:
-    """``limit`` entries from ``offset`` as JSON, with the totals the sidebar shows (``total``, ``running``)."""
+def page(entries: Sequence[Entry], offset: int, limit: int, sweep: Optional[SweepRow] = None) -> Dict[str, Any]:
+    """``limit`` entries from ``offset`` as JSON, with the totals the sidebar shows (``total``, ``running``),
+    and the sweep's own row when the page lists one sweep's runs."""
     return {
         "jobs": [e.to_json() for e in entries[offset : offset + limit]],
         "total": len(entries),
         "running": sum(1 for e in entries if e.running),
         "offset": offset,
         "limit": limit,
+        "sweep": sweep.to_json() if sweep is not None else None,
     }
+
+
+def sweep_of_page(rows: Sequence[JobRow], sweep: Optional[str]) -> Optional[SweepRow]:
+    """The row of the sweep ``sweep=`` asks for (its runs among ``rows``), else None."""
+    runs = [r for r in rows if sweep and r.sweep == sweep]
+    return sweep_row(sweep, ordered(runs), SWEEP_RUNS) if sweep and runs else None
 
 
 def check_query(args: Mapping[str, Optional[str]]) -> Dict[str, Any]:

@@ -5,83 +5,22 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import type { IJobDetail, IJobPage } from './model';
+
 export const API_PATH = 'jupyter-sched/api';
 
-export interface IUsage {
-  cpu_percent: number | null;
-  cpu_seconds: number | null;
-  rss_bytes: number | null;
-  peak_rss_bytes: number | null;
-}
-
-/** One line of the list: a job, or a sweep with its runs. */
-export interface IJobRow {
-  kind: 'job' | 'sweep';
-  handle: string;
-  app_id?: string;
-  name: string;
-  scheduler: string;
-  session: string;
-  state: string;
-  started: number | null;
-  ended: number | null;
-  sweep: string | null;
-  notebook: string | null;
-  reason?: string;
-  replicas?: number;
-  running?: number;
-  usage?: IUsage | null;
-  counts?: { [state: string]: number };
-  total?: number;
-  runs?: IJobRow[];
-  more?: number;
-}
-
-export interface IJobList {
-  jobs: IJobRow[];
-  total: number;
-  running: number;
-  offset: number;
-  limit: number;
-  notices: string[];
-  sessions: string[];
-  schedulers: string[];
-  generated: number;
-  apps: number;
-}
-
-export interface IReplica {
-  id: number;
-  state: string;
-  hostname: string;
-  exit_code: number | null;
-  pid: number | null;
-  started: number | null;
-  finished: number | null;
-  num_restarts: number;
-  msg: string | null;
-}
-
-export interface IUsageSample {
-  role: string;
-  replica: number;
-  cpu_percent: number;
-  cpu_seconds: number;
-  rss_bytes: number;
-  peak_rss_bytes: number;
-  mem_limit_bytes: number | null;
-  running: boolean;
-}
-
-export interface IJobDetail extends Omit<IJobRow, 'usage'> {
-  status: {
-    state: string;
-    msg: string | null;
-    roles: { role: string; replicas: IReplica[] }[];
-  };
-  usage: IUsageSample[];
-}
-
+// What the server sends: generated from the Python rows (jupyter_sched/frontend/jobs/schema.py), so a field
+// of a row is declared once. Labels, states, spans and counts come with the rows: nothing here derives them.
+export type {
+  IEntry,
+  IJobDetail,
+  IJobPage as IJobList,
+  IJobRow,
+  IReplicaJson as IReplica,
+  ISweepRow,
+  IUsageSampleJson as IUsageSample,
+  IUsageSummary as IUsage
+} from './model';
 /** What the live log stream sends (see jupyter_sched/server/logs.py). */
 export interface ILogEvent {
   reset: boolean;
@@ -104,9 +43,10 @@ export class ApiError extends Error {
   }
 }
 
-export const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
 
-export function isRunning(state: string): boolean {
+/** Whether a replica's state is not an end (a job's and a sweep's rows say so themselves: `running`). */
+export function replicaRunning(state: string): boolean {
   return !TERMINAL.has(state);
 }
 
@@ -148,8 +88,8 @@ export async function requestAPI<T>(
   return data as T;
 }
 
-export function listJobs(query: { [key: string]: string }): Promise<IJobList> {
-  return requestAPI<IJobList>('jobs', {}, query);
+export function listJobs(query: { [key: string]: string }): Promise<IJobPage> {
+  return requestAPI<IJobPage>('jobs', {}, query);
 }
 
 export function getJob(handle: string): Promise<IJobDetail> {

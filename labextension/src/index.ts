@@ -11,7 +11,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Poll } from '@lumino/polling';
 
-import { ApiError, getJob, IJobList, IJobRow, listJobs } from './api';
+import { ApiError, getJob, IEntry, IJobList, listJobs } from './api';
 import { duration } from './format';
 import { frontEnd, JobView } from './jobview';
 import { IOutputEnv, JOB_MIME, JobOutput, KernelWatch, RANK } from './output';
@@ -52,7 +52,7 @@ class EndNotifier {
     this.known = now;
   }
 
-  private async ended(row: IJobRow): Promise<void> {
+  private async ended(row: IEntry): Promise<void> {
     if (!this.enabled) {
       return;
     }
@@ -61,23 +61,20 @@ class EndNotifier {
     let handle = row.handle;
     try {
       if (row.sweep) {
-        // a sweep says how it ended once, when its last run has ended (a lone running run is listed as a job)
-        const runs = await listJobs({ sweep: row.sweep, limit: '500' });
-        if (runs.running || this.sweepsSaid.has(row.sweep)) {
+        // a sweep says how it ended once, when its last run has ended (a lone running run is listed as a job);
+        // its state, counts and label are the server's (the page of its runs carries the sweep's row)
+        const sweep = (await listJobs({ sweep: row.sweep, limit: '1' })).sweep;
+        if (!sweep || sweep.running || this.sweepsSaid.has(row.sweep)) {
           return;
         }
         this.sweepsSaid.add(row.sweep);
-        const counts = new Map<string, number>();
-        for (const run of runs.jobs) {
-          counts.set(run.state, (counts.get(run.state) || 0) + 1);
-        }
-        const parts = Array.from(counts.entries()).map(([state, n]) => `${n} ${state}`);
-        message = `sweep ${row.sweep.replace(/-[a-z][a-z0-9]{12}$/, '')} ended: ${parts.join(', ')}`;
-        type = counts.get('FAILED') ? 'error' : counts.get('CANCELLED') ? 'warning' : 'success';
-        handle = runs.jobs.length ? runs.jobs[0].handle : handle;
+        const parts = Object.entries(sweep.counts).map(([state, n]) => `${n} ${state}`);
+        message = `sweep ${sweep.label} ended: ${parts.join(', ')}`;
+        type = sweep.state === 'FAILED' ? 'error' : sweep.state === 'SUCCEEDED' ? 'success' : 'warning';
+        handle = sweep.runs.length ? sweep.runs[0].handle : handle;
       } else {
         const detail = await getJob(row.handle);
-        const took = detail.started && detail.ended ? ` in ${duration(detail.ended - detail.started)}` : '';
+        const took = detail.span !== null ? ` in ${duration(detail.span)}` : '';
         message = detail.reason || `${detail.name} ${detail.state}`;
         if (detail.state === 'SUCCEEDED') {
           message += took;
@@ -97,7 +94,7 @@ class EndNotifier {
     });
   }
 
-  private known: Map<string, IJobRow> | null = null;
+  private known: Map<string, IEntry> | null = null;
   private sweepsSaid = new Set<string>();
 }
 

@@ -5,7 +5,7 @@
  */
 import { Widget } from '@lumino/widgets';
 
-import { ApiError, followLog, getJob, IJobDetail, ILogEvent, isRunning } from './api';
+import { ApiError, followLog, getJob, IJobDetail, ILogEvent, replicaRunning } from './api';
 import { askToCancel } from './cancel';
 import { bytes, clock, el, elapsed, exitText, pill } from './format';
 
@@ -88,10 +88,10 @@ export class JobView extends Widget {
         return;
       }
       this.failures = 0;
-      const wasRunning = this.detail === null || isRunning(this.detail.state);
+      const wasRunning = this.detail === null || this.detail.running;
       this.detail = detail;
       this.render(detail);
-      if (isRunning(detail.state)) {
+      if (detail.running) {
         this.timer = window.setTimeout(() => void this.refresh(), REFRESH_MS);
       } else if (wasRunning) {
         this.options.ended?.(detail);
@@ -125,7 +125,7 @@ export class JobView extends Widget {
 
   private render(detail: IJobDetail): void {
     this.message.hidden = true;
-    const running = isRunning(detail.state);
+    const running = detail.running;
     const now = Date.now() / 1000;
     this.title.label = `${detail.name} (${detail.state})`;
     this.head.replaceChildren();
@@ -193,7 +193,7 @@ export class JobView extends Widget {
           el('td', '', exitText(rep.exit_code, '-')),
           el('td', '', [rep.hostname, rep.pid].filter(v => v !== null && v !== '').join(' / ') || '-'),
           el('td', '', clock(rep.started)),
-          el('td', '', elapsed(rep.started, rep.finished, isRunning(rep.state), now)),
+          el('td', '', elapsed(rep.started, rep.finished, replicaRunning(rep.state), now)),
           el('td', '', u ? (u.running ? `${u.cpu_percent.toFixed(0)}%` : `${u.cpu_seconds.toFixed(1)}s`) : '-'),
           el('td', '', mem)
         );
@@ -227,7 +227,7 @@ export class JobView extends Widget {
       this.follow(failed ? `${failed.role}/${failed.rep.id}` : keys[0]);
     }
     if (!keys.length) {
-      this.logFoot.textContent = isRunning(detail.state) ? 'waiting for the job to start…' : 'no replicas';
+      this.logFoot.textContent = detail.running ? 'waiting for the job to start…' : 'no replicas';
     }
   }
 
@@ -285,7 +285,7 @@ export class JobView extends Widget {
 
   private maybeSettle(): void {
     const replicas = this.detail ? this.detail.status.roles.reduce((n, r) => n + r.replicas.length, 0) : 0;
-    if (this.detail && !isRunning(this.detail.state) && (this.logEnded || replicas === 0)) {
+    if (this.detail && !this.detail.running && (this.logEnded || replicas === 0)) {
       this.settle();
     }
   }
@@ -410,7 +410,7 @@ function pillHTML(state: string): string {
  */
 export function recordOf(detail: IJobDetail, log: ILogTail, note: string): { html: string; text: string } {
   const now = Date.now() / 1000;
-  const when = elapsed(detail.started, detail.ended, isRunning(detail.state), now);
+  const when = elapsed(detail.started, detail.ended, detail.running, now);
   const rows = detail.status.roles.flatMap(role =>
     role.replicas.map(rep => {
       const values = [
@@ -418,7 +418,7 @@ export function recordOf(detail: IJobDetail, log: ILogTail, note: string): { htm
         rep.state,
         exitText(rep.exit_code),
         [rep.hostname, rep.pid].filter(v => v !== null && v !== '').join(' / '),
-        elapsed(rep.started, rep.finished, isRunning(rep.state), now)
+        elapsed(rep.started, rep.finished, replicaRunning(rep.state), now)
       ];
       const cells = values.map((v, i) => `<td style="${CELL_STYLE}">${i === 1 ? pillHTML(v) : escapeHTML(v)}</td>`);
       return { values, html: `<tr style="${ROW_STYLE}">${cells.join('')}</tr>` };

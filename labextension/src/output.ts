@@ -34,7 +34,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { Signal } from '@lumino/signaling';
 import { Panel, Widget } from '@lumino/widgets';
 
-import { getJob, IJobDetail, isRunning, logSnapshot } from './api';
+import { getJob, IJobDetail, logSnapshot } from './api';
 import { clock, el } from './format';
 import { frontEnd, ILogTail, JobView, recordOf } from './jobview';
 
@@ -197,7 +197,7 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
       } catch {
         continue; // the server does not know it (yet), or did not answer: the kernel's record stands
       }
-      if (isRunning(detail.state)) {
+      if (detail.running) {
         continue;
       }
       await sleep(KERNEL_GRACE_MS); // the kernel's own update, when this page can receive it

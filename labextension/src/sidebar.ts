@@ -10,7 +10,7 @@
  */
 import { Widget } from '@lumino/widgets';
 
-import { IJobList, IJobRow, isRunning } from './api';
+import { IJobList, IJobRow, ISweepRow } from './api';
 import { askToCancel } from './cancel';
 import { el, elapsed, pill, usageText } from './format';
 
@@ -68,7 +68,7 @@ class RowView {
 
   update(row: IJobRow, now: number): void {
     this.row = row;
-    const running = isRunning(row.state);
+    const running = row.running;
     this.node.dataset.handle = row.handle;
     this.node.dataset.state = row.state;
     this.node.title = row.reason ? `${row.reason}\n${row.handle}` : row.handle;
@@ -76,9 +76,8 @@ class RowView {
       this.pillSlot.dataset.state = row.state;
       this.pillSlot.replaceChildren(pill(row.state));
     }
-    // a sweep's run: its index is what tells it apart (the sweep's name is on the row above)
-    const run = this.nested ? /-(\d{3,})$/.exec(row.name) : null;
-    setText(this.name, run ? `run ${run[1]}` : row.name);
+    // a sweep's run: its label ("run 007") is what tells it apart (the sweep's name is on the row above)
+    setText(this.name, this.nested ? row.label : row.name);
     const sub = [
       elapsed(row.started, row.ended, running, now),
       row.scheduler,
@@ -110,23 +109,23 @@ class SweepView {
 
   constructor(
     private readonly sidebar: JobsSidebar,
-    row: IJobRow
+    row: ISweepRow
   ) {
     this.head.tabIndex = 0;
     this.head.append(this.caret, this.pillSlot, this.main);
     this.main.append(this.top, this.sub);
     this.top.append(this.name);
     this.node.append(this.head, this.runs);
-    this.head.onclick = () => this.sidebar.toggle(this.row.sweep || '');
-    this.more.onclick = () => this.sidebar.showSweep(this.row.sweep || '');
+    this.head.onclick = () => this.sidebar.toggle(this.row.sweep);
+    this.more.onclick = () => this.sidebar.showSweep(this.row.sweep);
     this.row = row;
   }
 
-  update(row: IJobRow, now: number, open: boolean): void {
+  update(row: ISweepRow, now: number, open: boolean): void {
     this.row = row;
-    const running = isRunning(row.state);
+    const running = row.running;
     this.node.dataset.handle = row.handle;
-    this.node.dataset.sweep = row.sweep || '';
+    this.node.dataset.sweep = row.sweep;
     this.head.dataset.handle = row.handle;
     this.head.dataset.state = row.state;
     if (this.pillSlot.dataset.state !== row.state) {
@@ -134,10 +133,10 @@ class SweepView {
       this.pillSlot.replaceChildren(pill(row.state));
     }
     setText(this.caret, open ? '▾' : '▸');
-    // "<name>-<random id>": the id only keeps two sweeps of one function apart
-    setText(this.name, (row.sweep || row.name).replace(/-[a-z][a-z0-9]{12}$/, ''));
+    // the sweep's name as given (the server's label: without the random id that keeps two sweeps apart)
+    setText(this.name, row.label);
     this.head.title = `sweep ${row.sweep}`;
-    const counts = Object.entries(row.counts || {})
+    const counts = Object.entries(row.counts)
       .sort((a, b) => b[1] - a[1])
       .map(([state, n]) => `${n} ${state.toLowerCase()}`);
     setText(this.sub, [`sweep of ${row.total}`, ...counts, elapsed(row.started, row.ended, running, now), row.scheduler].join(' · '));
@@ -145,7 +144,7 @@ class SweepView {
     if (open) {
       const seen = new Set<string>();
       const children: HTMLElement[] = [];
-      for (const run of row.runs || []) {
+      for (const run of row.runs) {
         let view = this.views.get(run.handle);
         if (!view) {
           view = new RowView(this.sidebar, run, true);
@@ -168,7 +167,7 @@ class SweepView {
     }
   }
 
-  row: IJobRow;
+  row: ISweepRow;
   private head = el('div', 'jsl-row jsl-sweep-head');
   private caret = el('span', 'jsl-caret');
   private pillSlot = el('span', 'jsl-row-pill');
@@ -275,7 +274,7 @@ export class JobsSidebar extends Widget {
           view = new SweepView(this, row);
           this.sweeps.set(row.handle, view);
         }
-        view.update(row, now, this.opened.has(row.sweep || ''));
+        view.update(row, now, this.opened.has(row.sweep));
         children.push(view.node);
       } else {
         let view = this.rows.get(row.handle);

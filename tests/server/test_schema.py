@@ -47,7 +47,12 @@ def test_every_answer_of_the_list_and_of_a_job_validates(jobs_server: JobsServer
     sweeps: List[Dict[str, Any]] = [e for e in body["jobs"] if e["kind"] == "sweep" and e["sweep"] == SWEEP]
     assert [(s["label"], s["state"], s["total"]) for s in sweeps] == [("shape", "FAILED", 2)]
     assert [r["label"] for r in sweeps[0]["runs"]] == ["run 001", "run 000"]
-    check("page", jobs_server.api("GET", "jobs?sweep=" + SWEEP))
+    runs = jobs_server.api("GET", "jobs?sweep=" + SWEEP)
+    check("page", runs)
+    assert (runs["sweep"]["label"], runs["sweep"]["state"], runs["sweep"]["counts"]) == (
+        "shape", "FAILED", {"SUCCEEDED": 1, "FAILED": 1}
+    )  # fmt: skip
+    assert body["sweep"] is None
     for handle in handles:
         detail = jobs_server.api("GET", f"jobs/{quote(handle)}")
         check("detail", detail)

@@ -34,6 +34,9 @@ class JobPage:
     """Apps after the filters (each run of a sweep counts)."""
     listed_in: float
     """Seconds the listing took."""
+    sweep: Optional[SweepRow]
+    """With ``?sweep=``: that sweep's own row (its state, counts and label), so a client that lists one
+    sweep's runs reads how the sweep stands instead of counting; else None."""
 
 
 @dataclass

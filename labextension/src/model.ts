@@ -1,0 +1,146 @@
+/**
+ * What the jupyter_sched server sends, GENERATED from the row dataclasses: do not edit. Rewrite with
+ *   python -m jupyter_sched.frontend.jobs.schema --typescript > labextension/src/model.ts
+ * (jupyter_sched/frontend/jobs/schema.py; tests/frontend/test_jobs_schema.py checks it is current).
+ */
+
+/** What an app uses, summed over its replicas: CPU % (of one core) and resident memory now while it runs (None once it has ended), CPU time, and the largest replica's peak memory. */
+export interface IUsageSummary {
+  cpu_percent: number | null;
+  cpu_seconds: number | null;
+  rss_bytes: number | null;
+  peak_rss_bytes: number | null;
+}
+
+/** One app, as the jobs list shows it. */
+export interface IJobRow {
+  handle: string;
+  app_id: string;
+  name: string;
+  label: string;
+  scheduler: string;
+  session: string;
+  state: string;
+  running: boolean;
+  started: number | null;
+  ended: number | null;
+  span: number | null;
+  seen: number;
+  sweep: string | null;
+  sweep_label: string | null;
+  notebook: string | null;
+  reason: string;
+  replicas: number;
+  replicas_running: number;
+  usage: IUsageSummary | null;
+  kind: 'job';
+}
+
+/** A sweep's runs (two or more) as one line, at the place of its first run in the order. */
+export interface ISweepRow {
+  handle: string;
+  sweep: string;
+  name: string;
+  label: string;
+  sweep_label: string;
+  scheduler: string;
+  session: string;
+  state: string;
+  running: boolean;
+  started: number | null;
+  ended: number | null;
+  span: number | null;
+  seen: number;
+  notebook: string | null;
+  counts: { [key: string]: number };
+  total: number;
+  runs_running: number;
+  runs: IJobRow[];
+  more: number;
+  kind: 'sweep';
+}
+
+/** ``GET jobs``: ``limit`` entries from ``offset``, and what the sidebar shows about them all. */
+export interface IJobPage {
+  jobs: (IJobRow | ISweepRow)[];
+  total: number;
+  running: number;
+  offset: number;
+  limit: number;
+  notices: string[];
+  sessions: string[];
+  schedulers: string[];
+  generated: number;
+  apps: number;
+  listed_in: number;
+  sweep: ISweepRow | null;
+}
+
+/** One GPU of a replica (``GpuSample.to_json()``). */
+export interface IGpuJson {
+  index: number;
+  name: string;
+  utilization_percent: number;
+  memory_used_bytes: number;
+  memory_total_bytes: number;
+}
+
+/** What an ended replica used (``ReplicaStatus.usage``). */
+export interface IUsageJson {
+  peak_rss_bytes: number | null;
+  cpu_seconds: number;
+  wall_seconds: number;
+  mem_limit_bytes: number | null;
+}
+
+/** One replica in a status. */
+export interface IReplicaJson {
+  id: number;
+  state: string;
+  hostname: string;
+  exit_code: number | null;
+  pid: number | null;
+  started: number | null;
+  finished: number | null;
+  num_restarts: number;
+  msg: string | null;
+  usage: IUsageJson | null;
+}
+
+/** A role's replicas in a status. */
+export interface IRoleJson {
+  role: string;
+  replicas: IReplicaJson[];
+}
+
+/** ``AppStatus.to_json()``, masked. */
+export interface IStatusJson {
+  state: string;
+  num_restarts: number;
+  msg: string | null;
+  structured_error_msg: string | null;
+  ui_url: string | null;
+  roles: IRoleJson[];
+}
+
+/** ``UsageSample.to_json()`` and whether the replica still runs. */
+export interface IUsageSampleJson {
+  role: string;
+  replica: number;
+  cpu_percent: number;
+  cpu_seconds: number;
+  rss_bytes: number;
+  peak_rss_bytes: number;
+  mem_limit_bytes: number | null;
+  running: boolean;
+  gpus?: IGpuJson[] | null;
+}
+
+/** ``GET jobs/<handle>``: the job's row with these fields over it. */
+export interface IJobDetail extends Omit<IJobRow, 'usage'> {
+  status: IStatusJson;
+  usage: IUsageSampleJson[];
+}
+
+/** One line of the jobs list. */
+export type IEntry = IJobRow | ISweepRow;
