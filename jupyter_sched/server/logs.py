@@ -5,8 +5,9 @@ so lines, ``\\r`` progress frames (the open line is redrawn in place), ``\\b``, 
 colours mean what they mean there, and every character of log text is escaped before it becomes HTML.
 
 - :func:`snapshot` reads the log once (no follow) into a buffer of the last ``lines`` lines.
-- :class:`Followers` keeps at most ``max_followers`` :class:`ReplicaLog` s, one reader thread each
-  (``Runner.log_lines(should_tail=True)``) feeding one bounded buffer, whatever the number of viewers. A
+- :class:`Followers` keeps at most ``max_followers`` :class:`ReplicaLog` s, one reader thread each (the
+  front ends' one :class:`~jupyter_sched.frontend.logview.follower.LogFollower` over
+  ``Runner.log_lines(should_tail=True)``) feeding one bounded buffer, whatever the number of viewers. A
   viewer holds a :class:`Cursor` and asks :meth:`ReplicaLog.diff` for what changed since: the lines
   committed since (all of them, or a reset with the kept tail when more arrived than are kept), the open
   line, the total count, and whether the log has ended. Memory is ``keep_lines`` lines of
@@ -28,6 +29,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from jupyter_sched.frontend.logview.follower import LogFollower
 from jupyter_sched.logs import TerminalBuffer
 from jupyter_sched.runner import Runner
 from jupyter_sched.schedulers.api import Stream
@@ -77,7 +79,9 @@ class Cursor:
 
 
 class ReplicaLog:
-    """One replica's log followed by one thread into one bounded terminal buffer."""
+    """One replica's log followed by one :class:`~jupyter_sched.frontend.logview.follower.LogFollower` into
+    one bounded terminal buffer, fed on the follower's thread as items arrive (its ``sink``); viewers read
+    the buffer."""
 
     def __init__(self, runner: Runner, handle: str, role: str, k: int, stream: str, keep_lines: int,
                  max_line_chars: int) -> None:  # fmt: skip
@@ -88,30 +92,25 @@ class ReplicaLog:
         self.last_viewed = time.monotonic()
         self.ended = False
         self.error: Optional[str] = None
-        self.stopped = False
-        self._runner = runner
-        self._items: Optional[Iterable[str]] = None
-        self._thread = threading.Thread(target=self._read, name=f"jsched-server-log-{role}-{k}", daemon=True)
-        self._thread.start()
+        self._follower: LogFollower[str] = LogFollower(
+            lambda: runner.log_lines(handle, role, k, should_tail=True, streams=Stream(stream)),
+            f"jsched-server-log-{role}-{k}", sink=self._feed, on_change=self._take,
+        )  # fmt: skip
+        self._follower.start()
 
-    def _read(self) -> None:
-        handle, role, k, stream = self.key
-        try:
-            items = self._runner.log_lines(handle, role, k, should_tail=True, streams=Stream(stream))
-            with self.lock:
-                self._items = items
-            if self.stopped:  # stopped while the log was being opened
-                return
-            for item in items:
-                with self.lock:
-                    self.term.feed(item)
-                if self.stopped:
-                    break
-        except Exception as e:  # noqa: BLE001 - shown to the viewer; the server goes on
-            self.error = mask_out(f"cannot read the log of {role}/{k}: {' '.join(str(e).split())[:300]}")
-        finally:
-            _close(self._items)
-            with self.lock:
+    def _feed(self, item: str) -> None:
+        with self.lock:
+            self.term.feed(item)
+
+    def _take(self) -> None:
+        """On the follower's thread, once the log has ended: the end (and why, if it failed)."""
+        batch = self._follower.read()
+        with self.lock:
+            if batch.ended and not self.ended:
+                if batch.error is not None:
+                    e = batch.error
+                    self.error = mask_out(f"cannot read the log of {self.key[1]}/{self.key[2]}: "
+                                          f"{' '.join(str(e).split())[:300]}")  # fmt: skip
                 self.term.flush()
                 self.term.version += 1
                 self.ended = True
@@ -119,15 +118,16 @@ class ReplicaLog:
     def stop(self) -> None:
         """Ends the follow now: the reader wakes from its wait (or its next read), closes the log file and
         exits, however long the replica stays silent."""
-        self.stopped = True
-        with self.lock:
-            items = self._items
-        _close(items)
+        self._follower.stop()
+
+    @property
+    def stopped(self) -> bool:
+        return self._follower.stopped
 
     @property
     def alive(self) -> bool:
         """True while the reader thread runs."""
-        return self._thread.is_alive()
+        return self._follower.alive
 
     def diff(self, cursor: Cursor) -> Optional[Dict[str, Any]]:
         """What changed since ``cursor`` (which is advanced), or None if nothing did."""
@@ -151,19 +151,6 @@ class ReplicaLog:
             }
             cursor.total, cursor.version, cursor.ended = term.total_lines, term.version, self.ended
             return event
-
-
-def _close(items: Optional[Iterable[str]]) -> None:
-    """Closes a log iterator from any thread, if it can be closed: a backend's ``IndexedLogIterator`` (its
-    ``close`` is thread-safe and wakes a waiting follow). A generator that is running on the reader thread
-    cannot be closed from another (``ValueError``); it ends at its next item, when ``stopped`` is seen."""
-    close = getattr(items, "close", None)
-    if close is None:
-        return
-    try:
-        close()
-    except ValueError:
-        pass
 
 
 class TooManyFollowers(RuntimeError):
