@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, List, Optional
 
 import pytest
@@ -11,7 +12,8 @@ from hypothesis import strategies as st
 from jupyter_sched.frontend.jobs.listing import Lister
 from jupyter_sched.frontend.jobs.order import group, ordered, sort_key
 from jupyter_sched.frontend.jobs.rows import JobRow, SweepRow, app_span, job_row, sweep_state
-from jupyter_sched.specs import AppState, AppStatus, ReplicaStatus, RoleStatus
+from jupyter_sched.runner import Runner, get_runner
+from jupyter_sched.specs import AppDef, AppState, AppStatus, ReplicaStatus, Role, RoleStatus
 
 SWEEP = "train-sweep-b3k2x9q0d1xyz"
 
@@ -127,35 +129,45 @@ def test_grouping_keeps_every_app_exactly_once(listed: List[JobRow], shown: int)
     assert len({e.handle for e in entries}) == len(entries)
 
 
-class _App:
-    def __init__(self, app_id: str, state: AppState) -> None:
-        self.app_id, self.state, self.name = app_id, state, app_id.rsplit("-", 1)[0]
+def _sh(script: str, name: str) -> AppDef:
+    return AppDef(name, roles=[Role("sh", image=".", entrypoint="sh", args=["-c", script])])
 
 
-class _Runner:
-    """A stand-in Runner for the fault a test cannot produce for real in one process: one scheduler that
-    raises while another answers (tests/frontend/test_jobs_fronts.py lists real apps)."""
+class _Counting:
+    """A real Runner that counts the statuses asked (instrumentation, not a stand-in)."""
 
-    def __init__(self) -> None:
-        self.status_calls = 0
+    def __init__(self, runner: Runner) -> None:
+        self.runner, self.asked = runner, 0
 
-    def list(self, scheduler: str) -> List[_App]:
-        if scheduler == "broken":
-            raise ConnectionError("engine down; token=sk-secret1234567890")
-        return [_App("train-a1", AppState.SUCCEEDED), _App("eval-b2", AppState.RUNNING)]
+    def list(self, scheduler: str) -> Any:
+        return self.runner.list(scheduler)
 
-    def status(self, handle: str) -> AppStatus:
-        self.status_calls += 1
-        state = AppState.SUCCEEDED if "train" in handle else AppState.RUNNING
-        return status(state, rep(0, state, 1.0, 2.0 if state.is_terminal else None))
+    def status(self, handle: str) -> Any:
+        self.asked += 1
+        return self.runner.status(handle)
+
+    def log_lines(self, *args: Any, **kwargs: Any) -> Any:
+        return self.runner.log_lines(*args, **kwargs)
 
 
-def test_a_scheduler_that_fails_is_a_notice_and_an_ended_apps_status_is_read_once() -> None:
-    runner = _Runner()
-    lister = Lister(lambda session: runner)
-    listing = lister.list(["default"], ["local_cwd", "broken"])
-    assert sorted(r.name for r in listing.rows) == ["eval", "train"]
-    assert len(listing.notices) == 1 and listing.notices[0].startswith("broken: ConnectionError: engine down")
-    assert "sk-secret" not in listing.notices[0]
-    lister.list(["default"], ["local_cwd", "broken"])
-    assert runner.status_calls == 3  # the ended app's status is kept; the running one's is read again
+def test_a_scheduler_that_fails_is_a_notice_and_an_ended_apps_status_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUPYTER_SCHED_LOG_DIR", str(tmp_path / "state"))
+    with get_runner("model") as real:
+        ok = real.run(_sh("true", "fine"), "local_cwd")
+        bad = real.run(_sh("echo 'error: loss is NaN' >&2; exit 3", "broken"), "local_cwd")
+        for handle in (ok, bad):
+            real.wait(handle, wait_interval=0.1)
+        counting = _Counting(real)
+        lister = Lister(lambda session: counting)
+        listing = lister.list(["model"], ["local_cwd", "nope"])
+        assert {r.handle: r.reason for r in listing.rows} == {
+            ok: "fine SUCCEEDED", bad: "broken FAILED: sh/0 error: loss is NaN"
+        }  # fmt: skip
+        assert listing.notices == ["nope: not an installed scheduler (see `jupyter-sched builtins`)"]
+        assert counting.asked == 2
+        again = lister.list(["model"], ["local_cwd", "nope"])
+        assert counting.asked == 2  # ended apps: their statuses are kept, not asked again
+        assert [r.to_json() for r in again.rows] == [r.to_json() for r in listing.rows]
+        assert again.notices == listing.notices
