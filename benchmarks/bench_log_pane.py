@@ -3,7 +3,8 @@
 Each measurement runs in a fresh Python process, so peak memory (max RSS) is its own:
 
 * ``file``   -- write the N lines to a file (what "just logging them" costs);
-* ``pane``   -- a follower thread hands the N lines to a LogPane, which renders them at a few Hz;
+* ``pane``   -- a follower thread (``LogFollower``) reads the N lines for a LogPane, which renders them at a
+  few Hz;
 * ``nowatch`` -- a real ``local_cwd`` job prints the N lines; wait for it (no pane);
 * ``job``    -- the same job watched by the live view ``%sched_run`` shows (status pane + log pane),
   displayed as a cell does it, so the cell's record (its ``text/html`` and ``text/plain``, see
@@ -71,7 +72,6 @@ def run_pane(n: int, refresh: float) -> Dict[str, Any]:
     counts = _recording_comm()
     from jupyter_sched.frontend.logview.log_model import Source
     from jupyter_sched.notebook.kernel.config import PaneSettings
-    from jupyter_sched.notebook.kernel.live import Follower
     from jupyter_sched.notebook.panes.log_model import HtmlLogMux
     from jupyter_sched.notebook.panes.log_pane import LogPane
 
@@ -80,14 +80,9 @@ def run_pane(n: int, refresh: float) -> Dict[str, Any]:
                    settings, live=True)  # fmt: skip
     idle = (counts["messages"], counts["bytes"])
     start = time.perf_counter()
-    items = (LINE.format(i=i) for i in range(n))
-    pane.followers.append(Follower("bench", lambda: items, lambda item: pane._on_item(0, item),
-                                   lambda error: pane._on_end(0, error)))  # fmt: skip
-    from jupyter_sched.notebook.kernel.live import Ticker
-
-    pane.ticker = Ticker("bench-pane", settings.refresh_interval, pane._tick, pane._final)
-    pane.followers[0].start()
-    pane.ticker.start()
+    clock = time.time
+    items = ((clock(), LINE.format(i=i)) for i in range(n))
+    pane.follow_items([lambda: items])  # one follower thread and the pane's ticker, as a live pane has
     pane.done.wait()
     took = time.perf_counter() - start
     assert f"{n:,} lines" in pane.html.value

@@ -1,4 +1,5 @@
-"""The only threads of the notebook layer: periodic tickers that refresh panes, and log followers.
+"""The only threads of the notebook layer: periodic tickers that refresh panes, and log followers (the front
+ends' one :class:`~jupyter_sched.frontend.logview.follower.LogFollower`, registered here by the log pane).
 
 Rules they keep (reference §2.3, §4.5): they never print, ``display`` or clear output, because where thread
 output lands changed three times across ipykernel 6.29-7.x; they only set widget traits, under the pane's
@@ -12,18 +13,29 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from typing import Any, Callable, Iterable, Optional, TypeVar
+from typing import Callable, List, Optional, Protocol, TypeVar
 
-_LIVE: "weakref.WeakSet[LiveThread]" = weakref.WeakSet()
+
+class Live(Protocol):
+    """A background thread that unloading the extension stops: a ticker or a log follower."""
+
+    @property
+    def alive(self) -> bool: ...
+
+    def stop(self) -> None: ...
+
+
+_LIVE: "weakref.WeakSet[Live]" = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
 
 
-def _register(thing: "LiveThread") -> None:
+def register(thing: Live) -> None:
+    """Counts ``thing`` among :func:`live_threads` (until it is gone), so :func:`stop_all` stops it."""
     with _LIVE_LOCK:
         _LIVE.add(thing)
 
 
-def live_threads() -> list:
+def live_threads() -> List[Live]:
     """Tickers and followers that are still running."""
     with _LIVE_LOCK:
         return [t for t in _LIVE if t.alive]
@@ -54,7 +66,7 @@ class LiveThread:
         raise NotImplementedError
 
     def start(self: _T) -> _T:
-        _register(self)
+        register(self)
         self._thread.start()
         return self
 
@@ -124,36 +136,3 @@ class Ticker(LiveThread):
                     self._final()
                 except BaseException as e:  # noqa: BLE001 - kept as the error
                     self.error = self.error or e
-
-
-class Follower(LiveThread):
-    """Iterates ``items()`` on a daemon thread, handing each item to ``on_item``; calls ``on_end(error)``
-    when the iterator is exhausted, fails, or :meth:`stop` was called.
-
-    A scheduler's ``log_iter`` blocks while a replica is silent, so :meth:`stop` takes effect at the next
-    item or when the replica ends; the thread is a daemon and holds no lock while it waits.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        items: Callable[[], Iterable[Any]],
-        on_item: Callable[[Any], None],
-        on_end: Callable[[Optional[BaseException]], None],
-    ) -> None:
-        super().__init__(name)
-        self._items = items
-        self._on_item = on_item
-        self._on_end = on_end
-
-    def _run(self) -> None:
-        error: Optional[BaseException] = None
-        try:
-            for item in self._items():
-                if self._stop.is_set():
-                    break
-                self._on_item(item)
-        except BaseException as e:  # noqa: BLE001 - reported through on_end
-            error = e
-        finally:
-            self._on_end(error)

@@ -2,12 +2,14 @@
 
 Why not an ``Output`` widget: appending to one re-sends every earlier output on each append (quadratic
 traffic; 2,000 appends froze JupyterLab for two minutes in the reference measurements). Here followers
-only queue raw items, with the time each was written (``Runner.log_items(timed=True)``), in a
-:class:`~jupyter_sched.notebook.panes.log_model.HtmlLogMux`, which merges stdout and stderr in write order; one
-ticker per pane drains them and, at most once per ``refresh_interval``, sets one trait (the HTML) under
-the pane's lock inside ``hold_sync``. What is sent is bounded (the last ``tail_lines`` lines of at most
-``max_line_chars``), and every character of log text is escaped. Lines that scroll out are counted and the
-count is shown.
+are the front ends' one :class:`~jupyter_sched.frontend.logview.follower.LogFollower` per source, each
+reading its items, with the time each was written (``Runner.log_items(timed=True)``), into its bounded
+buffer; one ticker per pane takes them into a :class:`~jupyter_sched.notebook.panes.log_model.HtmlLogMux`,
+which merges stdout and stderr in write order, and, at most once per ``refresh_interval``, sets one trait
+(the HTML) under the pane's lock inside ``hold_sync``. A follower whose buffer fills hands it over itself
+(so a flood is skimmed in long runs), and its end wakes the ticker. What is sent is bounded (the last
+``tail_lines`` lines of at most ``max_line_chars``), and every character of log text is escaped. Lines that
+scroll out are counted and the count is shown.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ from __future__ import annotations
 import functools
 import threading
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
+from jupyter_sched.frontend.logview.follower import LogFollower
 from jupyter_sched.frontend.logview.log_model import ALL, LogMux, Source
 from jupyter_sched.logs.reorder import WINDOW_S
 from jupyter_sched.notebook.displays.record import HTML_LOG_CHARS, HTML_LOG_LINES, TEXT_LOG_LINES
+from jupyter_sched.notebook.kernel import live
 from jupyter_sched.notebook.kernel.config import PaneSettings
-from jupyter_sched.notebook.kernel.live import Follower, Ticker
+from jupyter_sched.notebook.kernel.live import Ticker
 from jupyter_sched.notebook.panes.log_model import HtmlLogMux
 from jupyter_sched.notebook.panes.theme import MONO, PANE_STYLE, esc, fmt_clock, plural
 from jupyter_sched.schedulers.api import Stream
@@ -30,8 +34,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from jupyter_sched.runner import Runner
 
 BACKLOG_CHARS = 16 << 20
-"""Characters a follower may queue before it drains them itself (so does ``4 * keep_lines`` items): bounds
-kernel memory when the ticker lags, while letting a flood arrive in runs long enough to be skimmed."""
+"""Characters a follower may hold before it hands them to the pane itself (so does ``4 * keep_lines``
+items): bounds kernel memory when the ticker lags, while letting a flood arrive in runs long enough to be
+skimmed."""
 MAX_FOLLOWERS = 32
 STDERR_WINDOW = 2000
 """Rows of a replica searched for its last stderr lines (a flood on stdout pushes them back)."""
@@ -67,7 +72,8 @@ class LogPane:
         self.title = title
         self.height_px = height_px
         self.lock = threading.Lock()
-        self.followers: List[Follower] = []
+        self.followers: List[LogFollower[Tuple[float, str]]] = []
+        self._taken_end: Set[int] = set()  # sources whose follower's end the mux has been told of
         self.ticker: Optional[Ticker] = None
         self.on_all_ended: Optional[Any] = None
         #: Set once following has finished (every source ended, or stop()) and the last render is done.
@@ -110,19 +116,22 @@ class LogPane:
         until: Optional[datetime] = None,
     ) -> "LogPane":
         """Starts one follower per source and the refresh ticker."""
+        return self.follow_items([_log_items(runner, handle, s, regex, since, until) for s in self.mux.sources])
+
+    def follow_items(self, openers: List[Callable[[], Iterable[Tuple[float, str]]]]) -> "LogPane":
+        """Follows ``openers[i]()`` (timed items) as source ``i``: one follower each, and the ticker."""
         self._live = True
         self.mux.hold(WINDOW_S)
-        for i, s in enumerate(self.mux.sources):
+        for i, (s, opener) in enumerate(zip(self.mux.sources, openers)):
             self.followers.append(
-                Follower(
-                    f"log-{s.replica}-{s.stream}",
-                    _log_items(runner, handle, s, regex, since, until),
-                    functools.partial(self._on_timed, i),
-                    functools.partial(self._on_end, i),
+                LogFollower(
+                    opener, f"jupyter_sched-log-{s.replica}-{s.stream}", max_items=4 * self.settings.keep_lines,
+                    max_chars=BACKLOG_CHARS, on_change=functools.partial(self._on_change, i), size=_item_chars,
                 )
-            )
+            )  # fmt: skip
         self.ticker = Ticker("log-pane", self.settings.refresh_interval, self._tick, self._final)
         for f in self.followers:
+            live.register(f)
             f.start()
         self.ticker.start()
         return self
@@ -135,20 +144,48 @@ class LogPane:
         if self.ticker is not None:
             self.ticker.stop()
 
-    def _on_timed(self, index: int, timed: Tuple[float, str]) -> None:
-        self._on_item(index, timed[1], timed[0])
+    def _on_change(self, index: int) -> None:
+        """On follower ``index``'s thread: a full buffer is taken now (a flood then reaches the mux in long
+        runs, and the follower need not wait for the tick); an end is taken at once and wakes the ticker.
+        A first item waits for the tick."""
+        follower = self.followers[index]
+        if follower.ended:
+            self._on_end(index)
+            return
+        if follower.unread >= follower.max_items or follower.held_chars >= BACKLOG_CHARS:
+            with self.lock:
+                self._take(index)
+                self.mux.drain()  # only this source: the others wait for the tick
+
+    def _take(self, index: int) -> None:
+        """Moves what follower ``index`` has read into the mux (under the pane's lock), and its end."""
+        batch = self.followers[index].read()
+        push = self.mux.push
+        for ts, item in batch.items:
+            push(index, item, ts)
+        if batch.ended and index not in self._taken_end:
+            self._taken_end.add(index)
+            self.mux.drain()
+            error = batch.error
+            self.mux.end(index, f"{type(error).__name__}: {error}" if error else None)
+
+    def _catch_up(self) -> None:
+        """Under the pane's lock: everything the followers have read goes into the mux, which drains."""
+        for index in range(len(self.followers)):
+            self._take(index)
+        self.mux.drain()
 
     def _on_item(self, index: int, item: str, ts: Optional[float] = None) -> None:
+        """Feeds one item of source ``index`` by hand (no follower), bounded as a follower's backlog is."""
         self.mux.push(index, item, ts)
         items, chars = self.mux.backlog(index)
         if items > 4 * self.settings.keep_lines or chars > BACKLOG_CHARS:
             with self.lock:
                 self.mux.drain()
 
-    def _on_end(self, index: int, error: Optional[BaseException]) -> None:
+    def _on_end(self, index: int) -> None:
         with self.lock:
-            self.mux.drain()
-            self.mux.end(index, f"{type(error).__name__}: {error}" if error else None)
+            self._take(index)
             done = self.mux.all_ended
         if self.ticker is not None:
             self.ticker.wake()
@@ -157,14 +194,14 @@ class LogPane:
 
     def _tick(self) -> bool:
         with self.lock:
-            self.mux.drain()
+            self._catch_up()
             if self.following:
                 self._render_locked()
             return not self.mux.all_ended
 
     def _final(self) -> None:
         with self.lock:
-            self.mux.drain()
+            self._catch_up()
             self._render_locked(force=True)
             self.done.set()
             callbacks, self._on_done = self._on_done, []
@@ -188,7 +225,7 @@ class LogPane:
     def static_html(self, as_of_ts: Optional[float] = None) -> str:
         """The pane as it is now, all replicas, without widgets: the same bounded, escaped tail."""
         with self.lock:
-            self.mux.drain()
+            self._catch_up()
             lines = min(self.settings.tail_lines, HTML_LOG_LINES)
             body, hidden = self.mux.to_html(ALL, lines, min(self.settings.max_update_chars, HTML_LOG_CHARS))
             if not self._live:
@@ -202,7 +239,7 @@ class LogPane:
     def static_text(self, last_n: int) -> List[str]:
         """The last ``last_n`` lines as plain text (``role/k |`` gutters), and a first line counting the rest."""
         with self.lock:
-            self.mux.drain()
+            self._catch_up()
             rows, hidden = self.mux.rows(ALL, last_n)
             lines = self.mux.plain(ALL, last_n)
             head = [f"... {plural(hidden, 'earlier line')} not shown"] if hidden > 0 else []
@@ -211,7 +248,7 @@ class LogPane:
     def stderr_tail(self, role: str, k: int, last_n: int = 20) -> List[str]:
         """The last lines a replica wrote on stderr (all its output if its streams are combined)."""
         with self.lock:
-            self.mux.drain()
+            self._catch_up()
             view = f"{role}/{k}"
             if view not in self.mux.views():
                 return []
@@ -244,7 +281,7 @@ class LogPane:
         n = min(self.settings.tail_lines, HTML_LOG_LINES) if last_n is None else last_n
         view = f"{role}/{k}"
         with self.lock:
-            self.mux.drain()
+            self._catch_up()
             rows, _ = self.mux.rows(ALL, n)
             seen = {line.text.strip() for i, line in rows if self.mux.sources[i].replica == view}
         return all(line in seen for line in wanted)
@@ -255,7 +292,7 @@ class LogPane:
     # -- rendering --------------------------------------------------------------------------------------
     def render(self, force: bool = False) -> None:
         with self.lock:
-            self.mux.drain()
+            self._catch_up()
             self._render_locked(force)
 
     def _render_locked(self, force: bool = False) -> None:
@@ -341,3 +378,7 @@ def _log_items(
         )  # fmt: skip
 
     return items
+
+
+def _item_chars(timed: Tuple[float, str]) -> int:
+    return len(timed[1])
