@@ -31,16 +31,19 @@ ALLOWED: Dict[str, Set[str]] = {
     "specs": set(),
     "logs": set(),
     "util": set(),  # TorchX's torchx.util path: entry-point loading (a leaf, like logs)
+    # metrics from inside a job (standard library only, imported by training code): a leaf; the runner sets
+    # its variables, the front ends read its files
+    "track": set(),
     "schedulers": {"specs", "logs"},
     "components": {"specs", "util"},
-    "runner": {"specs", "schedulers", "logs", "components"},
-    "frontend": {"specs", "schedulers", "logs", "components", "runner"},
-    "cli": {"specs", "schedulers", "logs", "components", "runner", "frontend"},
+    "runner": {"specs", "schedulers", "logs", "components", "track"},
+    "frontend": {"specs", "schedulers", "logs", "components", "runner", "track"},
+    "cli": {"specs", "schedulers", "logs", "components", "runner", "frontend", "track"},
     # function jobs (pickling, bootstrap, results), their Job and sweeps: a Job is the front ends' shared object
-    "functions": {"specs", "schedulers", "components", "runner", "frontend"},
-    "notebook": {"specs", "schedulers", "logs", "components", "runner", "frontend", "functions"},
+    "functions": {"specs", "schedulers", "components", "runner", "frontend", "track"},
+    "notebook": {"specs", "schedulers", "logs", "components", "runner", "frontend", "functions", "track"},
     # the Jupyter server extension: the jobs API the JupyterLab extension reads (no kernel, no IPython)
-    "server": {"specs", "schedulers", "logs", "runner", "frontend"},
+    "server": {"specs", "schedulers", "logs", "runner", "frontend", "track"},
     "workspace": {"schedulers"},  # TorchX's module path for WorkspaceMixin: a re-export
 }
 #: Modules kept at a path TorchX documents that sits below what they wrap (a facade nothing below imports):

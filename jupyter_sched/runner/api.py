@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import threading
 import time
 import weakref
@@ -18,7 +19,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from jupyter_sched.runner.events import log_event
 from jupyter_sched.schedulers import SchedulerFactory, get_scheduler_factories
 from jupyter_sched.schedulers.api import ListAppResponse, Scheduler, Stream
-from jupyter_sched.schedulers.shared_files import shared_root
+from jupyter_sched.schedulers.shared_files import metrics_dir, shared_root
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import (
@@ -39,6 +40,7 @@ from jupyter_sched.specs import (
 from jupyter_sched.specs.request.limits import check_replica_limit
 from jupyter_sched.specs.status.handles import check_name, parse_safe_handle
 from jupyter_sched.specs.status.usage import UsageSample
+from jupyter_sched.track.layout import TORCHX_PARENT_RUN_ID_ENV, tracker_env
 
 DEFAULT_SESSION = "default"
 JOB_ID_ENV = "JUPYTER_SCHED_JOB_ID"
@@ -116,6 +118,12 @@ class Runner:
         replicas; see ``schedulers.shared_files``."""
         return shared_root(self._scheduler(scheduler), cfg or {})
 
+    def metrics_dir(self, app_handle: AppHandle) -> Optional[str]:
+        """Where the app's replicas write their metrics (``jupyter_sched.track``), for schedulers that keep them
+        in files this process reads (local, Slurm); None for the others or an unknown app."""
+        sched, app_id = self._resolve(app_handle)
+        return metrics_dir(sched, app_id)
+
     def cfg_from_str(self, scheduler: str, cfg_str: str) -> Dict[str, CfgVal]:
         """Parses ``k=v,k2=v2`` against the scheduler's run options (unknown keys are errors)."""
         return self.scheduler_run_opts(scheduler).cfg_from_str(cfg_str)
@@ -166,8 +174,12 @@ class Runner:
         job_id = make_app_handle(scheduler, self._name, macros.app_id)
         for role in app.roles:
             role.env[JOB_ID_ENV] = job_id
+            # TorchX's tracker API, as TorchX's runner sets it up: the handle, and our tracker appended to the
+            # user's list (role env, else this process's), so app_run_from_env() stores beside the metrics
+            role.env.update(tracker_env(job_id, role.env, os.environ))
             if parent_run_id:
                 role.env["JUPYTER_SCHED_PARENT_RUN_ID"] = parent_run_id
+                role.env[TORCHX_PARENT_RUN_ID_ENV] = parent_run_id
         resolved = sched.run_opts().resolve(cfg)
         if workspace:
             from jupyter_sched.schedulers.api import WorkspaceMixin

@@ -64,7 +64,7 @@ from jupyter_sched.schedulers.local.request.popen import (
 )
 from jupyter_sched.schedulers.local.usage.meter import LocalMeter, limit_request
 from jupyter_sched.schedulers.local.warm_starts.zygote import ZygotePool, plan_starts
-from jupyter_sched.schedulers.shared_files import SharedFiles
+from jupyter_sched.schedulers.shared_files import MetricsFiles, SharedFiles
 from jupyter_sched.schedulers.timed_logs import TimedLogs
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
@@ -87,7 +87,7 @@ RECHECK_S = 0.5
 again (see ``LocalScheduler.replica_finished``)."""
 
 
-class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles):
+class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles, MetricsFiles):
     """Schedules on this machine; see the module docstring for what is and is not enforced."""
 
     def __init__(
@@ -342,6 +342,11 @@ class LocalScheduler(Scheduler[PopenRequest], UsageMixin, TimedLogs, SharedFiles
     def shared_root(self, cfg: Mapping[str, CfgVal]) -> str:
         """``log_dir``, else the per-user state directory: a function job's files sit beside its logs."""
         return str(cfg.get("log_dir") or default_log_dir())
+
+    def metrics_dir(self, app_id: str) -> Optional[str]:
+        """``<app dir>/metrics``: what each replica got as ``JUPYTER_SCHED_METRICS_DIR``."""
+        record = self._record(app_id)
+        return os.path.join(record.app_dir, "metrics") if record is not None else None
 
     def usage(self, app_id: str) -> List[UsageSample]:
         """Per replica: a live psutil sample of its process tree while it runs, its kept totals after."""

@@ -6,17 +6,22 @@ launches; the replicas read them there and write their results back. A scheduler
 directories go with :meth:`SharedFiles.shared_root`; one that does not inherit the mixin runs its replicas
 on this machine (or mounts its state directory), so :func:`shared_root` falls back to
 :func:`~jupyter_sched.schedulers.common.state_dir.default_log_dir`.
+
+The way back: replicas write their metrics (``jupyter_sched.track``) into the directory their scheduler names
+in ``JUPYTER_SCHED_METRICS_DIR``; a scheduler that sets it says where an app's is with
+:meth:`MetricsFiles.metrics_dir`, from any process. One without the mixin sets none (its replicas' records
+travel as marked lines on stderr).
 """
 
 from __future__ import annotations
 
 import abc
-from typing import Mapping
+from typing import Mapping, Optional
 
 from jupyter_sched.schedulers.common.state_dir import default_log_dir
 from jupyter_sched.specs import CfgVal
 
-__all__ = ["SharedFiles", "shared_root"]
+__all__ = ["MetricsFiles", "SharedFiles", "metrics_dir", "shared_root"]
 
 
 class SharedFiles(abc.ABC):
@@ -33,3 +38,18 @@ def shared_root(scheduler: object, cfg: Mapping[str, CfgVal]) -> str:
     if isinstance(scheduler, SharedFiles):
         return scheduler.shared_root(cfg)
     return default_log_dir()
+
+
+class MetricsFiles(abc.ABC):
+    """A scheduler whose replicas get a metrics directory (``JUPYTER_SCHED_METRICS_DIR``) this machine reads."""
+
+    @abc.abstractmethod
+    def metrics_dir(self, app_id: str) -> Optional[str]:
+        """The metrics directory of app ``app_id`` (it may not exist yet), or None if the app is unknown."""
+
+
+def metrics_dir(scheduler: object, app_id: str) -> Optional[str]:
+    """``scheduler``'s metrics directory for ``app_id``; None when it keeps none or does not know the app."""
+    if isinstance(scheduler, MetricsFiles):
+        return scheduler.metrics_dir(app_id)
+    return None

@@ -36,7 +36,7 @@ from jupyter_sched.schedulers.api import (
     stream_arg,
 )
 from jupyter_sched.schedulers.common.state_dir import default_job_root
-from jupyter_sched.schedulers.shared_files import SharedFiles
+from jupyter_sched.schedulers.shared_files import MetricsFiles, SharedFiles
 from jupyter_sched.schedulers.slurm import cli as slurm_cli
 from jupyter_sched.schedulers.slurm import opts as slurm_opts
 from jupyter_sched.schedulers.slurm.batch import SlurmBatchRequest, build_request
@@ -68,7 +68,7 @@ __all__ = ["SlurmBatchRequest", "SlurmError", "SlurmOpts", "SlurmScheduler", "cr
 # -- the scheduler -------------------------------------------------------------------------------------------------
 
 
-class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs, SharedFiles):
+class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs, SharedFiles, MetricsFiles):
     """Runs apps as Slurm batch jobs; see the module docstring and docs/slurm.md."""
 
     def __init__(self, session_name: str, job_root: Optional[str] = None) -> None:
@@ -125,6 +125,13 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest], UsageMixin, TimedLogs, Shared
         if job is None:
             return None
         return describe_job(app_id, job, self._usage)
+
+    def metrics_dir(self, app_id: str) -> Optional[str]:
+        """``<app dir>/metrics`` under the shared ``job_dir`` (the job's work dir), for a job of ours."""
+        job = self._job(app_id)
+        if job is None or job.manifest is None:
+            return None
+        return os.path.join(job.leader.work_dir, "metrics")
 
     # -- list ------------------------------------------------------------------------------------------------------
     def list(self) -> List[ListAppResponse]:

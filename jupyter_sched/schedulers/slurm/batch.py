@@ -98,6 +98,8 @@ def build_request(app: AppDef, cfg: Mapping[str, CfgVal], session: str, app_dir:
             env["JUPYTER_SCHED_APP_ID"] = APP_ID_MARK
             env["JUPYTER_SCHED_ROLE_NAME"] = role.name
             env["JUPYTER_SCHED_REPLICA_ID"] = str(k)
+            # where jupyter_sched.track writes the replica's metrics: the app's directory is on the shared job_dir
+            env["JUPYTER_SCHED_METRICS_DIR"] = os.path.join(app_dir, "metrics")
             command = [shlex.quote(python), shlex.quote(wrapper), shlex.quote(rep_dir), "-C", shlex.quote(cwd)]
             for key, value in env.items():
                 command += ["-e", shell_word(f"{key}={value}")]

@@ -17,7 +17,7 @@ from jupyter_sched.specs.request.dryrun import LAUNCH_ENV_HEADING
 
 from ..helpers import PY, wait_until
 
-OURS = ("JUPYTER_SCHED_APP_ID", "JUPYTER_SCHED_ROLE_NAME", "JUPYTER_SCHED_REPLICA_ID")
+OURS = ("JUPYTER_SCHED_APP_ID", "JUPYTER_SCHED_ROLE_NAME", "JUPYTER_SCHED_REPLICA_ID", "JUPYTER_SCHED_METRICS_DIR")
 SHOW_ENV = (
     "import json, os, sys; json.dump({k: os.environ.get(k) for k in sys.argv[1:]}, sys.stdout)"
 )

@@ -20,6 +20,9 @@ ERROR_FILE_ENV = "TORCHELASTIC_ERROR_FILE"
 APP_ID_ENV = "JUPYTER_SCHED_APP_ID"
 """The app's id, in every replica's environment (and so its children's): how a reaper finds a replica whose
 pid it never learnt (``local_reaper``)."""
+METRICS_DIR_ENV = "JUPYTER_SCHED_METRICS_DIR"
+"""The app's metrics directory, ``<app dir>/metrics``, where ``jupyter_sched.track`` writes each replica's
+records (the name is ``jupyter_sched.track.layout``'s)."""
 PET_LOG_DIR_ENV = "PET_LOG_DIR"
 """Set, as TorchX does, to ``<app log dir>/torchelastic/<role>``: torchelastic (``torchrun``) writes its
 agents' logs there, each run in its own subdirectory, so the replicas of a role share it."""
@@ -62,7 +65,12 @@ def build_request(
             env.setdefault(PET_LOG_DIR_ENV, os.path.join(app_dir, "torchelastic", safe_name(role.name, "role")))
             param.launch_env.update(launch_env(env, extra_paths, role.env.get("PATH"), cwd, cfg))
             param.launch_env.update(
-                {APP_ID_ENV: app_id, "JUPYTER_SCHED_ROLE_NAME": role.name, "JUPYTER_SCHED_REPLICA_ID": str(k)}
+                {
+                    APP_ID_ENV: app_id,
+                    "JUPYTER_SCHED_ROLE_NAME": role.name,
+                    "JUPYTER_SCHED_REPLICA_ID": str(k),
+                    METRICS_DIR_ENV: os.path.join(app_dir, "metrics"),
+                }
             )
             params.append(param)
             dirs.append(replica_dir)
