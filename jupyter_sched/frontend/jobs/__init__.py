@@ -13,6 +13,8 @@
   input of a reason that its status does not carry, which every front end reads the same way.
 * :mod:`.sweep_names` -- which sweep an app belongs to, from its name alone.
 * :mod:`.usage_table` -- ``job.usage()`` as a table of replicas.
+* :mod:`.metrics` -- ``job.metrics``: what the replicas logged with ``jupyter_sched.track``, read back from the
+  app's metrics directory (records from a cursor, torn lines skipped and counted, the summaries), as DataFrames.
 
 Who renders the rows: the notebook's ``%sched_list`` pane and its text (``notebook/panes/list_pane.py``),
 ``jupyter-sched list`` (``cli/cmd_list.py``), and the server (``server/rows.py`` pages and filters them,

@@ -1,0 +1,225 @@
+"""Reading a job's metrics back: what ``jupyter_sched.track`` wrote in the app's metrics directory.
+
+The reader is pure but for reading files: records of a replica from a cursor (a byte offset; only complete
+lines are consumed, so a line being written is read next time), torn or corrupt lines skipped and counted
+(never an exception), and the summary each replica rewrote atomically. :class:`JobMetrics` is
+``job.metrics``: ``job.metrics()`` a pandas DataFrame in long form (``step, t, key, value, role,
+replica``), ``job.metrics(wide=True)`` one column per key, ``job.metrics.summary`` one row per replica and
+key (``count, last, last_step, min, min_step, max, max_step, goal``). pandas is imported only by those
+calls. It works while the job runs, after it ended and from another process given the handle (the
+directory comes from the scheduler: ``Runner.metrics_dir``).
+
+Not here yet (later slices of issue 34): records that came as marked stderr lines (``local_docker``, TorchX
+backends) are parsed by ``logs.metric_lines`` but not yet stored by the log followers, so they do not show
+in ``job.metrics()`` yet.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Protocol, Tuple
+
+from jupyter_sched.logs.metric_lines import MetricRecord, parse_record, summarize
+from jupyter_sched.track.layout import RECORDS_SUFFIX, SUMMARY_SUFFIX, TRACKER_SUFFIX, parse_stem, replica_stem
+
+
+class HasHandle(Protocol):
+    """What :class:`JobMetrics` needs of a Job (the Job imports this module, so not the class itself)."""
+
+    handle: str
+    runner: Any
+
+
+Replica = Tuple[str, int]
+MAX_READ = 64 * 1024 * 1024
+"""Bytes read from one file per call: a cursor resumes where a big file's read stopped."""
+
+
+@dataclass
+class Chunk:
+    """Records read from one replica's file: ``cursor`` is where the next read starts, ``skipped`` counts
+    lines that were not valid records (torn, corrupt, or of a newer version)."""
+
+    records: List[MetricRecord] = field(default_factory=list)
+    cursor: int = 0
+    skipped: int = 0
+
+
+def replicas(metrics_dir: Optional[str]) -> List[Replica]:
+    """The (role, replica) pairs with a metrics file in ``metrics_dir``, in order."""
+    if not metrics_dir:
+        return []
+    try:
+        names = os.listdir(metrics_dir)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if name.endswith(RECORDS_SUFFIX) and not name.endswith(TRACKER_SUFFIX):
+            parsed = parse_stem(name[: -len(RECORDS_SUFFIX)])
+            if parsed is not None:
+                out.append(parsed)
+    return sorted(out)
+
+
+def read_records(metrics_dir: str, role: str, replica: int, cursor: int = 0) -> Chunk:
+    """The records of ``role``/``replica`` from byte ``cursor`` on (only lines ending in a newline)."""
+    path = os.path.join(metrics_dir, replica_stem(role, replica) + RECORDS_SUFFIX)
+    try:
+        with open(path, "rb") as f:
+            f.seek(cursor)
+            data = f.read(MAX_READ)
+    except OSError:
+        return Chunk(cursor=cursor)
+    end = data.rfind(b"\n") + 1
+    chunk = Chunk(cursor=cursor + end)
+    for raw in data[:end].split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            record = parse_record(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            record = None
+        if record is None:
+            chunk.skipped += 1
+        else:
+            chunk.records.append(record)
+    return chunk
+
+
+def read_summary(metrics_dir: str, role: str, replica: int) -> Optional[Dict[str, Any]]:
+    """The replica's summary file (strict JSON; non-finite values as strings), or None if absent/unreadable."""
+    path = os.path.join(metrics_dir, replica_stem(role, replica) + SUMMARY_SUFFIX)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.loads(f.read(), parse_constant=lambda name: None)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@dataclass
+class ReplicaMetrics:
+    role: str
+    replica: int
+    records: List[MetricRecord]
+    skipped: int
+    summary: Dict[str, Dict[str, Any]]
+    """Per key: count, last, min, max and their steps, goal (from the summary file, else from the records)."""
+    values: Dict[str, Any]
+    """What the replica set in ``track.summary``."""
+
+
+def read_all(metrics_dir: Optional[str]) -> List[ReplicaMetrics]:
+    """Every replica's records and summary in ``metrics_dir`` (an absent directory: none)."""
+    out = []
+    for role, k in replicas(metrics_dir):
+        assert metrics_dir is not None
+        chunk = read_records(metrics_dir, role, k)
+        stored = read_summary(metrics_dir, role, k)
+        if stored is not None and isinstance(stored.get("metrics"), dict):
+            summary, values = stored["metrics"], dict(stored.get("summary") or {})
+        else:
+            summary, values = summarize(chunk.records), {}
+            for r in chunk.records:
+                values.update(r.summary)
+        out.append(ReplicaMetrics(role, k, chunk.records, chunk.skipped, summary, values))
+    return out
+
+
+def pandas() -> Any:
+    """pandas, imported by the DataFrame calls alone (an optional dependency)."""
+    try:
+        return importlib.import_module("pandas")
+    except ImportError:
+        raise ImportError("job.metrics() returns a pandas DataFrame: pip install pandas") from None
+
+
+LONG_COLUMNS = ["step", "t", "key", "value", "role", "replica"]
+SUMMARY_COLUMNS = ["role", "replica", "key", "count", "last", "last_step", "min", "min_step", "max", "max_step",
+                   "goal"]  # fmt: skip
+
+
+def long_frame(data: List[ReplicaMetrics]) -> Any:
+    pd = pandas()
+
+    rows = [
+        (r.step, r.t, key, value, rep.role, rep.replica)
+        for rep in data
+        for r in rep.records
+        for key, value in r.metrics.items()
+    ]
+    frame = pd.DataFrame(rows, columns=LONG_COLUMNS)
+    frame["t"] = pd.to_datetime(frame["t"], unit="s", utc=True)
+    return frame
+
+
+def wide_frame(data: List[ReplicaMetrics]) -> Any:
+    """One row per role, replica and step; one column per key (the last value logged at that step)."""
+    long = long_frame(data)
+    index = ["role", "replica", "step"]
+    if long.empty:
+        return long.drop(columns=["key", "value"])
+    values = long.pivot_table(index=index, columns="key", values="value", aggfunc="last", dropna=False)
+    times = long.groupby(index)["t"].max()
+    wide = values.join(times).reset_index()
+    wide.columns.name = None
+    return wide[index + ["t"] + [c for c in values.columns]]
+
+
+def summary_frame(data: List[ReplicaMetrics]) -> Any:
+    pd = pandas()
+
+    def num(x: Any) -> Any:
+        return float(x) if x in ("NaN", "Infinity", "-Infinity") else x
+
+    rows = [
+        [rep.role, rep.replica, key] + [num(stats.get(c)) for c in SUMMARY_COLUMNS[3:]]
+        for rep in data
+        for key, stats in rep.summary.items()
+        if isinstance(stats, dict)
+    ]
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+class JobMetrics:
+    """``job.metrics``: call it for the records as a DataFrame, read ``.summary`` for the summaries.
+
+    ``job.metrics()`` -> long form, one row per value: ``step, t`` (UTC), ``key, value, role, replica``;
+    ``job.metrics(wide=True)`` -> one row per role, replica and step, one column per key;
+    ``job.metrics.summary`` -> one row per role, replica and key; ``job.metrics.values`` -> what each
+    replica set in ``track.summary``; ``job.metrics.skipped`` -> lines that were not valid records.
+    Each reads the files again (nothing is cached), so it shows what was written by now."""
+
+    def __init__(self, job: HasHandle) -> None:
+        self.job = job
+
+    @property
+    def directory(self) -> Optional[str]:
+        """The app's metrics directory (None for a scheduler that keeps none)."""
+        return self.job.runner.metrics_dir(self.job.handle)
+
+    def read(self) -> List[ReplicaMetrics]:
+        return read_all(self.directory)
+
+    def __call__(self, wide: bool = False) -> Any:
+        data = self.read()
+        return wide_frame(data) if wide else long_frame(data)
+
+    @property
+    def summary(self) -> Any:
+        return summary_frame(self.read())
+
+    @property
+    def values(self) -> Dict[Replica, Dict[str, Any]]:
+        return {(rep.role, rep.replica): rep.values for rep in self.read()}
+
+    @property
+    def skipped(self) -> int:
+        return sum(rep.skipped for rep in self.read())
+
+    def __repr__(self) -> str:
+        return f"<metrics of {self.job.handle}: call job.metrics() for a DataFrame, .summary for summaries>"
