@@ -27,6 +27,7 @@ from jupyter_sched.specs import AppState, AppStatus, parse_app_handle
 from jupyter_sched.specs.output.labels import app_label
 
 if TYPE_CHECKING:  # pragma: no cover
+    from jupyter_sched.frontend.jobs.metrics import JobMetrics
     from jupyter_sched.frontend.jobs.usage_table import UsageSamples
     from jupyter_sched.runner import Runner
 
@@ -109,6 +110,15 @@ class Job:
     def state(self) -> AppState:
         status = self.fetch_status()
         return status.state if status is not None else AppState.UNKNOWN
+
+    @property
+    def metrics(self) -> "JobMetrics":
+        """What the replicas logged with ``jupyter_sched.track``: ``job.metrics()`` a pandas DataFrame (long
+        form; ``wide=True`` a column per key), ``job.metrics.summary`` the summaries; see
+        ``jupyter_sched.frontend.jobs.metrics``."""
+        from jupyter_sched.frontend.jobs.metrics import JobMetrics
+
+        return JobMetrics(self)
 
     def usage(self) -> "UsageSamples":
         """What each replica uses now (ended replicas: their kept totals); see ``Runner.usage``. A list
