@@ -64,15 +64,6 @@ class MetricStats:
         self.max_step: Optional[int] = None
         self.goal: Optional[str] = None
 
-    def add(self, value: float, step: int) -> None:
-        self.count += 1
-        self.last, self.last_step = value, step
-        if value == value:
-            if self.min is None or value < self.min:
-                self.min, self.min_step = value, step
-            if self.max is None or value > self.max:
-                self.max, self.max_step = value, step
-
     def to_json(self) -> str:
         def num(x: Optional[float]) -> str:
             return "null" if x is None else encode_number(x)
@@ -209,20 +200,30 @@ class Recorder:
     def write_queued(self) -> None:
         lines: List[str] = []
         w = self.writer_id
+        all_stats = self.stats
         while True:
             try:
                 seq, t, kind, step, payload = self.queue.popleft()
             except IndexError:
                 break
             if kind == "m":
-                body = ",".join(f'"{k}":{encode_number(v)}' for k, v in payload.items())
-                lines.append(f'{{"v":1,"w":"{w}","seq":{seq},"t":{t:.6f},"step":{step},"metrics":{{{body}}}}}')
+                parts = []
                 for k, v in payload.items():
-                    stats = self.stats.get(k)
+                    # repr of a finite float is exact JSON (v - v is 0.0 only for finite values)
+                    parts.append(f'"{k}":{repr(v) if v - v == 0.0 else encode_number(v)}')
+                    stats = all_stats.get(k)
                     if stats is None:
-                        stats = self.stats[k] = MetricStats()
+                        stats = all_stats[k] = MetricStats()
                         stats.goal = self.goals.get(k)
-                    stats.add(v, step)
+                    stats.count += 1
+                    stats.last, stats.last_step = v, step
+                    if v == v:
+                        if stats.min is None or v < stats.min:
+                            stats.min, stats.min_step = v, step
+                        if stats.max is None or v > stats.max:
+                            stats.max, stats.max_step = v, step
+                body = ",".join(parts)
+                lines.append(f'{{"v":1,"w":"{w}","seq":{seq},"t":{t:.6f},"step":{step},"metrics":{{{body}}}}}')
             elif kind == "d":
                 body = ",".join(f'"{k}":"{g}"' for k, g in payload.items())
                 lines.append(f'{{"v":1,"w":"{w}","seq":{seq},"t":{t:.6f},"define":{{{body}}}}}')
