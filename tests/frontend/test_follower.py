@@ -164,3 +164,19 @@ def test_on_change_wakes_a_consumer_of_several_followers_and_a_sink_takes_every_
     assert got == sunk == ["a1\n", "a2\n", "a3\n"]
     end = sinking.read()
     assert end.ended and end.items == [] and end.error is None
+
+
+def test_stop_ends_a_follow_of_timed_items_too(runner: Runner, tmp_path: Path) -> None:
+    """The pane and ``log -f`` follow ``log_items(timed=True)``: the backend's timed iterator closes from
+    another thread as its plain one does, so their followers let go of a silent replica's log at once too."""
+    handle = runner.run(sh("echo up; sleep 600"), "local_cwd")
+    state = str(tmp_path / "state")
+    until(lambda: "up" in "".join(runner.log_lines(handle, "sh", 0)), "the replica's first line written")
+    before = open_files(state)
+    f = LogFollower(lambda: runner.log_items(handle, "sh", 0, should_tail=True, timed=True), "test-timed").start()
+    assert f.wait(60)
+    assert [item for _, item in f.read().items] == ["up\n"]
+    f.stop()
+    until(lambda: not f.alive, "the stopped follower's thread to end", timeout=30)
+    until(lambda: open_files(state) == before, "its log files to close", timeout=30)
+    runner.cancel(handle)

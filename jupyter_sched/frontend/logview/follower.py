@@ -25,9 +25,10 @@ there. The reader thread appends without a lock (one producer; ``deque.append`` 
 only to wake a waiting consumer or to wait for room, so following costs little more than iterating.
 
 :meth:`LogFollower.stop` ends the follow now. It closes the iterator when the iterator can be closed from
-another thread (a backend's ``IndexedLogIterator``, what ``log_iter`` returns: its ``close`` wakes a follow
-that waits for output), so the thread ends and the log file is closed then, however long the replica stays
-silent; any other iterable (a generator of timed items) ends at its next item. What was read stays readable.
+another thread (a backend's ``IndexedLogIterator``, what the local and Slurm backends' ``log_iter`` return,
+and its ``timed()`` items: their ``close`` wakes a follow that waits for output), so the thread ends and the
+log file is closed then, however long the replica stays silent; any other iterable (a generator) ends at its
+next item. What was read stays readable.
 """
 
 from __future__ import annotations
@@ -142,6 +143,7 @@ class LogFollower(Generic[T]):
         finally:
             _close(self._iterable)
             with self._lock:
+                self._iterable = None  # what it holds (a file) goes now, not with the follower
                 self._ended = True
                 self._error = error
                 self._changed.notify_all()

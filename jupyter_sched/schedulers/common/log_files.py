@@ -31,7 +31,7 @@ import re
 import struct
 import time
 from datetime import datetime
-from typing import BinaryIO, Hashable, Iterator, List, Optional, Tuple
+from typing import BinaryIO, Generator, Hashable, Iterator, List, Optional, Tuple
 
 from jupyter_sched.logs.lines import LineSplitter
 from jupyter_sched.specs import NONE
@@ -104,10 +104,14 @@ class IndexedLogIterator:
             return items
         return filter(self._regex.search, items)
 
-    def timed(self) -> Iterator[Tuple[float, str]]:
+    def timed(self) -> "TimedItems":
         """The same items as iterating, each as ``(time, item)``: the time (``time.time()`` seconds) at
         which the writer read the chunk that completed the item (for live text: its last chunk). Reads
-        the time index, so it needs one (a log without an index raises FileNotFoundError)."""
+        the time index, so it needs one (a log without an index raises FileNotFoundError). Its ``close``
+        ends a follow from another thread, as :meth:`close` does."""
+        return TimedItems(self, self._timed())
+
+    def _timed(self) -> Generator[Tuple[float, str], None, None]:
         search = self._regex.search if self._regex is not None else None
         for when, items in self._timed_batches():
             for item in items:
@@ -210,6 +214,29 @@ class IndexedLogIterator:
                     yield when, live
                 if not self._wait(token, at_most):
                     return
+
+
+class TimedItems:
+    """What :meth:`IndexedLogIterator.timed` returns: an iterator of ``(time, item)`` that, unlike a
+    generator (which cannot be closed while its thread runs it), can be closed from another thread: a
+    follower's stop then wakes a follow that waits for output, and the log file is closed at once."""
+
+    def __init__(self, reader: IndexedLogIterator, items: Generator[Tuple[float, str], None, None]) -> None:
+        self._reader = reader
+        self._items = items
+
+    def __iter__(self) -> "TimedItems":
+        return self
+
+    def __next__(self) -> Tuple[float, str]:
+        return next(self._items)
+
+    def close(self) -> None:
+        self._reader.close()
+        try:  # not running (closed by its own thread, or between items): its file is closed now
+            self._items.close()
+        except ValueError:  # running on another thread: it ends at its next wake-up, and closes it then
+            pass
 
 
 def read_error_file(path: str) -> str:
