@@ -34,8 +34,6 @@ NOT_CODE = {"labextension", "__pycache__"}
 #: so this set only shrinks. The folder-size check has no exceptions.
 NOT_YET_ROOMED = {
     "jupyter_sched",  # the package root: its docstring is the user's guide, not a room list
-    "jupyter_sched.logs",
-    "jupyter_sched.server",
 }
 
 

@@ -13,6 +13,8 @@ property-testable:
   ``\\b``, ``ESC[K`` and colours, bounded lines, rendered as text or HTML.
 * :mod:`.buffer` -- :class:`BoundedBuffer`: a ring of the last N items with counts.
 * :mod:`.interleave` -- :func:`interleave`: stdout/stderr write order recovered from a combined log.
+* :mod:`.reorder` -- timed items of several streams merged into time order, live, with a short bounded hold.
+* :mod:`.control_strings` -- terminal control strings removed before job output reaches a terminal.
 * :mod:`.metric_lines` -- metric records (``jupyter_sched.track``) as text: a metrics file's lines and the
   marked ``@@jupyter_sched:metrics {...}`` lines of stderr, parsed strictly (a torn line is None).
 

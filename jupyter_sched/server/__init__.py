@@ -17,6 +17,14 @@ Settings (``jupyter_server_config.py`` or the command line)::
     c.JobsServer.refresh_interval = 1.0        # seconds a listing is reused
     c.JobsServer.max_log_streams = 64          # replicas followed live at once
     c.JobsServer.log_stream_linger = 5.0       # seconds a log nobody watches is still followed
+
+Its modules, each a renderer or a server of what ``jupyter_sched.frontend`` models (none derives a job fact):
+
+* :mod:`.handlers` -- the routes; every one needs the server's login.
+* :mod:`.index` -- the jobs across sessions and backends, through the frontend's one ``Lister``, cached.
+* :mod:`.rows` -- the model's rows filtered and paged (the payloads' JSON Schema is
+  ``jupyter_sched.frontend.jobs.schema``; the JupyterLab side's types are generated from it).
+* :mod:`.logs` -- a replica's log for the browser: snapshots, and a live follow shared by every viewer.
 """
 
 from __future__ import annotations
