@@ -8,7 +8,8 @@ secret split across lines or a value under a secret key in the error's JSON. ``-
 A failed app's text ends with why, in the words of every front end (the notebook's pane, ``JobFailed``, the
 Jupyter server's ``reason``): the first replica to fail and its reason
 (:func:`~jupyter_sched.frontend.jobs.reasons.first_failure`: out of memory, its owner's exit, its error file,
-else its last stderr line, which :mod:`~jupyter_sched.frontend.jobs.stderr_tails` reads from its log)."""
+else its last stderr line, which :mod:`~jupyter_sched.frontend.jobs.stderr_tails` reads from its log);
+``--json`` carries the same line as ``reason`` ("" unless it failed)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
                 f"app {handle} has no role {unknown[0]!r}; its roles are: {', '.join(known) or '(none)'}"
             )
     if args.json:
-        data = {"app_handle": handle, **status.to_json()}
+        data = {"app_handle": handle, **status.to_json(), "reason": failure_line(*first) if first is not None else ""}
         if roles:
             data["roles"] = [r for r in data["roles"] if r["role"] in roles]
         print(json.dumps(mask_out(data), indent=2))

@@ -37,11 +37,12 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from jupyter_sched.frontend.jobs import listing as jobs_listing
 from jupyter_sched.frontend.jobs.listing import Lister, one_line
-from jupyter_sched.frontend.jobs.rows import JobRow, job_row
+from jupyter_sched.frontend.jobs.rows import job_row
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY
 from jupyter_sched.specs import AppStatus, parse_app_handle
@@ -65,11 +66,9 @@ class IndexSettings:
 
 
 @dataclass
-class Listing:
-    rows: List[JobRow] = field(default_factory=list)
-    notices: List[str] = field(default_factory=list)
-    sessions: List[str] = field(default_factory=list)
-    schedulers: List[str] = field(default_factory=list)
+class Listing(jobs_listing.Listing):
+    """The frontend's listing, with when the server made it, how long it took, and whether it was the first."""
+
     at: float = 0.0
     seconds: float = 0.0
     cold: bool = False

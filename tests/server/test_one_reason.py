@@ -11,6 +11,7 @@ they show.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -41,6 +42,8 @@ def test_a_failed_detached_job_gives_one_reason_everywhere(
     status = cli("status", handle)
     assert status.returncode == 0, status.stderr
     assert f"Why it failed: {LINE}" in status.stdout, status.stdout
+    as_json = cli("status", handle, "--json")
+    assert json.loads(as_json.stdout)["reason"] == LINE, as_json.stdout
 
     # the notebook's side, in this process, against the server's log dir: JobFailed, the kernel pane and
     # the records a cell keeps (the live view frozen, and a job shown after it ended)
