@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
 
 from jupyter_sched.logs.metric_lines import MetricRecord, parse_record, summarize
 from jupyter_sched.track.layout import RECORDS_SUFFIX, SUMMARY_SUFFIX, TRACKER_SUFFIX, parse_stem, replica_stem
@@ -34,6 +35,7 @@ class HasHandle(Protocol):
 
 
 Replica = Tuple[str, int]
+T = TypeVar("T")
 MAX_READ = 64 * 1024 * 1024
 """Bytes read from one file per call: a cursor resumes where a big file's read stopped."""
 
@@ -223,3 +225,42 @@ class JobMetrics:
 
     def __repr__(self) -> str:
         return f"<metrics of {self.job.handle}: call job.metrics() for a DataFrame, .summary for summaries>"
+
+
+# -- downsampling a series for a chart ------------------------------------------------------------------------
+MIN_POINTS = 4
+"""The fewest points :func:`downsample` keeps: the first, the last and one bucket's min and max."""
+
+
+def bucket_bounds(n: int, max_points: int) -> List[Tuple[int, int]]:
+    """The buckets :func:`downsample` splits a series of ``n`` points into, as ``[start, end)`` index ranges of
+    the points between the first and the last: ``(max_points - 2) // 2`` of them, as even as integers allow.
+    None (``[]``) when the series fits as it is."""
+    if n <= max_points:
+        return []
+    inner, count = n - 2, (max_points - 2) // 2
+    return [(1 + i * inner // count, 1 + (i + 1) * inner // count) for i in range(count)]
+
+
+def downsample(points: List[T], max_points: int, value: Callable[[T], float]) -> List[T]:
+    """At most ``max_points`` of ``points`` (in order) for a chart: all of them if they fit, else the first,
+    the last, and the smallest and the largest ``value`` of each bucket of :func:`bucket_bounds` in their
+    own order, so a spike or a dip between two kept points is never smoothed away (an average would hide
+    a divergence; a stride would miss it). NaN is never a bucket's min or max (as in the summaries); a
+    bucket of NaNs alone keeps its first point, so a chart still shows the gap. Pure: ``value`` reads a
+    point's number."""
+    if max_points < MIN_POINTS:
+        raise ValueError(f"max_points={max_points}: give at least {MIN_POINTS} (the first, the last, a min, a max)")
+    if len(points) <= max_points:
+        return list(points)
+    keep = [0]
+    for start, end in bucket_bounds(len(points), max_points):
+        numbers = [(value(points[i]), i) for i in range(start, end)]
+        numbers = [(v, i) for v, i in numbers if not math.isnan(v)]
+        if not numbers:
+            keep.append(start)
+            continue
+        low, high = min(numbers)[1], max(numbers)[1]
+        keep.extend(sorted({low, high}))
+    keep.append(len(points) - 1)
+    return [points[i] for i in keep]
