@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
 
-from jupyter_sched.logs.metric_lines import MetricRecord, parse_record, summarize
+from jupyter_sched.logs.metric_lines import MetricRecord, encode_number, format_record, parse_record, summarize
 from jupyter_sched.track.layout import RECORDS_SUFFIX, SUMMARY_SUFFIX, TRACKER_SUFFIX, parse_stem, replica_stem
 
 
@@ -264,3 +264,74 @@ def downsample(points: List[T], max_points: int, value: Callable[[T], float]) ->
         keep.extend(sorted({low, high}))
     keep.append(len(points) - 1)
     return [points[i] for i in keep]
+
+
+# -- the summary as a table, the records as lines: what `jupyter-sched metrics` and %sched_metrics show -------
+TABLE_HEADERS = ("ROLE", "REPLICA", "KEY", "LAST", "MIN", "MAX", "COUNT", "STEP", "GOAL")
+"""The columns of :func:`summary_table` (``STEP``: the step of the last value)."""
+CSV_HEADERS = ("step", "t", "key", "value", "role", "replica")
+"""The columns of :func:`csv_rows`: :data:`LONG_COLUMNS`, one row per value."""
+
+
+def format_value(value: Any) -> str:
+    """A summary number as the tables show it: an integral value as an integer, else six significant digits;
+    NaN and the infinities as their strict-JSON names; nothing as ``-``."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value  # "NaN", "Infinity", "-Infinity" as the summary file keeps them
+    if isinstance(value, (int, float)):
+        x = float(value)
+        if math.isnan(x) or math.isinf(x):
+            return str(encode_number(x))
+        if x.is_integer() and abs(x) < 1e15:
+            return str(int(x))
+        return f"{x:.6g}"
+    return str(value)
+
+
+def summary_table(data: List[ReplicaMetrics], keys: Optional[List[str]] = None) -> List[Tuple[str, ...]]:
+    """One row of text cells per role, replica and key (in that order; only ``keys`` when given), under
+    :data:`TABLE_HEADERS`: the last value, the min and max (NaN never one), the count, the step of the last
+    value and the goal. The one source of the CLI's table and the notebook's, so they cannot disagree;
+    the cells are not escaped (each renderer escapes for its medium)."""
+    rows: List[Tuple[str, ...]] = []
+    for rep in data:
+        for key in sorted(rep.summary):
+            stats = rep.summary[key]
+            if not isinstance(stats, dict) or (keys is not None and key not in keys):
+                continue
+            count = stats.get("count")
+            rows.append((
+                rep.role, str(rep.replica), key, format_value(stats.get("last")), format_value(stats.get("min")),
+                format_value(stats.get("max")), str(count) if isinstance(count, int) else "-",
+                format_value(stats.get("last_step")), str(stats.get("goal") or "-"),
+            ))  # fmt: skip
+    return rows
+
+
+def record_line(record: MetricRecord, role: str, replica: int, keys: Optional[List[str]] = None) -> Optional[str]:
+    """``record`` as stored (one line of strict JSON: NaN as ``"NaN"``) with its ``role`` and ``replica``
+    added, since the lines of several replicas are printed together. With ``keys``: only the metric records
+    that hold one of them, cut to those; None for a record left out."""
+    if keys is not None:
+        if not record.metrics:
+            return None
+        kept = {k: v for k, v in record.metrics.items() if k in keys}
+        if not kept:
+            return None
+        record = MetricRecord(record.writer, record.seq, record.t, record.step, metrics=kept)
+    obj = json.loads(format_record(record))
+    obj["role"], obj["replica"] = role, replica
+    return json.dumps(obj, allow_nan=False, separators=(",", ":"))
+
+
+def csv_rows(record: MetricRecord, role: str, replica: int, keys: Optional[List[str]] = None) -> List[List[str]]:
+    """The long form's rows of ``record`` (one per value, under :data:`CSV_HEADERS`; ``keys``: only those):
+    ``t`` in seconds since the epoch, NaN and the infinities by their strict-JSON names."""
+    return [
+        ["" if record.step is None else str(record.step), repr(record.t), key, str(encode_number(value)), role,
+         str(replica)]
+        for key, value in record.metrics.items()
+        if keys is None or key in keys
+    ]  # fmt: skip
