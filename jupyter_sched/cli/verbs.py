@@ -105,6 +105,18 @@ def _top_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("app_handle", help="e.g. local_cwd://default/train-b3k2x9q0d1")
+    parser.add_argument("--key", action="append", metavar="K", dest="keys",
+                        help="only this metric (repeatable), e.g. --key loss --key val/acc")  # fmt: skip
+    parser.add_argument("-f", "--follow", action="store_true",
+                        help="print records as they are written, until the app ends (jsonl, csv)")  # fmt: skip
+    parser.add_argument(
+        "--format", choices=["table", "jsonl", "csv"], default="table",
+        help="table: each key's summary (default); jsonl: the records as stored; csv: step,t,key,value,role,replica",
+    )  # fmt: skip
+
+
 VERBS: Dict[str, Verb] = {
     "run": Verb(RUN_HELP, None, "jupyter_sched.cli.cmd_run"),
     "status": Verb(
@@ -136,6 +148,11 @@ VERBS: Dict[str, Verb] = {
         "show what each replica of an app uses: CPU, memory (now, peak, limit), GPU",
         _top_arguments,
         "jupyter_sched.cli.cmd_top",
+    ),
+    "metrics": Verb(
+        "show what an app's replicas logged with jupyter_sched.track (-f: follow until the app ends)",
+        _metrics_arguments,
+        "jupyter_sched.cli.cmd_metrics",
     ),
 }
 """Every verb, in the order ``--help`` lists them."""

@@ -24,7 +24,7 @@ with redirect_stdout(out), redirect_stderr(err):
 ours = sorted(m for m in sys.modules if m.startswith("jupyter_sched"))
 print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(), "modules": ours}))
 """
-VERBS = ("status", "log", "list", "cancel", "describe", "runopts", "builtins", "top")
+VERBS = ("status", "log", "list", "cancel", "describe", "runopts", "builtins", "top", "metrics")
 
 
 def _loads(cli: Cli, *argv: str) -> Dict[str, object]:
