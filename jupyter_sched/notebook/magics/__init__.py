@@ -6,6 +6,7 @@
 * :mod:`.run_plan` -- a ``%sched_run`` line (or cell) to a validated dry run, as ``jupyter-sched run`` does.
 * :mod:`.fn_magic` -- ``%sched_run FUNCTION --flag value``: a notebook function launched from the magic.
 * :mod:`.logs_cmd` -- ``%sched_logs``: which replicas, then a live pane, a snapshot, or plain text.
+* :mod:`.metrics_cmd` -- ``%sched_metrics``: a job's metrics as a summary table (HTML and text), or its records.
 * :mod:`.callsite` -- whether a magic's result is assigned (``job = %sched_run ...``) or shown.
 
 A new magic goes in :mod:`.sched_magics` with its work in a module of its own here; what it shows is a

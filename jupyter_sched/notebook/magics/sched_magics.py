@@ -1,5 +1,5 @@
 """``SchedMagics``: ``%sched_run``, ``%%sched_run``, ``%sched_logs``, ``%sched_status``, ``%sched_job``,
-``%sched_list``, ``%sched_cancel`` and ``%sched_describe``.
+``%sched_list``, ``%sched_cancel``, ``%sched_describe`` and ``%sched_metrics``.
 
 The methods are thin: they parse (bad arguments raise ``UsageError`` with the usage), then hand over to
 :mod:`.run_plan`, :mod:`.session` and the panes. ``%sched_run`` reads as the steps of a run (parse, dry run,
@@ -370,6 +370,31 @@ class SchedMagics(Magics, SchedConfig):
             structured_error_msg=status.structured_error_msg, ui_url=status.ui_url,
             roles_statuses=status.roles, roles=list(app.roles),
         )  # fmt: skip
+
+    # -- %sched_metrics -----------------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("target", nargs="?", default="", help="app handle, id, name or Job variable; default: the last job")
+    @argument("--key", action="append", dest="keys", metavar="K", help="only this metric (repeatable)")
+    @argument("--format", default="table", choices=["table", "jsonl", "csv"],
+              help="table: each key's summary (default); jsonl, csv: print the records")  # fmt: skip
+    @needs_local_scope
+    @line_magic
+    @no_var_expand
+    def sched_metrics(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
+        """What an app's replicas logged with ``jupyter_sched.track``: a table per role, replica and key (last,
+        min, max, count, step of the last value, goal), as ``jupyter-sched metrics`` prints it; ``--format
+        jsonl`` or ``csv`` prints the records. For a DataFrame: ``job.metrics()``."""
+        line = self._expand(line, local_ns)
+        from jupyter_sched.notebook.magics.metrics_cmd import show
+
+        args = _parse(self.sched_metrics, line)
+        job = self._job(args.target, local_ns)
+        if job.fetch_status() is None:
+            raise _no_app(job)
+        try:
+            return show(job.handle, job.metrics.directory, job.metrics.read(), args.keys, args.format)
+        except ValueError as e:
+            raise _usage(e) from None
 
     # -- %sched_list / %sched_cancel ---------------------------------------------------------------------
     @magic_arguments()
