@@ -6,6 +6,8 @@
 ``GET  jobs/<handle>``                     one job: its row, status per replica (secrets masked), usage
 ``GET  jobs/<handle>/logs``                a snapshot of replica ``?role=&k=`` (``&lines=&stream=``)
 ``GET  jobs/<handle>/logs/stream``         the same replica live, as server-sent events (``event: log``)
+``GET  jobs/<handle>/metrics``             one replica's metric series (``?role=&k=``, the first role's replica
+                                           0 by default; ``&keys=a,b&since=CURSOR&max_points=N``), downsampled
 ``POST jobs/<handle>/cancel``              cancel (XSRF-checked like every non-GET request of the server)
 ========================================  ==================================================================
 
@@ -22,6 +24,8 @@ never on the server's event loop; listings are refreshed on a thread of their ow
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
@@ -32,7 +36,10 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 
 from jupyter_sched.frontend.errors import UsageError
+from jupyter_sched.frontend.jobs import metrics as job_metrics
+from jupyter_sched.frontend.jobs.listing import first_role
 from jupyter_sched.frontend.targets import check_handle
+from jupyter_sched.logs.metric_lines import KEY_RE
 from jupyter_sched.server import rows as table
 from jupyter_sched.server.index import JobIndex, UnknownJob
 from jupyter_sched.server.logs import STREAMS, Cursor, Followers, TooManyFollowers, snapshot
@@ -54,6 +61,10 @@ _UNREACHABLE_NAMES = frozenset({"ConnectionError", "ConnectTimeout", "ReadTimeou
 """Exception classes of HTTP clients (requests, urllib3: a Ray dashboard, a cluster's API) that say the service
 could not be reached; matched by name, so the server imports none of them."""
 QUERY = ("offset", "limit", "notebook", "session", "scheduler", "state", "sweep")
+MAX_POINTS = 1000
+"""Points per series a metrics answer has unless ``?max_points=`` says otherwise."""
+MAX_POINTS_CAP = 5000
+MAX_KEYS = 64
 
 
 class Context:
@@ -251,6 +262,111 @@ class LogStreamHandler(Base):
             self.finish(set_content_type="text/event-stream; charset=utf-8")
 
 
+class MetricsHandler(Base):
+    """One replica's metric series, read from its records file from a cursor (so a client polling with
+    ``?since=`` reads each record once), each series downsampled to ``max_points`` keeping each bucket's
+    min and max (:func:`~jupyter_sched.frontend.jobs.metrics.downsample`), with the replica's summary and
+    the job's replicas that have metrics. One replica per answer, rank 0 (the first role's replica 0) by
+    default: a job of 20 replicas is charted one at a time, and the answer stays bounded. Torn or corrupt
+    lines are skipped and counted in ``skipped``, never an error."""
+
+    @web.authenticated
+    @authorized("read")
+    async def get(self, raw: str) -> None:
+        handle = self.handle_arg(raw)
+        query = metrics_query(self.get_query_argument)
+        status = await self.job_status(handle)
+        runner = self.ctx.index.runner_for(handle)
+        directories = self.ctx.index.lister.metrics
+        body = await self.on_job(lambda h: metrics_answer(runner, directories, h, status, query), handle)
+        self.finish(json.dumps(mask_out(body), allow_nan=False))
+
+
+def metrics_query(arg: Callable[[str, Optional[str]], Optional[str]]) -> Dict[str, Any]:
+    """``?keys=&since=&max_points=&role=&k=`` checked: a 400 naming the parameter and the fix."""
+    raw_keys = arg("keys", None) or ""
+    keys = [k.strip() for k in raw_keys.split(",") if k.strip()] or None
+    for key in keys or []:
+        if KEY_RE.fullmatch(key) is None:
+            raise web.HTTPError(400, f"keys={raw_keys!r}: {key!r} is not a metric key; give keys of 1 to 128 "
+                                     "characters of A-Z a-z 0-9 _ . / -, separated by commas")  # fmt: skip
+    if keys is not None and len(keys) > MAX_KEYS:
+        raise web.HTTPError(400, f"keys=: {len(keys)} keys; give at most {MAX_KEYS}")
+    raw_points = arg("max_points", None)
+    try:
+        max_points = MAX_POINTS if raw_points is None else int(raw_points)
+        if not job_metrics.MIN_POINTS <= max_points <= MAX_POINTS_CAP:
+            raise ValueError
+    except ValueError:
+        low = job_metrics.MIN_POINTS
+        raise web.HTTPError(400, f"max_points={raw_points!r}: give a number of points per series from {low} to "
+                                 f"{MAX_POINTS_CAP} (default {MAX_POINTS})") from None  # fmt: skip
+    raw_k = arg("k", None)
+    try:
+        k = None if raw_k is None else int(raw_k)
+        if k is not None and k < 0:
+            raise ValueError
+    except ValueError:
+        raise web.HTTPError(400, f"k={raw_k!r}: give a replica number (0, 1, ...)") from None
+    since = arg("since", None)
+    cursor = None if since in (None, "") else parse_cursor(since)
+    return {"keys": keys, "max_points": max_points, "role": arg("role", None), "k": k, "cursor": cursor}
+
+
+def make_cursor(role: str, k: int, offset: int) -> str:
+    """An opaque cursor: where the next read of ``role``/``k``'s records starts."""
+    raw = json.dumps([role, k, offset], separators=(",", ":")).encode()
+    return "m1." + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def parse_cursor(text: str) -> Tuple[str, int, int]:
+    """What :func:`make_cursor` wrote, or a 400 that says ``since`` is not such a cursor."""
+    try:
+        if not text.startswith("m1."):
+            raise ValueError
+        body = text[3:]
+        role, k, offset = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+        if not (isinstance(role, str) and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
+                                              for x in (k, offset))):  # fmt: skip
+            raise ValueError
+    except (ValueError, TypeError, binascii.Error):
+        raise web.HTTPError(400, f"since={text[:80]!r}: give the cursor of a previous answer as it was (or leave "
+                                 "since out for every record)") from None  # fmt: skip
+    return role, k, offset
+
+
+def metrics_answer(runner: Any, directories: job_metrics.LastValues, handle: str, status: Any,
+                   query: Dict[str, Any]) -> Dict[str, Any]:  # fmt: skip
+    """The body of ``GET jobs/<handle>/metrics`` (blocking: reads files)."""
+    directory = directories.directory(runner, handle)
+    with_files = job_metrics.replicas(directory)
+    roles = [r.role for r in status.roles]
+    cursor = query["cursor"]
+    role = query["role"] or (cursor[0] if cursor else None) or first_role(status)
+    role = role or (with_files[0][0] if with_files else None)
+    k = query["k"] if query["k"] is not None else (cursor[1] if cursor else 0)
+    if query["role"] is not None and role not in roles and role not in {r for r, _ in with_files}:
+        have = ", ".join(roles) or "(none yet)"
+        raise web.HTTPError(404, f"role={role!r}: no such role; the job's roles are: {have}")
+    if cursor is not None and (cursor[0], cursor[1]) != (role, k):
+        raise web.HTTPError(400, f"since=: that cursor is of replica {cursor[0]}/{cursor[1]}, not {role}/{k}; give "
+                                 "a cursor of the replica asked for, or leave since out")  # fmt: skip
+    offset = cursor[2] if cursor else 0
+    if role is None or not directory:
+        series = job_metrics.Series(series={key: [] for key in query["keys"] or []}, cursor=offset, skipped=0,
+                                    points=0)  # fmt: skip
+        summary: Dict[str, Any] = {}
+    else:
+        series = job_metrics.read_series(directory, role, k, offset, query["keys"], query["max_points"])
+        summary = job_metrics.stats_json(job_metrics.read_summary(directory, role, k), query["keys"])
+    return {
+        "handle": handle, "role": role, "replica": k, "cursor": make_cursor(role or "", k, series.cursor),
+        "series": series.series, "summary": summary, "skipped": series.skipped, "points": series.points,
+        "max_points": query["max_points"], "replicas": [{"role": r, "replica": i} for r, i in with_files],
+        "state": status.state.name,
+    }  # fmt: skip
+
+
 def backend_failure(handle: str, e: BaseException) -> web.HTTPError:
     """The HTTP error for a backend that could not answer about ``handle``: 503 if its service cannot be
     reached now (asking later may work), else 502; the message is the backend's own on one line (it carries
@@ -273,6 +389,7 @@ def routes(base: str, context: Context) -> list:
         (base + r"jobs/?", JobsHandler, args),
         (base + rf"jobs/{one}/logs/stream/?", LogStreamHandler, args),
         (base + rf"jobs/{one}/logs/?", LogHandler, args),
+        (base + rf"jobs/{one}/metrics/?", MetricsHandler, args),
         (base + rf"jobs/{one}/cancel/?", CancelHandler, args),
         (base + rf"jobs/{one}/?", JobHandler, args),
     ]

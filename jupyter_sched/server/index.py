@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.frontend.jobs import listing as jobs_listing
-from jupyter_sched.frontend.jobs.listing import Lister, one_line
+from jupyter_sched.frontend.jobs.listing import Lister, first_role, one_line
 from jupyter_sched.frontend.jobs.rows import job_row
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY
@@ -288,6 +288,7 @@ class JobIndex:
             notebook=listed.notebook if listed else self._notebook_path((entry or {}).get("notebook")),
             kernel_pid=pid if isinstance(pid, int) else None,
             stderr_of=self.lister.stderr.of(self.runner_for(handle), handle),
+            metrics=self.lister.metrics.of(self.runner_for(handle), handle, first_role(status)),
         )  # fmt: skip
         usage: List[Dict[str, Any]] = []
         try:

@@ -12,6 +12,15 @@ export interface IUsageSummary {
   peak_rss_bytes: number | null;
 }
 
+/** A metric's last value as the jobs list shows it (what ``jupyter_sched.track`` logged on the first role's replica 0), read from its summary file. Numbers, or ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (strict JSON). */
+export interface IMetricLast {
+  key: string;
+  last: number | string | null;
+  step: number | null;
+  best: number | string | null;
+  goal: string | null;
+}
+
 /** One app, as the jobs list shows it. */
 export interface IJobRow {
   handle: string;
@@ -33,6 +42,7 @@ export interface IJobRow {
   replicas: number;
   replicas_running: number;
   usage: IUsageSummary | null;
+  metrics: IMetricLast[] | null;
   kind: 'job';
 }
 
@@ -134,6 +144,46 @@ export interface IUsageSampleJson {
   mem_limit_bytes: number | null;
   running: boolean;
   gpus?: IGpuJson[] | null;
+}
+
+/** One value of a metric series: its step (None if logged without), UNIX time, and value (a number, or ``"NaN"``, ``"Infinity"``, ``"-Infinity"``). */
+export interface IMetricPoint {
+  step: number | null;
+  t: number;
+  value: number | string;
+}
+
+/** A metric's summary on one replica (its summary file): count, last, min and max with their steps, goal. */
+export interface IMetricStats {
+  count: number;
+  last: number | string | null;
+  last_step: number | null;
+  min: number | string | null;
+  min_step: number | null;
+  max: number | string | null;
+  max_step: number | null;
+  goal: string | null;
+}
+
+/** A replica that has metrics. */
+export interface IMetricsReplica {
+  role: string;
+  replica: number;
+}
+
+/** ``GET jobs/<handle>/metrics``: one replica's series (``?role=&k=``, the first role's replica 0 by default), each downsampled to at most ``max_points`` keeping each bucket's min and max; with ``?since=`` only the records after that cursor. */
+export interface IJobMetricsAnswer {
+  handle: string;
+  role: string | null;
+  replica: number;
+  cursor: string;
+  series: { [key: string]: IMetricPoint[] };
+  summary: { [key: string]: IMetricStats };
+  skipped: number;
+  points: number;
+  max_points: number;
+  replicas: IMetricsReplica[];
+  state: string;
 }
 
 /** ``GET jobs/<handle>``: the job's row with these fields over it. */

@@ -25,6 +25,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from jupyter_sched.frontend.jobs.metrics import LastValues
 from jupyter_sched.frontend.jobs.rows import JobRow, job_row, usage_now
 from jupyter_sched.frontend.jobs.stderr_tails import StderrTails
 from jupyter_sched.specs import AppStatus, UnknownSchedulerException, make_app_handle, parse_app_handle
@@ -84,6 +85,8 @@ class Lister:
         self._down: Dict[str, Tuple[float, str]] = {}
         self.stderr = StderrTails()
         """Failed replicas' last stderr lines, read once each: a failure's reason as the panes give it."""
+        self.metrics = LastValues(status_cache)
+        """Each row's metrics' last values, from its summary file, read again only when it changed."""
 
     # -- the listing ------------------------------------------------------------------------------------
     def list(
@@ -154,6 +157,7 @@ class Lister:
             handle, status, app_id=app.app_id, name=str(name), scheduler=scheduler, session=session,
             listed_state=app.state, seen=seen, notebook=self.notebook_path(launch.get("notebook")),
             kernel_pid=pid if isinstance(pid, int) else None, stderr_of=self.stderr.of(self.runner(session), handle),
+            metrics=self.metrics.of(self.runner(session), handle, first_role(status)),
         )  # fmt: skip
 
     def _add_usage(self, running: List[JobRow]) -> None:
@@ -213,8 +217,13 @@ class Lister:
         self.stderr.keep_only(listed | {h for h in self._statuses if _session(h) not in asked})
 
 
+def first_role(status: Optional[AppStatus]) -> Optional[str]:
+    """The role whose replica 0 is a row's "rank 0" for its metrics (the first the status lists)."""
+    return status.roles[0].role if status is not None and status.roles else None
+
+
 def _session(handle: str) -> str:
     return parse_app_handle(handle).session_name or "default"
 
 
-__all__ = ["Launch", "Lister", "Listing", "notice", "one_line"]
+__all__ = ["Launch", "Lister", "Listing", "first_role", "notice", "one_line"]

@@ -20,10 +20,21 @@ import importlib
 import json
 import math
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, TypeVar, Union
 
-from jupyter_sched.logs.metric_lines import MetricRecord, encode_number, format_record, parse_record, summarize
+from jupyter_sched.frontend.jobs.rows import MAX_ROW_METRICS, MetricLast
+from jupyter_sched.logs.metric_lines import (
+    KEY_RE,
+    NON_FINITE,
+    MetricRecord,
+    encode_number,
+    format_record,
+    parse_record,
+    summarize,
+)
 from jupyter_sched.track.layout import RECORDS_SUFFIX, SUMMARY_SUFFIX, TRACKER_SUFFIX, parse_stem, replica_stem
 
 
@@ -335,3 +346,147 @@ def csv_rows(record: MetricRecord, role: str, replica: int, keys: Optional[List[
         for key, value in record.metrics.items()
         if keys is None or key in keys
     ]  # fmt: skip
+
+
+# -- a row's last values, and a replica's series for the server ------------------------------------------------
+def last_values(summary: Optional[Dict[str, Any]], limit: int) -> Optional[List[MetricLast]]:
+    """A summary file's metrics as a row's last values: those with a goal first, then the others, each group
+    alphabetical, at most ``limit``; None when it holds none. Values stay as the file has them (numbers or
+    the strings of the non-finite ones); a key outside the key rule (a hand-made file) is left out."""
+    stats = (summary or {}).get("metrics")
+    if not isinstance(stats, dict):
+        return None
+    good = {k: s for k, s in stats.items() if isinstance(s, dict) and KEY_RE.fullmatch(str(k))}
+    order = sorted(good, key=lambda k: (good[k].get("goal") not in ("min", "max"), k))[:limit]
+    out = []
+    for key in order:
+        s = good[key]
+        goal = s.get("goal") if s.get("goal") in ("min", "max") else None
+        step = s.get("last_step")
+        out.append(MetricLast(key=key, last=_json_number(s.get("last")), step=step if isinstance(step, int) else None,
+                              best=_json_number(s.get(goal)) if goal else None, goal=goal))  # fmt: skip
+    return out or None
+
+
+def _json_number(x: Any) -> Union[float, str, None]:
+    """A value of a summary file as strict JSON carries it: a number, one of the non-finite strings, or None."""
+    if isinstance(x, bool) or x is None:
+        return None if x is None else float(x)
+    if isinstance(x, (int, float)):
+        return encode_number(float(x))
+    return x if x in NON_FINITE else None
+
+
+class LastValues:
+    """The rows' last values, read from the first role's replica 0 summary file and kept by the file's
+    mtime and size, so a listing of 1,000 apps stats 1,000 files and reads only those that changed (never a
+    records file). Each app's metrics directory is asked of its runner once (it does not move). Bounded:
+    the least recently used entries go first. Thread-safe."""
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._dirs: "OrderedDict[str, str]" = OrderedDict()
+        self._files: "OrderedDict[str, Tuple[Tuple[int, int], Optional[List[MetricLast]]]]" = OrderedDict()
+        self.reads = 0
+        """Summary files read (not served from the cache): what the tests count."""
+
+    def directory(self, runner: Any, handle: str) -> Optional[str]:
+        with self._lock:
+            found = self._dirs.get(handle)
+        if found is not None:
+            return found
+        try:
+            found = runner.metrics_dir(handle)
+        except Exception:  # noqa: BLE001 - a row without metrics beats no row
+            return None
+        if found:
+            with self._lock:
+                self._dirs[handle] = found
+                while len(self._dirs) > self.limit:
+                    self._dirs.popitem(last=False)
+        return found
+
+    def of(self, runner: Any, handle: str, first_role: Optional[str]) -> Optional[List[MetricLast]]:
+        """The last values of ``handle``'s ``first_role`` replica 0 (None: no role known yet, no metrics
+        directory, no summary)."""
+        if first_role is None:
+            return None
+        directory = self.directory(runner, handle)
+        if not directory:
+            return None
+        path = os.path.join(directory, replica_stem(first_role, 0) + SUMMARY_SUFFIX)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        key = (st.st_mtime_ns, st.st_size)
+        with self._lock:
+            kept = self._files.get(path)
+            if kept is not None and kept[0] == key:
+                self._files.move_to_end(path)
+                return list(kept[1]) if kept[1] else None
+        values = last_values(read_summary(directory, first_role, 0), MAX_ROW_METRICS)
+        with self._lock:
+            self.reads += 1
+            self._files[path] = (key, values)
+            while len(self._files) > self.limit:
+                self._files.popitem(last=False)
+        return list(values) if values else None
+
+
+@dataclass
+class Series:
+    """New records of one replica as chart series: per key ``{step, t, value}`` points (values as strict JSON
+    carries them), each downsampled to at most ``max_points``; ``cursor`` is the byte offset the next read
+    starts at; ``skipped`` counts the lines read now that were not records."""
+
+    series: Dict[str, List[Dict[str, Any]]]
+    cursor: int
+    skipped: int
+    points: int
+    """Points read before downsampling."""
+
+
+def read_series(metrics_dir: Optional[str], role: str, replica: int, cursor: int = 0,
+                keys: Optional[List[str]] = None, max_points: int = 1000) -> Series:  # fmt: skip
+    """``role``/``replica``'s records from byte ``cursor`` on as series per key (``keys``: only those, each
+    present even when empty), each cut to ``max_points`` by :func:`downsample`."""
+    chunk = read_records(metrics_dir, role, replica, cursor) if metrics_dir else Chunk(cursor=cursor)
+    raw: Dict[str, List[Tuple[Optional[int], float, float]]] = {k: [] for k in keys or []}
+    for record in chunk.records:
+        for key, value in record.metrics.items():
+            if keys is None or key in raw:
+                raw.setdefault(key, []).append((record.step, record.t, value))
+    points = sum(len(v) for v in raw.values())
+    series = {
+        key: [{"step": s, "t": t, "value": encode_number(v)} for s, t, v in downsample(pts, max_points, _value)]
+        for key, pts in sorted(raw.items())
+    }
+    return Series(series=series, cursor=chunk.cursor, skipped=chunk.skipped, points=points)
+
+
+def _value(point: Tuple[Optional[int], float, float]) -> float:
+    return point[2]
+
+
+STATS_FIELDS = ("count", "last", "last_step", "min", "min_step", "max", "max_step", "goal")
+
+
+def stats_json(summary: Optional[Dict[str, Any]], keys: Optional[List[str]] = None) -> Dict[str, Dict[str, Any]]:
+    """A summary file's per-key stats (``keys``: only those) with exactly :data:`STATS_FIELDS`, values as
+    strict JSON carries them; anything a hand-made file got wrong is None, a bad key left out."""
+    stats = (summary or {}).get("metrics")
+    out: Dict[str, Dict[str, Any]] = {}
+    for key, s in sorted(stats.items()) if isinstance(stats, dict) else []:
+        if not isinstance(s, dict) or not KEY_RE.fullmatch(str(key)) or (keys is not None and key not in keys):
+            continue
+        count, goal = s.get("count"), s.get("goal")
+        item: Dict[str, Any] = {"count": count if isinstance(count, int) and not isinstance(count, bool) else 0}
+        for name in ("last", "min", "max"):
+            step = s.get(f"{name}_step")
+            item[name] = _json_number(s.get(name))
+            item[f"{name}_step"] = step if isinstance(step, int) and not isinstance(step, bool) else None
+        item["goal"] = goal if goal in ("min", "max") else None
+        out[key] = {f: item[f] for f in STATS_FIELDS}
+    return out

@@ -9,7 +9,7 @@ replica's usage instead of the summed usage).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Union
+from typing import Dict, List, Optional, Union
 
 from jupyter_sched.frontend.jobs.rows import JobRow, SweepRow
 
@@ -119,3 +119,60 @@ class DetailExtra:
 
     status: StatusJson
     usage: List[UsageSampleJson]
+
+
+@dataclass
+class MetricPoint:
+    """One value of a metric series: its step (None if logged without), UNIX time, and value (a number, or
+    ``"NaN"``, ``"Infinity"``, ``"-Infinity"``)."""
+
+    step: Optional[int]
+    t: float
+    value: Union[float, str]
+
+
+@dataclass
+class MetricStats:
+    """A metric's summary on one replica (its summary file): count, last, min and max with their steps, goal."""
+
+    count: int
+    last: Union[float, str, None]
+    last_step: Optional[int]
+    min: Union[float, str, None]
+    min_step: Optional[int]
+    max: Union[float, str, None]
+    max_step: Optional[int]
+    goal: Optional[str]
+
+
+@dataclass
+class MetricsReplica:
+    """A replica that has metrics."""
+
+    role: str
+    replica: int
+
+
+@dataclass
+class JobMetricsAnswer:
+    """``GET jobs/<handle>/metrics``: one replica's series (``?role=&k=``, the first role's replica 0 by
+    default), each downsampled to at most ``max_points`` keeping each bucket's min and max; with ``?since=``
+    only the records after that cursor."""
+
+    handle: str
+    role: Optional[str]
+    """None while the job has no replica yet."""
+    replica: int
+    cursor: str
+    """Opaque: give it as ``?since=`` to get only the records written after this answer."""
+    series: Dict[str, List[MetricPoint]]
+    summary: Dict[str, MetricStats]
+    """The replica's summary per key (all it logged, not only since the cursor)."""
+    skipped: int
+    """Lines read by this answer that were not valid records (torn, corrupt)."""
+    points: int
+    """Points read by this answer before downsampling."""
+    max_points: int
+    replicas: List[MetricsReplica]
+    """Every replica of the job that has a metrics file."""
+    state: str

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, fields
-from typing import Any, Dict, Iterable, List, Literal, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Literal, Optional, Sequence, Union
 
 from jupyter_sched.frontend.jobs.reasons import StderrOf, app_reason
 from jupyter_sched.frontend.jobs.sweep_names import sweep_label, sweep_of
@@ -38,6 +38,26 @@ class UsageSummary:
     cpu_seconds: Optional[float]
     rss_bytes: Optional[int]
     peak_rss_bytes: Optional[int]
+
+
+@dataclass
+class MetricLast:
+    """A metric's last value as the jobs list shows it (what ``jupyter_sched.track`` logged on the first
+    role's replica 0), read from its summary file. Numbers, or ``"NaN"``, ``"Infinity"``, ``"-Infinity"``
+    (strict JSON)."""
+
+    key: str
+    last: Union[float, str, None]
+    step: Optional[int]
+    """The step of the last value."""
+    best: Union[float, str, None]
+    """The smallest value if its goal is ``min``, the largest if ``max`` (NaN never), else None."""
+    goal: Optional[str]
+    """``min``, ``max`` or None (``track.define_metric``)."""
+
+
+MAX_ROW_METRICS = 8
+"""How many metrics a row carries: those with a goal first, then the others, each group alphabetical."""
 
 
 @dataclass
@@ -75,6 +95,9 @@ class JobRow:
     replicas: int
     replicas_running: int
     usage: Optional[UsageSummary]
+    metrics: Optional[List[MetricLast]]
+    """At most :data:`MAX_ROW_METRICS` last values of the first role's replica 0 (those with a goal first,
+    then alphabetical); None when it logged none (or its scheduler keeps no metrics files)."""
     kind: Literal["job"] = "job"
 
     def to_json(self) -> Dict[str, Any]:
@@ -197,11 +220,13 @@ def job_row(
     notebook: Optional[str] = None,
     kernel_pid: Optional[int] = None,
     stderr_of: Optional[StderrOf] = None,
+    metrics: Optional[List[MetricLast]] = None,
 ) -> JobRow:
     """The one derivation of a job's row: the listing's facts, and what ``status`` (None: not known; then
     the listing's state) says. Its reason is :func:`~jupyter_sched.frontend.jobs.reasons.app_reason`'s
     (``stderr_of``: a failed replica's last stderr lines, when its status does not say why; ``kernel_pid``:
-    the kernel that launched it). Names and reasons are masked here."""
+    the kernel that launched it; ``metrics``: its last values, read by the caller from the summary files
+    (:class:`~.metrics.LastValues`), at most :data:`MAX_ROW_METRICS` kept). Names and reasons are masked here."""
     name = str(mask_out(name))
     state = status.state if status is not None else listed_state
     started, ended = times(status)
@@ -227,6 +252,7 @@ def job_row(
         replicas=len(reps),
         replicas_running=sum(1 for r in reps if r.state == AppState.RUNNING),
         usage=usage_totals(status),
+        metrics=list(metrics[:MAX_ROW_METRICS]) if metrics else None,
     )
 
 
@@ -272,6 +298,6 @@ def sweep_row(name: str, runs: List[JobRow], runs_shown: int) -> SweepRow:
 
 
 __all__ = [
-    "ENDED_STATES", "JobRow", "SweepRow", "UsageSummary", "app_span", "job_row", "run_label",
-    "sweep_row", "sweep_state", "times", "to_json", "usage_now", "usage_totals",
+    "ENDED_STATES", "MAX_ROW_METRICS", "JobRow", "MetricLast", "SweepRow", "UsageSummary", "app_span", "job_row",
+    "run_label", "sweep_row", "sweep_state", "times", "to_json", "usage_now", "usage_totals",
 ]  # fmt: skip

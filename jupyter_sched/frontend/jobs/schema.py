@@ -24,22 +24,27 @@ from typing import Any, Dict, List, Tuple, Type
 from jupyter_sched.frontend.jobs.payloads import (
     DetailExtra,
     GpuJson,
+    JobMetricsAnswer,
     JobPage,
+    MetricPoint,
+    MetricsReplica,
+    MetricStats,
     ReplicaJson,
     RoleJson,
     StatusJson,
     UsageJson,
     UsageSampleJson,
 )
-from jupyter_sched.frontend.jobs.rows import JobRow, SweepRow, UsageSummary
+from jupyter_sched.frontend.jobs.rows import JobRow, MetricLast, SweepRow, UsageSummary
 
 CLASSES: Tuple[Type[Any], ...] = (
-    UsageSummary, JobRow, SweepRow, JobPage, GpuJson, UsageJson, ReplicaJson, RoleJson, StatusJson,
-    UsageSampleJson,
+    UsageSummary, MetricLast, JobRow, SweepRow, JobPage, GpuJson, UsageJson, ReplicaJson, RoleJson, StatusJson,
+    UsageSampleJson, MetricPoint, MetricStats, MetricsReplica, JobMetricsAnswer,
 )  # fmt: skip
 """Every dataclass of the payloads, in the order model.ts declares them; ``JobDetail`` is made from
 :class:`JobRow` and :class:`~.payloads.DetailExtra`."""
-PAYLOADS = {"page": "JobPage", "detail": "JobDetail", "row": "JobRow", "sweep": "SweepRow"}
+PAYLOADS = {"page": "JobPage", "detail": "JobDetail", "row": "JobRow", "sweep": "SweepRow",
+            "metrics": "JobMetricsAnswer"}  # fmt: skip
 """The answers a client reads, by the name of their ``$defs`` entry."""
 _PRIMITIVES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 _TS = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
@@ -106,7 +111,7 @@ def json_schema() -> Dict[str, Any]:
 
 
 def schema_for(payload: str) -> Dict[str, Any]:
-    """The schema of one answer: ``page``, ``detail``, ``row`` or ``sweep`` (see :data:`PAYLOADS`)."""
+    """The schema of one answer: ``page``, ``detail``, ``row``, ``sweep`` or ``metrics`` (:data:`PAYLOADS`)."""
     return {**json_schema(), "$ref": f"#/$defs/{PAYLOADS[payload]}"}
 
 
