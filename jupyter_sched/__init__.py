@@ -5,6 +5,18 @@ neither docker nor ipywidgets; those load when a docker job or a widget is first
 ``sweep``, ``load_sweep`` and ``attach`` work in any Python process, IPython or not (see
 :class:`jupyter_sched.functions.job.Launcher`); they look for a running IPython shell without importing
 IPython, so a plain script loads neither IPython nor traitlets, and only a shell loads the notebook layer.
+
+Its layers, from the data model up (README's "Architecture" draws them):
+
+* ``specs`` -- the data model (AppDef, Role, states), pure; ``logs`` -- bytes to lines and escaped HTML, pure.
+* ``schedulers`` -- TorchX's Scheduler contract and one wing per backend; ``workspace`` and ``util`` keep
+  TorchX's module paths.
+* ``runner`` -- sessions, handles, wait, status and logs; ``components`` -- ready-made AppDefs.
+* ``track`` -- metrics logged from inside a job (``jupyter_sched.track.log``).
+* ``frontend`` -- what every front end shares: the one model of a job and a jobs list, the log follower.
+* ``functions`` -- a notebook's functions, sweeps and maps as jobs.
+* ``cli`` (``__main__``: ``python -m jupyter_sched``), ``notebook`` and ``server`` -- the front ends.
+* ``version`` -- ``__version__``, a leaf.
 """
 
 import sys
