@@ -38,8 +38,6 @@ BACKLOG_CHARS = 16 << 20
 items): bounds kernel memory when the ticker lags, while letting a flood arrive in runs long enough to be
 skimmed."""
 MAX_FOLLOWERS = 32
-STDERR_WINDOW = 2000
-"""Rows of a replica searched for its last stderr lines (a flood on stdout pushes them back)."""
 _PRE_STYLE = (
     f"flex:none;margin:0;padding:2px 4px;white-space:pre;{MONO};font-size:12px;line-height:1.35;"
     "background:none;border:none;color:inherit"
@@ -244,18 +242,6 @@ class LogPane:
             lines = self.mux.plain(ALL, last_n)
             head = [f"... {plural(hidden, 'earlier line')} not shown"] if hidden > 0 else []
             return head + lines + [f"! {n}" for n in self.mux.notices[-5:]]
-
-    def stderr_tail(self, role: str, k: int, last_n: int = 20) -> List[str]:
-        """The last lines a replica wrote on stderr (all its output if its streams are combined)."""
-        with self.lock:
-            self._catch_up()
-            view = f"{role}/{k}"
-            if view not in self.mux.views():
-                return []
-            separate = any(s.replica == view and s.is_stderr for s in self.mux.sources)
-            rows, _ = self.mux.rows(view, STDERR_WINDOW if separate else last_n)
-            wanted = [line.text for i, line in rows if self.mux.sources[i].is_stderr or not separate]
-            return wanted[-last_n:]
 
     def set_following(self, following: bool) -> None:
         """Resumes or pauses the updates of the lines shown; the button then offers the other."""
