@@ -69,6 +69,7 @@ from jupyter_sched.schedulers.docker.interrupted import undo_interrupted
 from jupyter_sched.schedulers.docker.labels import LABEL_APP_ID, LABEL_OWNER, LABEL_SESSION, owner_name
 from jupyter_sched.schedulers.docker.launch import create_and_start, ensure_images
 from jupyter_sched.schedulers.docker.logs.reader import DockerLogIterator
+from jupyter_sched.schedulers.docker.oom import OomEvents
 from jupyter_sched.schedulers.docker.record.describe import (
     describe_response,
     interrupted_response,
@@ -130,6 +131,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         self._described: Dict[str, float] = {}
         self._stop_threads: List[threading.Thread] = []
         self._usage = DockerUsage(lambda: self._docker().api, os.path.join(default_log_dir(), TOTALS_DIR))
+        self._oom = OomEvents()
 
     def _docker(self) -> "docker.DockerClient":
         client = self._client
@@ -218,7 +220,9 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         for _, err in infos:
             if err is not None and not is_not_found(err):
                 raise err
-        return describe_response(app_id, rows, [i for i, _ in infos if i is not None], self._usage.totals)
+        cancelled = cancelled_at(rows) is not None
+        found = [self._oom.marked(api, i, cancelled) for i, _ in infos if i is not None]
+        return describe_response(app_id, rows, found, self._usage.totals)
 
     @_engine_errors
     def list(self) -> List[ListAppResponse]:

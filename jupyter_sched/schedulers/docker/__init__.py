@@ -13,6 +13,7 @@ the rooms hold the request, the record and the logs:
 - ``cancel``: the cancel record any process sees, then the stop requests.
 - ``cleanup``: removing what apps leave behind: containers, workspace images only they used, the network.
 - ``workspace``: workspace images: a directory or fsspec URL overlaid on a role's image, built, maybe pushed.
+- ``oom``: an out-of-memory kill the engine's ``OOMKilled`` flag missed, read from its event log.
 - ``usage``: the engine's stats stream, one connection per running container, and the totals kept after.
 - ``request/``: the request and its labels (pure data), built from an AppDef, checked before anything runs,
   and shown (repr, ``docker run`` lines, the dry-run view).
