@@ -15,6 +15,8 @@
 * :mod:`.usage_table` -- ``job.usage()`` as a table of replicas.
 * :mod:`.metrics` -- ``job.metrics``: what the replicas logged with ``jupyter_sched.track``, read back from the
   app's metrics directory (records from a cursor, torn lines skipped and counted, the summaries), as DataFrames.
+* :mod:`.metric_charts` -- a metric's chart: one small SVG line chart per key (axes, the last and the best
+  value, NaN as gaps), as an ``<img>`` that survives JupyterLab's sanitizer; the job pane's Metrics section.
 
 Who renders the rows: the notebook's ``%sched_list`` pane and its text (``notebook/panes/list_pane.py``),
 ``jupyter-sched list`` (``cli/cmd_list.py``), and the server (``server/rows.py`` pages and filters them,
