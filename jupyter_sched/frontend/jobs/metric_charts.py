@@ -249,24 +249,25 @@ def _value(point: Point) -> float:
     return point[1]
 
 
-def chart_alt(key: str, points: Sequence[Point], goal: Optional[str] = None) -> str:
-    """The chart in words (unescaped): the key, how many points over which steps, the last and the best."""
+def chart_alt(key: str, points: Sequence[Point], goal: Optional[str] = None, count: Optional[int] = None) -> str:
+    """The chart in words (unescaped): the key, how many points (``count``: how many were logged, when
+    ``points`` are what is left of them) over which steps, the last and the best."""
     if not points:
         return f"{key}: no values yet"
     steps = [s for s, _v in points if s is not None]
     span = f" over steps {min(steps)} to {max(steps)}" if steps else ""
-    text = f"{key}: {len(points)} points{span}, last {format_number(points[-1][1])}"
+    text = f"{key}: {len(points) if count is None else count} points{span}, last {format_number(points[-1][1])}"
     best = best_of(points, goal)
     if best is not None:
         text += f", {goal} {format_number(best[1])}{_step_text(points, best[0])}"
     return text
 
 
-def chart_img(key: str, points: Sequence[Point], goal: Optional[str] = None, alt: str = "") -> str:
+def chart_img(key: str, points: Sequence[Point], goal: Optional[str] = None, count: Optional[int] = None) -> str:
     """The chart as an ``<img>`` with a ``data:`` URI (see the module docstring); its ``alt`` and ``title``
-    say it in words (``alt``: a caller's text instead, e.g. when ``points`` were cut)."""
+    say it in words (:func:`chart_alt`)."""
     data = base64.b64encode(chart_svg(key, points, goal).encode()).decode()
-    words = html.escape(alt or chart_alt(key, points, goal), quote=True)
+    words = html.escape(chart_alt(key, points, goal, count), quote=True)
     return (
         f'<img class="jsched-metric-chart" src="data:image/svg+xml;base64,{data}" width="{WIDTH}"'
         f' height="{HEIGHT}" alt="{words}" title="{words}" data-key="{html.escape(key, quote=True)}"'

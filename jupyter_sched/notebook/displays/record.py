@@ -306,9 +306,11 @@ def job_mime(job: Any, status: Any, as_of_ts: Optional[float]) -> Dict[str, Any]
 
 
 def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log_html: str,
-               log_lines: List[str], as_of_ts: Optional[float], saved_html: str = "") -> Dict[str, Any]:  # fmt: skip
+               log_lines: List[str], as_of_ts: Optional[float], saved_html: str = "", metrics_html: str = "",
+               metrics_lines: Optional[List[str]] = None) -> Dict[str, Any]:  # fmt: skip
     """``text/plain`` and ``text/html`` of a job's record: the live view frozen, in its layout (status, the
-    row the buttons were in, now the re-attach hint alone, the saved logs' links, the log pane). ``as_of_ts``
+    row the buttons were in, now the re-attach hint alone, the saved logs' links, the Metrics section's
+    charts as images, the log pane; in text, each key's last and best value). ``as_of_ts``
     given and the app not ended: the state is labelled with the time it was true. Also :data:`JOB_MIME`."""
     ended = status is None or status.is_terminal()
     when = "" if ended or as_of_ts is None else f" ({as_of(as_of_ts)})"
@@ -317,7 +319,7 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
         f'<div class="jsched-record jsched-job {NO_MATH}" style="{PANE_STYLE}">'
         f'<div class="jsched-status">{status_html}'
         f'<div class="jsched-hint" style="font-size:11px;opacity:0.7;margin:4px 0 2px">{esc(hint)}</div>'
-        f"{saved_html}</div>"
+        f"{saved_html}</div>{metrics_html}"
         f'<div class="jsched-log" style="margin-top:4px">{log_html}</div></div>'
     )
     head = job.summary(final_only=False) + when
@@ -326,6 +328,7 @@ def job_bundle(job: Any, status: Any, status_html: str, failures: List[str], log
     if status is not None and status.roles:
         text.append(text_table(REPLICA_HEADERS, replica_rows(status, html=False)))
     text += failures
+    text += metrics_lines or []
     if log_lines:
         text.append("logs:")
         text += [f"  {line}" for line in log_lines]

@@ -1,5 +1,5 @@
-"""A job on screen: the live view (status pane over log pane, their controls in one row) and the record
-its cell keeps (:mod:`.record`), with or without the view.
+"""A job on screen: the live view (status pane, the Metrics section once the job logged metrics, log pane;
+their controls in one row) and the record its cell keeps (:mod:`.record`), with or without the view.
 
 ``JobView`` owns the panes' threads and knows when the app has ended *and* its logs are read, which is
 when its cell's output is replaced by the final record. ``JobRecord`` is the same record read on the
@@ -30,6 +30,7 @@ from jupyter_sched.notebook.kernel.comm_thread import serve_on_side_thread
 from jupyter_sched.notebook.kernel.config import PaneSettings
 from jupyter_sched.notebook.panes.log_model import HtmlLogMux
 from jupyter_sched.notebook.panes.log_pane import LogPane, follow_limit, frame_html
+from jupyter_sched.notebook.panes.metrics_view import MetricsPane, MetricsView
 from jupyter_sched.notebook.panes.status_pane import StatusPane, failures_text, status_html
 from jupyter_sched.notebook.panes.theme import PANE_STYLE, code, esc, fmt_clock, pill
 from jupyter_sched.specs.output.masking import masked_copy
@@ -41,6 +42,7 @@ class JobRecord:
 
     def __init__(self, job: Job) -> None:
         self.job = job
+        self.metrics: Optional[MetricsView] = None
 
     @property
     def final(self) -> bool:
@@ -80,12 +82,16 @@ class JobRecord:
         html = status_html(job, status, None, stderr_tail, None if ended else as_of_ts, shown=shows)
         failures = failures_text(status, stderr_tail, job.kernel_pid,
                                  lambda role, k, wanted: shows(role, k, wanted, record.TEXT_LOG_LINES))  # fmt: skip
-        return record.job_bundle(job, status, html, failures, log_html, lines, as_of_ts)
+        if self.metrics is None:  # kept, so that each record after the first reads only the newer records
+            self.metrics = metrics_view(job, status)
+        self.metrics.refresh()
+        return record.job_bundle(job, status, html, failures, log_html, lines, as_of_ts,
+                                 metrics_html=self.metrics.html(), metrics_lines=self.metrics.text())  # fmt: skip
 
 
 class JobView(RecordSource):
-    """Status pane over log pane (all replicas), their controls in one row. Stops its threads when the
-    app has ended; then its cell shows the record (see :mod:`.record`)."""
+    """Status pane, Metrics section (:mod:`.metrics_view`) and log pane (all replicas), their controls in one
+    row. Stops its threads when the app has ended; then its cell shows the record (see :mod:`.record`)."""
 
     #: Seconds to wait for the log followers after the app ended before the record is published anyway.
     LOG_GRACE = 10.0
@@ -105,6 +111,7 @@ class JobView(RecordSource):
         self.stderr_tail = stderr_of(job.runner, job.handle)
         self.status_pane = StatusPane(job, settings, status, stderr_tail=self.stderr_tail)
         self.status_pane.shown = self.in_logs  # a failure's traceback once: in the logs below
+        self.metrics = MetricsPane(metrics_view(job, status), lambda: self.status_pane.terminal)
         self.log_pane.on_all_ended = self.status_pane.wake
         self.save_button = w.Button(
             description="Save logs", icon="download", layout=w.Layout(width="auto", flex="0 0 auto"),
@@ -121,7 +128,7 @@ class JobView(RecordSource):
         controls.add_class("jsched-controls")
         top = w.VBox([self.status_pane.html, controls, self.saved_links])
         top.add_class("jsched-status")
-        self.widget = w.VBox([top, self.log_pane.html])
+        self.widget = w.VBox([top, self.metrics.widget, self.log_pane.html])
         self.widget.add_class("jsched-job")
         #: When "Save logs" last wrote the files (None before), and whether the app had ended then.
         self.saved_at: Optional[float] = None
@@ -134,11 +141,13 @@ class JobView(RecordSource):
         self.saved: List[Any] = []
         self.status_pane.start()
         self.log_pane.start(job.runner, job.handle)
+        self.metrics.start()
         self.status_pane.when_final(self._on_status_final)
 
     def stop(self) -> None:
         self.status_pane.stop()
         self.log_pane.stop()
+        self.metrics.stop()
 
     def in_logs(self, role: str, k: int, lines: List[str], last_n: Optional[int] = None) -> bool:
         """The log pane below shows ``lines`` of replica ``role/k``, or will: the failure's stderr is read
@@ -223,10 +232,24 @@ class JobView(RecordSource):
 
         failures = failures_text(status, self.stderr_tail, self.job.kernel_pid, in_text)
         saved = links_html(self.saved, None if self.saved_final else self.saved_at, ended)
+        if ended:  # the ticker's last read may still be to come: the final record reads to the end itself
+            self.metrics.view.refresh()
         return record.job_bundle(
             self.job, status, self.status_pane.static_html(when), failures, self.log_pane.static_html(when),
             self.log_pane.static_text(text_lines), when, f'<div class="jsched-saved">{saved}</div>' if saved else "",
+            metrics_html=self.metrics.view.html(), metrics_lines=self.metrics.view.text(),
         )  # fmt: skip
+
+
+def metrics_view(job: Job, status: Any) -> MetricsView:
+    """The Metrics section's model of ``job``: its metrics directory (asked of the runner once: it does not
+    move; none if the runner cannot say) and its first role, whose replica 0 is shown first."""
+    try:
+        directory = job.runner.metrics_dir(job.handle)
+    except Exception:  # noqa: BLE001 - a pane without metrics beats no pane
+        directory = None
+    roles = getattr(status, "roles", None) or []
+    return MetricsView(directory, roles[0].role if roles else None)
 
 
 # -- a Job's displays, registered as IPython formatters ----------------------------------------------------
