@@ -2,7 +2,8 @@
 
 ``%load_ext jupyter_sched`` registers the notebook magics. Importing this package stays light: it pulls in
 neither docker nor ipywidgets; those load when a docker job or a widget is first used. ``submit``,
-``sweep``, ``load_sweep`` and ``attach`` work in any Python process, IPython or not (see
+``sweep`` (with ``MedianStopping`` and ``SuccessiveHalving``, its early stopping rules), ``load_sweep`` and
+``attach`` work in any Python process, IPython or not (see
 :class:`jupyter_sched.functions.job.Launcher`); they look for a running IPython shell without importing
 IPython, so a plain script loads neither IPython nor traitlets, and only a shell loads the notebook layer.
 
@@ -111,6 +112,27 @@ def as_completed(jobs_or_sweep, timeout=None):  # type: ignore[no-untyped-def]
     from jupyter_sched.functions.sweeps.futures import as_completed as completed
 
     return completed(jobs_or_sweep, timeout)
+
+
+#: Names this package gives from deeper modules, imported on first use (PEP 562), so ``import jupyter_sched``
+#: stays light: name -> the module that defines it.
+LAZY = {
+    "MedianStopping": "jupyter_sched.functions.sweeps.stopping",
+    "SuccessiveHalving": "jupyter_sched.functions.sweeps.stopping",
+}
+
+
+def __getattr__(name):  # type: ignore[no-untyped-def]
+    """``jupyter_sched.MedianStopping`` and ``jupyter_sched.SuccessiveHalving``, the early stopping rules of
+    ``sweep(..., stop=...)`` (see :mod:`jupyter_sched.functions.sweeps.stopping`), imported when first asked."""
+    module = LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'jupyter_sched' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def load_ipython_extension(ipython):  # type: ignore[no-untyped-def]

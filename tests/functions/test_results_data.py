@@ -84,7 +84,7 @@ def test_a_sweep_is_a_dataframe_with_params_state_times_memory_results_and_error
     assert list(df.index) == [0, 1, 2] and df.index.name == "run"
     assert list(df.columns) == [
         "lr", "epochs", "state", "handle", "submitted", "started", "ended", "elapsed_s",
-        "peak_memory_bytes", "cpu_seconds", "loss", "metrics.acc", "error",
+        "peak_memory_bytes", "cpu_seconds", "loss", "metrics.acc", "stopped", "error",
     ]  # fmt: skip
     assert list(df["lr"]) == [0.5, 1.0, 2.0] and str(df["lr"].dtype) == "float64"
     assert list(df["state"]) == ["SUCCEEDED", "FAILED", "FAILED"]

@@ -1,8 +1,11 @@
 """Many calls of one function: sweeps over a grid and ``map`` over inputs.
 
 * :mod:`.grid` -- a sweep's grid: keyword dicts as given, or a dict of lists meaning their product.
-* :mod:`.sweep` -- ``jupyter_sched.sweep(fn, grid, max_concurrent=N)``: one function job per grid point.
-* :mod:`.table` -- a sweep's runs as data: parameters, state, times, peak memory, result fields, error.
+* :mod:`.sweep` -- ``jupyter_sched.sweep(fn, grid, max_concurrent=N, stop=...)``: one function job per grid point.
+* :mod:`.stopping` -- early stopping: ``MedianStopping``, ``SuccessiveHalving`` or any ``(run, history)`` rule,
+  judged on what the runs log with ``jupyter_sched.track``; the stop files the runs see.
+* :mod:`.metric_data` -- what the runs logged, as data: ``metrics.<key>`` columns, a long frame, ``best`` by scope.
+* :mod:`.table` -- a sweep's runs as data: parameters, state, times, peak memory, result fields, stopped, error.
 * :mod:`.retry` -- launching a run again: the same pickled call, a new job directory and app.
 * :mod:`.futures` -- function jobs as futures: ``as_completed`` and the calls of ``map``.
 

@@ -28,6 +28,7 @@ import json
 import os
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
@@ -36,7 +37,7 @@ from jupyter_sched.functions.errors import MissingResultError, ResultError
 from jupyter_sched.functions.job import FunctionJob, Launcher, start
 from jupyter_sched.functions.launch import FunctionRequest, clean_name, job_root, prepare, read_meta
 from jupyter_sched.functions.results import CALL_FILE, Outcome
-from jupyter_sched.functions.sweeps import retry, table
+from jupyter_sched.functions.sweeps import metric_data, retry, stopping, table
 from jupyter_sched.functions.sweeps.futures import map_calls
 from jupyter_sched.functions.sweeps.grid import Grid, expand
 from jupyter_sched.schedulers.common.private_files import make_private_dirs, write_private
@@ -49,6 +50,10 @@ VIEW_MAKERS: List[Callable[["Sweep"], Any]] = []
 #: Seconds the feeder waits for news of its running apps (the local backend wakes it at once) before it
 #: looks at all of them again.
 FEED_SLICE = 0.05
+#: Seconds between two readings of the runs' metrics for early stopping (``track`` writes at most once a second).
+STOP_SLICE = 0.5
+#: Seconds a run asked to stop has to return before it is cancelled (``stop_grace`` of :func:`sweep`).
+STOP_GRACE = 30.0
 
 
 @dataclass
@@ -69,6 +74,9 @@ class Run:
     status: Optional[AppStatus] = None  # the app's status when it ended (peak memory, CPU seconds)
     attempts: int = 0  # launches so far (retry_failed launches a run again)
     args: Tuple[Any, ...] = ()  # the call's positional arguments (map); a sweep calls fn(**params)
+    stopped: Optional[str] = None  # why early stopping stopped it (the rule's reason); None: not stopped
+    stop_asked: Optional[float] = None  # when its stop file was written
+    stop_cancelled: bool = False  # it outlived stop_grace and was cancelled
 
     @property
     def handle(self) -> str:
@@ -92,7 +100,8 @@ class Sweep:
     """The runs of one sweep. ``results()`` (grid order), ``wait()``, ``cancel()``; displays as a table."""
 
     def __init__(self, name: str, fn_name: str, runs: List[Run], max_concurrent: int, launcher: Launcher,
-                 manifest: str, options: Optional[Mapping[str, Any]] = None) -> None:  # fmt: skip
+                 manifest: str, options: Optional[Mapping[str, Any]] = None, stop: Any = None,
+                 stop_grace: float = STOP_GRACE) -> None:  # fmt: skip
         self.name = name
         self.fn_name = fn_name
         self.runs = runs
@@ -106,6 +115,13 @@ class Sweep:
         #: The table's order, ``(column, descending)``: a front end's live view and record (see sort()).
         self.order: Tuple[str, bool] = ("#", False)
         self.cancelled = False
+        #: Early stopping (:mod:`jupyter_sched.functions.sweeps.stopping`): the rule, the grace before a run
+        #: asked to stop is cancelled, and why the rule was turned off (it raised), if it was.
+        self.stop = stopping.as_rule(stop)
+        self.stop_grace = stop_grace
+        self.stop_problem: Optional[str] = None
+        self._followers: Dict[int, stopping.Follower] = {}  # by run index: its rank 0 records, read from a cursor
+        self._next_look = 0.0
         self._feeding = False  # a feeder thread runs (set and cleared under the lock)
         self._lock = threading.RLock()
         self._done = threading.Event()
@@ -149,6 +165,9 @@ class Sweep:
                     finished = not active and (not queued or self.cancelled)
                     if finished:  # decided and recorded under the lock: retry_failed() sees one or the other
                         callbacks, ended = self._end(), True
+                if self.stop is not None and not finished and time.monotonic() >= self._next_look:
+                    changed = self._steer() or changed
+                    self._next_look = time.monotonic() + STOP_SLICE
                 if changed:
                     self._notify()
                 if finished:
@@ -217,6 +236,75 @@ class Sweep:
         elif run.outcome is None and run.state == AppState.SUCCEEDED.name:
             run.error = "no result written"
 
+    def _steer(self) -> bool:
+        """Early stopping, one pass (the feeder's thread, without the lock while it reads files): reads the
+        runs' new records, asks the rule about each running run not yet asked to stop, writes the stop file
+        of those it stops, and cancels those still running ``stop_grace`` seconds after. True if a run
+        changed."""
+        with self._lock:
+            launched = [r for r in self.runs if r.job is not None]
+            if self.cancelled:
+                return False
+        for run in launched:  # an ended run is read once more, then its history is complete
+            follower = self._follower(run)
+            if follower is not None and not follower.final:
+                ended = run.done  # before the read: what it wrote before it ended is then all read
+                follower.read()
+                follower.history.done = follower.final = ended
+        histories = [f.history for f in self._followers.values() if f.history.series]
+        changed = False
+        now = time.time()
+        for run in launched:
+            if run.done:
+                continue
+            if run.stop_asked is None:
+                changed = self._judge(run, histories) or changed
+            elif not run.stop_cancelled and now - run.stop_asked >= self.stop_grace:
+                run.stop_cancelled = True
+                try:
+                    assert run.job is not None
+                    run.job.cancel()
+                except Exception:  # noqa: BLE001 - it ended meanwhile
+                    pass
+        return changed
+
+    def _follower(self, run: Run) -> Optional[stopping.Follower]:
+        follower = self._followers.get(run.index)
+        if follower is None or follower.history.handle != run.handle:  # new, or launched again by retry_failed
+            assert run.job is not None
+            try:
+                directory = self.runner.metrics_dir(run.handle)
+            except Exception:  # noqa: BLE001 - a scheduler that cannot say: no metrics to judge by
+                directory = None
+            history = stopping.RunHistory(run.index, run.params, run.label, run.handle)
+            follower = self._followers[run.index] = stopping.Follower(history, directory, run.job.role)
+        return follower
+
+    def _judge(self, run: Run, histories: List[stopping.RunHistory]) -> bool:
+        follower = self._followers.get(run.index)
+        rule = self.stop
+        if follower is None or rule is None or not follower.history.series or not follower.metrics_dir:
+            return False
+        try:
+            reason = stopping.decide(rule, follower.history, histories)
+        except Exception as e:  # noqa: BLE001 - a broken rule ends early stopping, never the sweep
+            self.stop = None
+            self.stop_problem = (f"sweep {self.name}: early stopping is off: the stop rule"
+                                 f" {stopping.rule_name(rule)} raised {type(e).__name__}: {e}")  # fmt: skip
+            warnings.warn(self.stop_problem, RuntimeWarning, stacklevel=1)
+            return True
+        if reason is None:
+            return False
+        asked = time.time()
+        try:
+            stopping.request_stop(follower.metrics_dir)
+        except OSError as e:  # it cannot be asked: cancelled at the next pass instead
+            reason, asked = f"{reason} (cancelled: its stop file could not be written: {e})", asked - self.stop_grace
+        with self._lock:
+            run.stopped, run.stop_asked = reason, asked
+            self._write_manifest()
+        return True
+
     def _end(self) -> List[Callable[[], None]]:
         """Marks the sweep ended (the caller holds the lock); returns the callbacks to call after."""
         for run in self.runs:
@@ -276,7 +364,7 @@ class Sweep:
         elif run.outcome is not None and run.job is not None:
             err = run.outcome.error(run.handle, run.job.role, run.job.job_dir, run.job.num_replicas)
         else:
-            what = run.error or ("still running" if not run.done else "no result")
+            what = run.error or (run.stopped if run.stopped else "still running" if not run.done else "no result")
             err = MissingResultError(f"ended {run.state} without a value: {what}" if run.done else what)
         advice = (
             f"(sweep {self.name}: {self.counts_text()}) sweep.results(errors=\"return\") gives every run's value"
@@ -319,22 +407,50 @@ class Sweep:
         with self._lock:
             return table.records(list(self.runs))
 
-    def to_dataframe(self) -> Any:
+    def to_dataframe(self, metrics: Optional[str] = None) -> Any:
         """A pandas DataFrame, one row per run (index ``run``): the parameters, ``state``, ``handle``,
         ``submitted``/``started``/``ended`` (local times), ``elapsed_s``, ``peak_memory_bytes``,
         ``cpu_seconds``, the returned dict's fields flattened (``metrics.acc``; any other value is one
-        ``result`` column) and ``error`` (its text). Needs pandas (an optional dependency)."""
+        ``result`` column), ``stopped`` (why early stopping stopped the run, else None) and ``error`` (its
+        text). ``metrics="last"|"min"|"max"|"best"``: also a ``metrics.<key>`` column per key the runs
+        logged with ``jupyter_sched.track`` (rank 0's last, min or max value; ``best``: by the key's goal);
+        a result field of the same name is then ``result.<name>``. Needs pandas (an optional dependency)."""
         with self._lock:
             runs = list(self.runs)
-        return table.to_dataframe(runs)
+        cells = None if metrics is None else metric_data.summary_columns(runs, metrics)
+        return table.to_dataframe(runs, cells)
 
-    def best(self, key: Union[str, Callable[[Any], Any]], mode: str = "min") -> "table.Best":
-        """``(run, value)`` of the run whose result field ``key`` (``"loss"``, ``"metrics.acc"``, or a
-        function of the returned value) is lowest (``mode="min"``) or highest (``"max"``); runs without
-        it are left out. ``best.run.params`` are its parameters, ``best.run.job`` its Job."""
+    def metrics(self, key: Union[None, str, List[str]] = None) -> Any:
+        """What the runs logged with ``jupyter_sched.track``, as one long pandas DataFrame: ``run, step, t,
+        key, value, role, replica`` (``key``: one key or a list, only those). Read again at each call."""
         with self._lock:
             runs = list(self.runs)
-        return table.best(runs, key, mode)
+        return metric_data.long_frame(runs, key)
+
+    def best(self, key: Union[None, str, Callable[[Any], Any]] = None, mode: str = "min", *,
+             metric: Optional[str] = None, scope: Optional[str] = None) -> "table.Best":  # fmt: skip
+        """``(run, value)`` of the best run: ``best.run.params`` are its parameters, ``best.run.job`` its Job.
+
+        ``best("loss")``: the run whose result field ``"loss"`` (``"metrics.acc"``, or a function of the
+        returned value) is lowest (``mode="min"``) or highest (``"max"``); runs without it are left out.
+        Where no run returned such a field, the metric of that name the runs logged with
+        ``jupyter_sched.track`` is ranked instead (scope ``"last"``). ``best(metric="loss", scope=...)``
+        always ranks the logged metric (rank 0's values, NaN skipped), with Ray Tune's scopes: ``"last"``
+        (default), ``"all"`` (the best of every step), ``"avg"``, ``"last-5-avg"`` (any ``last-N-avg``)."""
+        if key is not None and metric is not None:
+            raise ValueError(f"best({key!r}, metric={metric!r}): give a result field or metric=, not both")
+        with self._lock:
+            runs = list(self.runs)
+        if metric is not None or scope is not None:
+            name = metric if metric is not None else key
+            if not isinstance(name, str):
+                raise ValueError('best(metric=...): name the metric the runs log, e.g. best(metric="loss")')
+            return metric_data.best(runs, name, mode, scope or "last")
+        if key is None:
+            raise ValueError('best(): give a result field (best("loss")) or a logged metric (best(metric="loss"))')
+        if callable(key) or table.has_field(runs, key) or not metric_data.scores(runs, key, mode, "last"):
+            return table.best(runs, key, mode)  # the result field, or the error that lists the fields
+        return metric_data.best(runs, key, mode, "last")
 
     def sort(self, by: str = "#", descending: bool = False) -> "Sweep":
         """Orders the table by column ``by`` (a parameter, ``state``, ``elapsed``, a result field, ...), in
@@ -375,6 +491,7 @@ class Sweep:
                 run.request, run.job, run.state, run.error, run.problem = requests[run.index], None, QUEUED, "", None
                 run.outcome = run.status = None
                 run.launched = run.started = run.ended = None
+                run.stopped, run.stop_asked, run.stop_cancelled = None, None, False
             self.cancelled = False
             if not self._feeding:
                 self._start_feeder()
@@ -448,7 +565,7 @@ class Sweep:
             "name": self.name, "function": self.fn_name, "max_concurrent": self.max_concurrent,
             "options": retry.options_to_json(self.options),
             "runs": [{"index": r.index, "params": r.params, "handle": r.handle, "state": r.state,
-                      "job_dir": r.job_dir if r.handle else ""}
+                      "job_dir": r.job_dir if r.handle else "", **({"stopped": r.stopped} if r.stopped else {})}
                      for r in self.runs],
         }  # fmt: skip
         try:  # private, as the runs' own files: it lists their parameters
@@ -470,14 +587,27 @@ def sweep(
     resource: Any = None,
     image: Optional[str] = None,
     name: Optional[str] = None,
+    stop: Any = None,
+    stop_grace: float = STOP_GRACE,
 ) -> Sweep:
     """Runs ``fn(**point)`` for every point of ``grid`` (a list of keyword dicts, or a dict of lists
     meaning their product), at most ``max_concurrent`` at a time, on ``scheduler``, through ``launcher``.
     Returns a Sweep at once; display it for the live table, ``sweep.results()`` for the values in grid
-    order."""
+    order.
+
+    ``stop``: early stopping (:mod:`jupyter_sched.functions.sweeps.stopping`), a rule such as
+    ``jupyter_sched.MedianStopping("loss")`` or a function ``(run, history) -> bool | str``, judged on what the
+    runs log with ``jupyter_sched.track``. A run it stops sees ``track.should_stop()`` turn true and is
+    cancelled if it still runs ``stop_grace`` seconds later; its row says ``stopped`` and why, and its slot
+    goes to the next run."""
+    rule = stopping.as_rule(stop)  # a bad stop= or stop_grace fails here, before anything is prepared
+    if isinstance(stop_grace, bool) or not isinstance(stop_grace, (int, float)) or not stop_grace >= 0:
+        raise ValueError(f"stop_grace={stop_grace!r}: give the seconds (0 or more) a run asked to stop has to"
+                         " return before it is cancelled")  # fmt: skip
     points = [(params, ()) for params in expand(grid)]
     options = dict(scheduler=scheduler, num_replicas=num_replicas, cfg=cfg, resource=resource, image=image)
-    return _start(launcher, fn, points, options, max_concurrent, name or f"{getattr(fn, '__name__', 'fn')}-sweep")
+    base = name or f"{getattr(fn, '__name__', 'fn')}-sweep"
+    return _start(launcher, fn, points, options, max_concurrent, base, rule, float(stop_grace))
 
 
 def map_sweep(launcher: Launcher, fn: Any, items: Iterable[Any], *, scheduler: str = "local_cwd",
@@ -492,7 +622,8 @@ def map_sweep(launcher: Launcher, fn: Any, items: Iterable[Any], *, scheduler: s
 
 
 def _start(launcher: Launcher, fn: Any, points: List[Tuple[Dict[str, Any], Tuple[Any, ...]]],
-           options: Dict[str, Any], max_concurrent: int, base: str) -> Sweep:  # fmt: skip
+           options: Dict[str, Any], max_concurrent: int, base: str, stop: Optional[stopping.Rule] = None,
+           stop_grace: float = STOP_GRACE) -> Sweep:  # fmt: skip
     """Prepares every point (all or none: a refusal raises before anything runs) and starts the feeder."""
     if not isinstance(max_concurrent, int) or max_concurrent < 1:
         raise ValueError(f"max_concurrent must be an integer of 1 or more (got {max_concurrent!r})")
@@ -508,7 +639,7 @@ def _start(launcher: Launcher, fn: Any, points: List[Tuple[Dict[str, Any], Tuple
     root = os.path.dirname(runs[0].request.job_dir) if runs[0].request else ""
     manifest = os.path.join(os.path.dirname(root), "sweeps", f"{sweep_name}.json")
     fn_name = getattr(fn, "__qualname__", None) or type(fn).__name__
-    return Sweep(sweep_name, fn_name, runs, max_concurrent, launcher, manifest, options).start()
+    return Sweep(sweep_name, fn_name, runs, max_concurrent, launcher, manifest, options, stop, stop_grace).start()
 
 
 def load_sweep(
@@ -531,6 +662,7 @@ def load_sweep(
             run.job = FunctionJob(handle, runner, job_dir, int(meta.get("num_replicas", 1)), str(meta.get("role", "")))
             run.state = "SUBMITTED"
             run.attempts = int(meta.get("attempt") or 1)
+            run.stopped = entry.get("stopped") or None
         else:
             run.state, run.ended = AppState.CANCELLED.name, time.time()
             run.error = "was queued in an earlier kernel; never started"

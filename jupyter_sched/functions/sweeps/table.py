@@ -1,4 +1,5 @@
-"""A sweep's runs as data: one row per run (parameters, state, times, peak memory, result fields, error).
+"""A sweep's runs as data: one row per run (parameters, state, times, peak memory, result fields, why it was
+stopped early, error).
 
 The sweep's table (its live view and its record), :func:`to_dataframe` and :func:`best` read runs the
 same way, so what the table shows is what the DataFrame holds. A run's returned dict is flattened into
@@ -24,7 +25,7 @@ SCALARS = (int, float, str, bool)
 RESULT_CHARS = 60
 """Characters of a plain (non-dict) result's repr in the table."""
 FIXED = ("run", "state", "handle", "submitted", "started", "ended", "elapsed_s", "peak_memory_bytes",
-         "cpu_seconds", "error")  # fmt: skip
+         "cpu_seconds", "stopped", "error")  # fmt: skip
 """The DataFrame's own columns (besides the parameters and the result fields)."""
 
 
@@ -96,14 +97,24 @@ def sort_rows(rows: List[List[Any]], column: int, descending: bool = False) -> L
     return present + [r for r in rows if empty(r[column])]
 
 
-def table_columns(runs: Sequence[Any]) -> Tuple[List[str], List[str], bool, bool]:
+Columns = Tuple[List[str], List[str], bool, bool, bool]
+
+
+def stopped(run: Any) -> Optional[str]:
+    """Why early stopping stopped the run (the rule's reason), or None."""
+    return getattr(run, "stopped", None) or None
+
+
+def table_columns(runs: Sequence[Any]) -> Columns:
     """The sweep table's ``(parameter names, result fields, has a plain result column, has an error
-    column)``: a result field is a scalar (number, string, boolean) of a returned dict, flattened."""
+    column, has a stopped column)``: a result field is a scalar (number, string, boolean) of a returned
+    dict, flattened; the ``stopped`` column (why early stopping stopped a run) is there once a run was."""
     params: Dict[str, None] = {}
     keys: Dict[str, None] = {}
-    plain = errors = False
+    plain = errors = stops = False
     for run in runs:
         params.update(dict.fromkeys(run.params))
+        stops = stops or stopped(run) is not None
         if run.error:
             errors = True
         fields = result_fields(run)
@@ -111,24 +122,29 @@ def table_columns(runs: Sequence[Any]) -> Tuple[List[str], List[str], bool, bool
             keys.update(dict.fromkeys(k for k, v in fields.items() if isinstance(v, SCALARS) or v is None))
         elif returned(run):
             plain = True
-    return list(params), list(keys), plain, errors
+    return list(params), list(keys), plain, errors, stops
 
 
-def table_headers(params: List[str], keys: List[str], plain: bool, errors: bool) -> List[str]:
+def table_headers(params: List[str], keys: List[str], plain: bool, errors: bool, stops: bool = False) -> List[str]:
     """Column names; a result field named like a parameter (or a fixed column) is ``key (result)``."""
-    taken = {"#", "state", "elapsed", *params}
+    taken = {"#", "state", "elapsed", "stopped", *params}
     shown = [f"{k} (result)" if k in taken else k for k in keys]
-    return ["#", *params, "state", "elapsed", *shown, *(["result"] if plain else []), *(["error"] if errors else [])]
+    return ["#", *params, "state", "elapsed", *shown, *(["result"] if plain else []),
+            *(["stopped"] if stops else []), *(["error"] if errors else [])]  # fmt: skip
 
 
-def table_cells(run: Any, params: List[str], keys: List[str], plain: bool, errors: bool, now: float) -> List[Any]:
-    """A run's row of raw (sortable) values: index, params, state, elapsed seconds, results, error."""
+def table_cells(run: Any, params: List[str], keys: List[str], plain: bool, errors: bool, now: float,
+                stops: bool = False) -> List[Any]:  # fmt: skip
+    """A run's row of raw (sortable) values: index, params, state, elapsed seconds, results, why it was
+    stopped early, error."""
     fields = result_fields(run) or {}
     row: List[Any] = [run.index, *(run.params.get(p) for p in params), run.state, elapsed(run, now)]
     row += [fields.get(k) for k in keys]
     if plain:
         text = repr(run.outcome.value) if returned(run) and result_fields(run) is None else None
         row.append(None if text is None else text if len(text) <= RESULT_CHARS else text[: RESULT_CHARS - 1] + "…")
+    if stops:
+        row.append(stopped(run))
     if errors:
         row.append(run.error or None)
     return row
@@ -137,10 +153,10 @@ def table_cells(run: Any, params: List[str], keys: List[str], plain: bool, error
 def table_rows(runs: Sequence[Any], sort: str = "#", descending: bool = False) -> Tuple[List[str], List[List[Any]]]:
     """The sweep table: column names and one row per run, ordered by column ``sort`` (grid order if
     there is no such column yet)."""
-    params, keys, plain, errors = table_columns(runs)
-    names = table_headers(params, keys, plain, errors)
+    params, keys, plain, errors, stops = table_columns(runs)
+    names = table_headers(params, keys, plain, errors, stops)
     now = time.time()
-    data = [table_cells(run, params, keys, plain, errors, now) for run in runs]
+    data = [table_cells(run, params, keys, plain, errors, now, stops) for run in runs]
     if sort in names:
         data = sort_rows(data, names.index(sort), descending)
     return names, data
@@ -172,14 +188,18 @@ def _when(ts: Optional[float]) -> Optional[datetime]:
     return None if ts is None else datetime.fromtimestamp(ts)
 
 
-def records(runs: Sequence[Any]) -> List[Dict[str, Any]]:
+def records(runs: Sequence[Any], metrics: Optional[Dict[int, Dict[str, Any]]] = None) -> List[Dict[str, Any]]:
     """One dict per run, in order: ``run``, the parameters, ``state``, ``handle``, ``submitted``,
     ``started``, ``ended`` (local datetimes), ``elapsed_s``, ``peak_memory_bytes``, ``cpu_seconds``, the
-    result's fields (or ``result``), ``error``."""
+    result's fields (or ``result``), ``metrics``' cells of the run (``{run index: {"metrics.<key>":
+    value}}``; a result field of the same name is then ``result.<name>``), ``stopped`` (why early stopping
+    stopped it, or None) and ``error``."""
     params: Dict[str, None] = {}
     for run in runs:
         params.update(dict.fromkeys(run.params))
     taken = set(FIXED) | set(params)
+    for cells in (metrics or {}).values():
+        taken.update(cells)
     now = time.time()
     out = []
     for run in runs:
@@ -196,14 +216,16 @@ def records(runs: Sequence[Any]) -> List[Dict[str, Any]]:
             row.update({(f"result.{k}" if k in taken else k): v for k, v in fields.items()})
         elif returned(run):
             row["result"] = run.outcome.value
+        row.update((metrics or {}).get(run.index, {}))
+        row["stopped"] = stopped(run)
         row["error"] = run.error or None
         out.append(row)
     return out
 
 
-def to_dataframe(runs: Sequence[Any]) -> Any:
+def to_dataframe(runs: Sequence[Any], metrics: Optional[Dict[int, Dict[str, Any]]] = None) -> Any:
     """:func:`records` as a pandas DataFrame indexed by ``run``, columns in the order of first appearance
-    (the error last). Raises ImportError saying how to install pandas if it is missing."""
+    (``stopped`` and ``error`` last). Raises ImportError saying how to install pandas if it is missing."""
     try:
         pd = importlib.import_module("pandas")  # optional: only this function needs it
     except ImportError as e:
@@ -211,11 +233,11 @@ def to_dataframe(runs: Sequence[Any]) -> Any:
             "sweep.to_dataframe() needs pandas, which is not installed in this environment: pip install pandas"
             " (or use sweep.records(), the same rows as dicts)"
         ) from e
-    rows = records(runs)
+    rows = records(runs, metrics)
     columns: Dict[str, None] = {}
     for row in rows:
-        columns.update(dict.fromkeys(k for k in row if k != "error"))
-    columns["error"] = None
+        columns.update(dict.fromkeys(k for k in row if k not in ("stopped", "error")))
+    columns["stopped"] = columns["error"] = None
     frame = pd.DataFrame(rows, columns=list(columns))
     return frame.set_index("run")
 
@@ -256,6 +278,15 @@ def best(runs: Sequence[Any], key: Union[str, Callable[[Any], Any]], mode: str =
     except TypeError as e:
         raise TypeError(f"the values of {key!r} cannot be compared ({e})") from None
     return Best(found[0], found[1])
+
+
+def has_field(runs: Sequence[Any], key: str) -> bool:
+    """Whether a run returned a value for result field ``key`` (``"result"``: a plain value)."""
+    for run in runs:
+        fields = result_fields(run)
+        if (fields is not None and key in fields) or (fields is None and returned(run) and key == "result"):
+            return True
+    return False
 
 
 def _score(run: Any, key: Union[str, Callable[[Any], Any]], seen: Dict[str, None]) -> Any:
