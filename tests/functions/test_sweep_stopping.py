@@ -157,3 +157,18 @@ def test_a_function_rule_stops_with_its_reason_and_a_rule_that_raises_turns_stop
     assert "the stop rule " in sweep.stop_problem and "broken raised ZeroDivisionError: the rule's own bug" in (
         sweep.stop_problem
     )
+
+
+def test_median_stopping_on_slurm(slurm_cluster) -> None:  # type: ignore[no-untyped-def]
+    """The same sweep on the real Slurm cluster: the records and the stop file go through the shared job_dir."""
+    sweep = jupyter_sched.sweep(F.train, {"rate": [1.0, 1.0, 0.0, 3.0]}, scheduler="slurm", max_concurrent=4,
+                                stop=jupyter_sched.MedianStopping("loss", **RULE))  # fmt: skip
+    sweep.wait(timeout=240)
+    assert sweep.finished, sweep.counts_text()
+    loser = sweep.runs[2]
+    assert loser.job_dir.startswith(slurm_cluster.job_root), "it ran through the shared job directory"
+    assert loser.state == AppState.SUCCEEDED.name, (loser.state, loser.error)
+    assert loser.outcome.value["saw_stop"] is True and loser.outcome.value["steps"] < LOSER_STEPS
+    assert loser.stopped is not None and "loss 10 worse than the median" in loser.stopped
+    _check_winners(sweep, 2)
+    assert sweep.to_dataframe().loc[2, "stopped"] == loser.stopped
