@@ -81,6 +81,10 @@ class ReplicaSeries:
         return out
 
 
+def title_html(replica: str) -> str:
+    return f'<div style="{PANE_STYLE};font-size:12px;margin:4px 0 0"><b>metrics</b> of {esc(replica)}</div>'
+
+
 class MetricsView:
     """The charts of one app's metrics directory, one replica at a time (the picked one); thread-safe."""
 
@@ -119,8 +123,9 @@ class MetricsView:
             self.picked = replica
         self.refresh()
 
-    def html(self) -> str:
-        """The section as HTML ("" while nothing was logged): a title naming the replica, then the charts."""
+    def html(self, title: bool = True) -> str:
+        """The section as HTML ("" while nothing was logged): a title naming the replica (``title``; the live
+        pane has it in a row of its own, beside the picker), then the charts."""
         with self.lock:
             series = self.data.get(self.picked) if self.picked is not None else None
             if series is None or not series.series:
@@ -130,7 +135,7 @@ class MetricsView:
                 chart_img(key, series.series[key], series.goals.get(key), series.counts.get(key))
                 for key in keys[:MAX_CHARTS]
             )
-            title = f"{series.role}/{series.replica}"
+            name = f"{series.role}/{series.replica}"
             rest = len(keys) - MAX_CHARTS
             skipped = series.skipped
         notes = []
@@ -139,9 +144,9 @@ class MetricsView:
         if skipped:
             notes.append(f"{skipped} lines were not valid records (skipped)")
         note = f'<div style="font-size:11px;opacity:0.75">{esc("; ".join(notes))}</div>' if notes else ""
+        head = title_html(name) if title else ""
         return (
-            f'<div class="jsched-metrics" style="{PANE_STYLE}"><div style="font-size:12px;margin:4px 0 0">'
-            f"<b>metrics</b> of {esc(title)}</div>"
+            f'<div class="jsched-metrics" style="{PANE_STYLE}">{head}'
             f'<div style="display:flex;flex-wrap:wrap;align-items:flex-start">{charts}</div>{note}</div>'
         )
 
@@ -164,9 +169,11 @@ class MetricsPane:
         self.view = view
         self.ended = ended
         self.interval = max(interval, INTERVAL)
+        self.title = w.HTML(value="", layout=w.Layout(flex="0 0 auto"))
         self.charts = w.HTML(value="")
         self.picker = w.Dropdown(options=[], description="replica", layout=w.Layout(width="auto", display="none"))
-        self.widget = w.VBox([self.picker, self.charts], layout=w.Layout(display="none"))
+        head = w.HBox([self.title, self.picker], layout=w.Layout(align_items="center"))
+        self.widget = w.VBox([head, self.charts], layout=w.Layout(display="none"))
         self.widget.add_class("jsched-metrics")
         self.ticker: Optional[Ticker] = None
         self._setting = False
@@ -195,13 +202,16 @@ class MetricsPane:
             self._render_locked()
 
     def _render_locked(self) -> None:
-        body = self.view.html()
+        body = self.view.html(title=False)
         with self.view.lock:
             options = [(f"{role}/{k}", (role, k)) for role, k in self.view.replicas]
             picked = self.view.picked
-        with self.widget.hold_sync(), self.picker.hold_sync(), self.charts.hold_sync():
+        title = title_html(f"{picked[0]}/{picked[1]}") if picked is not None and body else ""
+        with self.widget.hold_sync(), self.picker.hold_sync(), self.charts.hold_sync(), self.title.hold_sync():
             if body != self.charts.value:
                 self.charts.value = body
+            if title != self.title.value:
+                self.title.value = title
             if [o[1] for o in options] != [o[1] for o in self.picker.options]:
                 self._setting = True
                 try:
