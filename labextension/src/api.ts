@@ -5,7 +5,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import type { IJobDetail, IJobPage } from './model';
+import type { IJobDetail, IJobMetricsAnswer, IJobPage } from './model';
 
 export const API_PATH = 'jupyter-sched/api';
 
@@ -14,6 +14,7 @@ export const API_PATH = 'jupyter-sched/api';
 export type {
   IEntry,
   IJobDetail,
+  IJobMetricsAnswer,
   IJobPage as IJobList,
   IJobRow,
   IReplicaJson as IReplica,
@@ -94,6 +95,34 @@ export function listJobs(query: { [key: string]: string }): Promise<IJobPage> {
 
 export function getJob(handle: string): Promise<IJobDetail> {
   return requestAPI<IJobDetail>(jobPath(handle));
+}
+
+/**
+ * One replica's metric series (`GET jobs/<handle>/metrics`): `keys` (comma-separated; all when empty),
+ * each at most `max_points`; `since` (a previous answer's cursor) for only the newer records; `role` and
+ * `k` to pick a replica (the first role's replica 0 by default).
+ */
+export function getMetrics(
+  handle: string,
+  query: { keys?: string; since?: string; max_points?: number; role?: string; k?: number }
+): Promise<IJobMetricsAnswer> {
+  const params: { [key: string]: string } = {};
+  if (query.keys) {
+    params.keys = query.keys;
+  }
+  if (query.since) {
+    params.since = query.since;
+  }
+  if (query.max_points !== undefined) {
+    params.max_points = String(query.max_points);
+  }
+  if (query.role !== undefined) {
+    params.role = query.role;
+  }
+  if (query.k !== undefined) {
+    params.k = String(query.k);
+  }
+  return requestAPI<IJobMetricsAnswer>(jobPath(handle) + '/metrics', {}, params);
 }
 
 export interface ILogSnapshot {

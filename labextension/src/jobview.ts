@@ -1,6 +1,7 @@
 /**
  * A job's live view, fed by the server (no kernel involved): its state, each replica's state, exit
- * code, host, times and usage, and one replica's log followed live. The main-area view a sidebar row
+ * code, host, times and usage, its metrics charted (the main-area view only: see metricsview.ts), and one
+ * replica's log followed live. The main-area view a sidebar row
  * opens, and (compact) what a job's cell output shows when its widget is gone.
  */
 import { Widget } from '@lumino/widgets';
@@ -8,6 +9,7 @@ import { Widget } from '@lumino/widgets';
 import { ApiError, followLog, getJob, IJobDetail, ILogEvent, replicaRunning } from './api';
 import { askToCancel } from './cancel';
 import { bytes, clock, el, elapsed, exitText, pill } from './format';
+import { MetricsSection } from './metricsview';
 
 const MAX_LINES = 2000;
 const COMPACT_LINES = 40;
@@ -63,7 +65,12 @@ export class JobView extends Widget {
     if (options.note) {
       this.node.appendChild(el('div', 'jsl-note', options.note));
     }
-    this.node.append(this.head, this.message, this.table, this.logbar, this.log, this.logFoot);
+    this.metrics = options.compact ? null : new MetricsSection(handle);
+    this.node.append(this.head, this.message, this.table);
+    if (this.metrics) {
+      this.node.appendChild(this.metrics.node);
+    }
+    this.node.append(this.logbar, this.log, this.logFoot);
     this.message.hidden = true;
     void this.refresh();
   }
@@ -76,6 +83,7 @@ export class JobView extends Widget {
     window.clearTimeout(this.timer);
     window.clearTimeout(this.settleTimer);
     this.stopLog?.();
+    this.metrics?.dispose();
     super.dispose();
   }
 
@@ -91,6 +99,7 @@ export class JobView extends Widget {
       const wasRunning = this.detail === null || this.detail.running;
       this.detail = detail;
       this.render(detail);
+      this.metrics?.poll(detail.running);
       if (detail.running) {
         this.timer = window.setTimeout(() => void this.refresh(), REFRESH_MS);
       } else if (wasRunning) {
@@ -337,6 +346,7 @@ export class JobView extends Widget {
   }
 
   private options: IJobViewOptions;
+  private metrics: MetricsSection | null;
   private stopped = false;
   private timer = 0;
   private failures = 0;

@@ -7,14 +7,27 @@
  * Rows are kept by handle and updated in place (a button under the pointer is never replaced), so a
  * poll every second costs a few text changes. The list is paged by the server: 50 entries, then
  * "Show more".
+ *
+ * A row whose job logs metrics (`jupyter_sched.track`) shows, on a line of its own, a sparkline of its main
+ * metric (the first of the row's `metrics`: a key with a goal first), its last value (four significant
+ * digits) and its key, with a tooltip naming the key, its last value, step and best. The row
+ * brings only last values; the line's points come from `GET jobs/<h>/metrics?keys=<main>&max_points=50`,
+ * asked only for a row on screen, only when its last value or step changed since the last answer, never
+ * twice at once, and from the previous answer's cursor, so each request reads only the records written
+ * since (the new points are appended and the line cut to 50 points again, keeping each bucket's min and
+ * max). A list of 50 finished jobs asks nothing; a running job on screen, at most once per refresh.
  */
 import { Widget } from '@lumino/widgets';
 
-import { IJobList, IJobRow, ISweepRow } from './api';
+import { getMetrics, IJobList, IJobRow, ISweepRow } from './api';
 import { askToCancel } from './cancel';
+import { downsample, formatValue, sparkline } from './charts';
 import { el, elapsed, pill, usageText } from './format';
+import type { IMetricPoint } from './model';
 
 export const PAGE = 50;
+/** Points of a sidebar sparkline (what it asks the server for, and what it keeps). */
+export const SPARK_POINTS = 50;
 
 export interface IFilters {
   notebook: boolean;
@@ -51,8 +64,10 @@ class RowView {
     this.node = el('div', nested ? 'jsl-row jsl-run' : 'jsl-row');
     this.node.tabIndex = 0;
     this.node.append(this.pillSlot, this.main);
-    this.main.append(this.top, this.sub);
+    this.main.append(this.top, this.sub, this.spark);
     this.top.append(this.name, this.cancel);
+    this.spark.append(this.sparkLine, this.sparkValue, this.sparkKeyText);
+    this.spark.hidden = true;
     this.cancel.onclick = event => {
       event.stopPropagation();
       void this.sidebar.confirmCancel(this.row, this.cancel);
@@ -64,6 +79,7 @@ class RowView {
       }
     };
     this.row = row;
+    this.sidebar.watch(this);
   }
 
   update(row: IJobRow, now: number): void {
@@ -93,9 +109,87 @@ class RowView {
       this.cancel.disabled = false;
       setText(this.cancel, 'Cancel');
     }
+    this.updateSpark(row);
+  }
+
+  /** Whether the row is on screen (the sidebar's IntersectionObserver says): only then it asks for points. */
+  setVisible(visible: boolean): void {
+    this.visible = visible;
+    this.fetchSpark();
+  }
+
+  /** The main metric: its last value as text, the tooltip, and new points if its summary moved. */
+  private updateSpark(row: IJobRow): void {
+    const main = row.metrics && row.metrics.length ? row.metrics[0] : null;
+    this.spark.hidden = !main;
+    if (!main) {
+      return;
+    }
+    if (main.key !== this.sparkKey) {
+      // a new main key (a goal defined later puts its key first): its own line, from the start
+      this.sparkKey = main.key;
+      this.sparkPoints = [];
+      this.sparkCursor = '';
+      this.sparkSeen = '';
+      this.sparkLine.replaceChildren(sparkline([]));
+    }
+    this.spark.dataset.key = main.key;
+    setText(this.sparkKeyText, main.key);
+    setText(this.sparkValue, formatValue(main.last, 4)); // the tooltip has six digits, as the tables
+    const at = main.step !== null ? ` at step ${main.step}` : '';
+    const best = main.goal ? `, best ${formatValue(main.best)} (${main.goal})` : '';
+    this.spark.title = `${main.key}: last ${formatValue(main.last)}${at}${best}`;
+    this.sparkWanted = `${main.step}|${String(main.last)}`;
+    this.fetchSpark();
+  }
+
+  private fetchSpark(): void {
+    if (!this.visible || this.sparkBusy || !this.sparkKey || this.sparkWanted === this.sparkSeen) {
+      return;
+    }
+    const key = this.sparkKey;
+    const wanted = this.sparkWanted;
+    this.sparkBusy = true;
+    getMetrics(this.row.handle, { keys: key, max_points: SPARK_POINTS, since: this.sparkCursor || undefined })
+      .then(
+        answer => {
+          if (key !== this.sparkKey) {
+            return; // the main key changed meanwhile: the next update asks for the new one
+          }
+          this.sparkCursor = answer.cursor;
+          const fresh: IMetricPoint[] = answer.series[key] || [];
+          if (fresh.length || !this.sparkLine.firstChild) {
+            this.sparkPoints = downsample(this.sparkPoints.concat(fresh), SPARK_POINTS);
+            this.sparkLine.replaceChildren(sparkline(this.sparkPoints));
+            this.spark.dataset.points = String(this.sparkPoints.length);
+          }
+        },
+        () => {
+          // the row still shows the last value; the line is asked again when the summary moves
+        }
+      )
+      .finally(() => {
+        this.sparkSeen = wanted;
+        this.sparkBusy = false;
+        if (this.sparkWanted !== wanted) {
+          this.fetchSpark(); // the summary moved while the answer was on its way
+        }
+      });
   }
 
   row: IJobRow;
+  private visible = false;
+  private spark = el('div', 'jsl-row-spark');
+  private sparkKeyText = el('span', 'jsl-spark-key');
+  private sparkLine = el('span', 'jsl-spark-line-slot');
+  private sparkValue = el('span', 'jsl-spark-value');
+  private sparkKey = '';
+  private sparkPoints: IMetricPoint[] = [];
+  private sparkCursor = '';
+  /** The main metric's `step|last` now, and when the points were last asked for. */
+  private sparkWanted = '';
+  private sparkSeen = '';
+  private sparkBusy = false;
   private pillSlot = el('span', 'jsl-row-pill');
   private main = el('div', 'jsl-row-main');
   private top = el('div', 'jsl-row-top');
@@ -154,8 +248,9 @@ class SweepView {
         seen.add(run.handle);
         children.push(view.node);
       }
-      for (const handle of Array.from(this.views.keys())) {
+      for (const [handle, view] of Array.from(this.views.entries())) {
         if (!seen.has(handle)) {
+          this.sidebar.unwatch(view);
           this.views.delete(handle);
         }
       }
@@ -165,6 +260,14 @@ class SweepView {
       }
       place(this.runs, children);
     }
+  }
+
+  /** Its runs' rows stop being watched (the sweep left the list). */
+  forget(): void {
+    for (const view of this.views.values()) {
+      this.sidebar.unwatch(view);
+    }
+    this.views.clear();
   }
 
   row: ISweepRow;
@@ -286,11 +389,16 @@ export class JobsSidebar extends Widget {
         children.push(view.node);
       }
     }
-    for (const map of [this.rows, this.sweeps] as Map<string, unknown>[]) {
-      for (const handle of Array.from(map.keys())) {
-        if (!seen.has(handle)) {
-          map.delete(handle);
-        }
+    for (const [handle, view] of Array.from(this.rows.entries())) {
+      if (!seen.has(handle)) {
+        this.unwatch(view);
+        this.rows.delete(handle);
+      }
+    }
+    for (const handle of Array.from(this.sweeps.keys())) {
+      if (!seen.has(handle)) {
+        this.sweeps.get(handle)!.forget();
+        this.sweeps.delete(handle);
       }
     }
     place(this.list, children);
@@ -303,6 +411,23 @@ export class JobsSidebar extends Widget {
     );
     this.moreButton.hidden = list.total <= list.jobs.length;
     setText(this.moreButton, `Show more (${list.total - list.jobs.length} more)`);
+  }
+
+  /** Tells `view` whenever its row comes on screen or leaves it (only rows on screen ask for sparklines). */
+  watch(view: RowView): void {
+    this.watched.set(view.node, view);
+    this.observer.observe(view.node);
+  }
+
+  unwatch(view: RowView): void {
+    this.watched.delete(view.node);
+    this.observer.unobserve(view.node);
+  }
+
+  dispose(): void {
+    this.observer.disconnect();
+    this.watched.clear();
+    super.dispose();
   }
 
   showError(message: string): void {
@@ -388,4 +513,10 @@ export class JobsSidebar extends Widget {
   private rows = new Map<string, RowView>();
   private sweeps = new Map<string, SweepView>();
   private opened = new Set<string>();
+  private watched = new Map<Element, RowView>();
+  private observer = new IntersectionObserver(entries => {
+    for (const entry of entries) {
+      this.watched.get(entry.target)?.setVisible(entry.isIntersecting);
+    }
+  });
 }
