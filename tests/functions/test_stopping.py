@@ -147,6 +147,8 @@ def test_a_bad_stop_fails_the_sweep_before_anything_is_prepared() -> None:
         jupyter_sched.sweep(lambda x: x, {"x": [1]}, stop=3)
     with pytest.raises(ValueError, match=r"stop_grace=-1: give the seconds"):
         jupyter_sched.sweep(lambda x: x, {"x": [1]}, stop=MedianStopping("loss"), stop_grace=-1)
+    with pytest.raises(TypeError, match=r"stop='loss' \(a str\)"):
+        jupyter_sched.map(lambda x: x, [1], stop="loss")
 
 
 def test_the_rules_are_exported_from_the_package() -> None:

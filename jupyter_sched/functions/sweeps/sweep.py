@@ -10,7 +10,13 @@ job directories: :func:`load_sweep` (``jupyter_sched.load_sweep``) rebuilds a sw
 their results, after a kernel restart (runs that were still queued in the old kernel never started, and say
 so).
 
-Results as data: :meth:`Sweep.to_dataframe` and :meth:`Sweep.best` (:mod:`jupyter_sched.functions.sweeps.table`),
+Early stopping (``stop=``, :mod:`jupyter_sched.functions.sweeps.stopping`): the feeder also reads the running
+runs' metrics (what they log with ``jupyter_sched.track``) twice a second, asks the rule, writes the stop file
+of a run it stops (its ``track.should_stop()`` turns true) and cancels it if it still runs ``stop_grace``
+seconds later; the run's ``stopped`` field says why.
+
+Results as data: :meth:`Sweep.to_dataframe` and :meth:`Sweep.best` (:mod:`jupyter_sched.functions.sweeps.table`;
+what the runs logged: :meth:`Sweep.metrics`, :mod:`jupyter_sched.functions.sweeps.metric_data`),
 :meth:`Sweep.results` with ``errors="raise"|"return"|"skip"`` (an error names its run by its parameters),
 :meth:`Sweep.retry_failed` (the same calls again, in this sweep: :mod:`jupyter_sched.functions.sweeps.retry`),
 :meth:`Sweep.rerun_here` (a run's call in this process: :mod:`jupyter_sched.functions.calls.rerun`), and
@@ -600,25 +606,34 @@ def sweep(
     runs log with ``jupyter_sched.track``. A run it stops sees ``track.should_stop()`` turn true and is
     cancelled if it still runs ``stop_grace`` seconds later; its row says ``stopped`` and why, and its slot
     goes to the next run."""
-    rule = stopping.as_rule(stop)  # a bad stop= or stop_grace fails here, before anything is prepared
-    if isinstance(stop_grace, bool) or not isinstance(stop_grace, (int, float)) or not stop_grace >= 0:
-        raise ValueError(f"stop_grace={stop_grace!r}: give the seconds (0 or more) a run asked to stop has to"
-                         " return before it is cancelled")  # fmt: skip
+    rule, grace = _stopping(stop, stop_grace)
     points = [(params, ()) for params in expand(grid)]
     options = dict(scheduler=scheduler, num_replicas=num_replicas, cfg=cfg, resource=resource, image=image)
     base = name or f"{getattr(fn, '__name__', 'fn')}-sweep"
-    return _start(launcher, fn, points, options, max_concurrent, base, rule, float(stop_grace))
+    return _start(launcher, fn, points, options, max_concurrent, base, rule, grace)
 
 
 def map_sweep(launcher: Launcher, fn: Any, items: Iterable[Any], *, scheduler: str = "local_cwd",
               max_concurrent: int = 4, num_replicas: int = 1, cfg: Optional[Mapping[str, Any]] = None,
-              resource: Any = None, image: Optional[str] = None, name: Optional[str] = None) -> Sweep:  # fmt: skip
+              resource: Any = None, image: Optional[str] = None, name: Optional[str] = None, stop: Any = None,
+              stop_grace: float = STOP_GRACE) -> Sweep:  # fmt: skip
     """Runs ``fn(item)`` for every item, as a sweep over that one argument (its column is named after
     ``fn``'s first parameter): ``jupyter_sched.map(score, range(10)).results()`` is the ten values in
     order. The options are :func:`sweep`'s."""
+    rule, grace = _stopping(stop, stop_grace)
     _, calls = map_calls(fn, items)
     options = dict(scheduler=scheduler, num_replicas=num_replicas, cfg=cfg, resource=resource, image=image)
-    return _start(launcher, fn, calls, options, max_concurrent, name or f"{getattr(fn, '__name__', 'fn')}-map")
+    base = name or f"{getattr(fn, '__name__', 'fn')}-map"
+    return _start(launcher, fn, calls, options, max_concurrent, base, rule, grace)
+
+
+def _stopping(stop: Any, stop_grace: Any) -> Tuple[Optional[stopping.Rule], float]:
+    """``stop=`` and ``stop_grace=`` checked before anything is prepared: a bad one is an error naming it."""
+    rule = stopping.as_rule(stop)
+    if isinstance(stop_grace, bool) or not isinstance(stop_grace, (int, float)) or not stop_grace >= 0:
+        raise ValueError(f"stop_grace={stop_grace!r}: give the seconds (0 or more) a run asked to stop has to"
+                         " return before it is cancelled")  # fmt: skip
+    return rule, float(stop_grace)
 
 
 def _start(launcher: Launcher, fn: Any, points: List[Tuple[Dict[str, Any], Tuple[Any, ...]]],
