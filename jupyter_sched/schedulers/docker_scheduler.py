@@ -22,7 +22,13 @@ name in ``TORCHX_RANK0_HOST``, TorchX's name (``${rank0_env}`` in args names tha
   to stop every replica, one thread each (the image's stop signal, SIGKILL after ``cancel_grace``), and
   returns at once; the app ends CANCELLED (``docker.cancel``). The threads only wait until their request
   is sent (at most 0.5 s): a process that exits right after ``cancel`` (the CLI) still cancels every replica.
-* Exited containers are kept, with their logs, until :meth:`DockerScheduler.cleanup` (or ``prune``).
+* Each replica gets the app's metrics directory on this machine, ``<log_dir>/<session>/<app_id>/metrics``
+  (as the local backends'), bind-mounted at ``/jupyter_sched/metrics`` with ``JUPYTER_SCHED_METRICS_DIR``
+  naming it, so ``jupyter_sched.track`` writes files this machine reads (``metrics_dir``; the path is a
+  label). A container running as root hands its files over to the submitting user
+  (``JUPYTER_SCHED_METRICS_OWNER``).
+* Exited containers are kept, with their logs and metrics, until :meth:`DockerScheduler.cleanup` (or
+  ``prune``).
 
 The class keeps the public methods and the per-instance state (the engine client, cached network ids,
 stop threads, stats watchers); the machinery is in its wing, ``docker/``, whose docstring lists its rooms:
@@ -53,6 +59,7 @@ from jupyter_sched.schedulers.docker.cancel import CANCEL_RECORD_SUFFIX, cancel_
 from jupyter_sched.schedulers.docker.cleanup import (
     check_removable,
     remove_containers,
+    remove_metrics_dir,
     remove_network,
     remove_workspace_image,
 )
@@ -66,8 +73,14 @@ from jupyter_sched.schedulers.docker.engine import (
     parallel,
 )
 from jupyter_sched.schedulers.docker.interrupted import undo_interrupted
-from jupyter_sched.schedulers.docker.labels import LABEL_APP_ID, LABEL_OWNER, LABEL_SESSION, owner_name
-from jupyter_sched.schedulers.docker.launch import create_and_start, ensure_images
+from jupyter_sched.schedulers.docker.labels import (
+    LABEL_APP_ID,
+    LABEL_METRICS_DIR,
+    LABEL_OWNER,
+    LABEL_SESSION,
+    owner_name,
+)
+from jupyter_sched.schedulers.docker.launch import create_and_start, ensure_images, make_metrics_dirs
 from jupyter_sched.schedulers.docker.logs.reader import DockerLogIterator
 from jupyter_sched.schedulers.docker.oom import OomEvents
 from jupyter_sched.schedulers.docker.record.describe import (
@@ -82,6 +95,7 @@ from jupyter_sched.schedulers.docker.request.job import DEFAULT_NETWORK, DockerC
 from jupyter_sched.schedulers.docker.request.options import DockerOpts, run_opts
 from jupyter_sched.schedulers.docker.usage import TOTALS_DIR, DockerUsage
 from jupyter_sched.schedulers.docker.workspace import DockerWorkspaceMixin
+from jupyter_sched.schedulers.shared_files import MetricsFiles
 from jupyter_sched.schedulers.usage_api import UsageMixin
 from jupyter_sched.specs import AppDef, AppDryRunInfo, CfgVal, UnknownAppException, make_unique, runopts
 from jupyter_sched.specs import Role as Role  # TorchX's docker_scheduler has it too; its users reach it here
@@ -115,7 +129,7 @@ def _engine_errors(method: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
+class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin, MetricsFiles):
     """Runs apps as containers on the local Docker engine; see the module docstring.
 
     ``docker_client`` injects a ``docker.DockerClient``; by default one is made from the environment
@@ -132,6 +146,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         self._stop_threads: List[threading.Thread] = []
         self._usage = DockerUsage(lambda: self._docker().api, os.path.join(default_log_dir(), TOTALS_DIR))
         self._oom = OomEvents()
+        self._metrics_dirs: Dict[str, str] = {}
 
     def _docker(self) -> "docker.DockerClient":
         client = self._client
@@ -154,7 +169,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         # make_unique is looked up here, in this module, so code written for TorchX can patch
         # docker_scheduler.make_unique to get a fixed app id
         app_id = make_unique(safe_name(app.name))
-        return AppDryRunInfo(build_job(app, cfg, self.session_name, app_id), repr)
+        metrics = os.path.abspath(os.path.join(default_log_dir(), self.session_name, app_id, "metrics"))
+        return AppDryRunInfo(build_job(app, cfg, self.session_name, app_id, metrics_dir=metrics), repr)
 
     # -- schedule ----------------------------------------------------------------------------------------
     @_engine_errors
@@ -166,13 +182,20 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         quiet = bool(dryrun_info.cfg.get("quiet", True)) if dryrun_info.cfg else True
         ensure_images(client, job, quiet)
         networks = {name: self._network(name) for name in {c.network or job.network for c in job.containers}}
+        make_metrics_dirs(job)
+
+        def undo() -> None:
+            self._remove_app(job.app_id)
+            for path in {c.labels.get(LABEL_METRICS_DIR) for c in job.containers} - {None, ""}:
+                remove_metrics_dir(str(path))
+
         try:
-            create_and_start(client, job, networks, lambda: self._remove_app(job.app_id))
+            create_and_start(client, job, networks, undo)
             threading.Thread(target=self._watch_usage, args=(job.app_id,), daemon=True).start()
         except DockerSubmitError:
             raise
         except BaseException:  # e.g. KeyboardInterrupt half-way: the app's labels find what was created
-            self._remove_app(job.app_id)
+            undo()
             raise
         return job.app_id
 
@@ -231,6 +254,21 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
         labels = [f"{LABEL_SESSION}={self.session_name}", f"{LABEL_OWNER}={owner_name()}"]
         rows = self._docker().api.containers(all=True, filters={"label": labels})
         return list_responses(rows, self._undo_interrupted(rows))
+
+    # -- metrics ----------------------------------------------------------------------------------------------
+    @_engine_errors
+    def metrics_dir(self, app_id: str) -> Optional[str]:
+        """The app's metrics directory on this machine, bind-mounted into each replica (its label, so any
+        process finds it whatever its own state directory); None for an unknown app, or one submitted
+        before there was a mount."""
+        known = self._metrics_dirs.get(app_id)
+        if known is None:
+            rows = [r for r in self._rows(app_id) if not is_record(r)]
+            if not rows:
+                return None  # unknown (or not created yet): ask again next time
+            known = next((str(p) for p in (r.get("Labels", {}).get(LABEL_METRICS_DIR) for r in rows) if p), "")
+            self._metrics_dirs[app_id] = known  # a label never changes: one engine request per app
+        return known or None
 
     # -- usage ------------------------------------------------------------------------------------------------
     @_engine_errors
@@ -291,15 +329,19 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerJob], UsageMixin):
     # -- clean-up --------------------------------------------------------------------------------------------
     @_engine_errors
     def cleanup(self, app_id: str, force: bool = False) -> int:
-        """Removes the app's containers (replicas and cancel record, with their logs) and the workspace
-        images only it used; returns how many containers were removed. A running app is refused unless
+        """Removes the app's containers (replicas and cancel record, with their logs), its metrics directory
+        and the workspace images only it used; returns how many containers were removed. A running app is refused unless
         ``force`` (which kills it)."""
         rows = self._rows(app_id)
         check_removable(app_id, rows, force)
         replicas = [r for r in rows if not is_record(r)]
         images = {r.get("ImageID") for r in replicas if r.get("ImageID")}
         names = [str((r.get("Names") or [""])[0]).lstrip("/") for r in replicas]
+        metrics = {str((r.get("Labels") or {}).get(LABEL_METRICS_DIR) or "") for r in replicas} - {""}
         removed = self._remove_app(app_id)
+        for path in metrics:
+            remove_metrics_dir(path)
+        self._metrics_dirs.pop(app_id, None)
         self._described.pop(app_id, None)
         for name in names:
             self._usage.forget(name)

@@ -7,7 +7,8 @@ A replica learns who and where it is from variables its scheduler sets:
 * ``JUPYTER_SCHED_APP_ID``, ``JUPYTER_SCHED_ROLE_NAME``, ``JUPYTER_SCHED_REPLICA_ID`` -- set by our three
   backends (local, docker, Slurm).
 * ``JUPYTER_SCHED_METRICS_DIR`` -- the app's metrics directory, on a filesystem the submitting machine reads:
-  ``<app dir>/metrics`` on the local backends and under Slurm's shared ``job_dir``. Where it is not set (a
+  ``<app dir>/metrics`` on the local backends and under Slurm's shared ``job_dir``; in a ``local_docker``
+  container, the bind mount of its app's directory on the submitting machine. Where it is not set (a
   container without a mount, a TorchX backend), records travel as marked lines on stderr instead.
 
 In the metrics directory each replica has its own files, named by role and replica
@@ -29,6 +30,10 @@ REPLICA_ENV = "JUPYTER_SCHED_REPLICA_ID"
 METRICS_DIR_ENV = "JUPYTER_SCHED_METRICS_DIR"
 METRICS_SUBDIR = "metrics"
 """The metrics directory's name inside an app's directory (local backends, Slurm)."""
+METRICS_OWNER_ENV = "JUPYTER_SCHED_METRICS_OWNER"
+"""``uid:gid`` of whoever reads the metrics directory, where the replica may run as another user: a docker
+container (root, most often) writing into a directory of the submitting user's, bind-mounted. See
+:func:`hand_over`."""
 
 TORCHX_JOB_ID_ENV = "TORCHX_JOB_ID"
 TORCHX_TRACKERS_ENV = "TORCHX_TRACKERS"
@@ -80,6 +85,26 @@ def parse_stem(stem: str) -> Optional[Tuple[str, int]]:
         return raw.decode("utf-8"), int(k)
     except ValueError:
         return None
+
+
+def hand_over(fd: int, owner: Optional[str]) -> None:
+    """Makes the file open at ``fd`` readable by ``owner`` (``METRICS_OWNER_ENV``'s ``uid:gid``) when this
+    process is another user: it becomes the owner's (possible as root, a container's usual user), else
+    readable by all (0644; the owner's directory above the mounted one keeps other users out). Without an
+    owner, or as the owner, the file stays this user's alone. Never raises: a file the owner cannot read
+    costs the metrics, not the job."""
+    if not owner:
+        return
+    try:
+        uid, _, gid = owner.partition(":")
+        if int(uid) == os.geteuid():
+            return
+        try:
+            os.fchown(fd, int(uid), int(gid or -1))
+        except OSError:
+            os.fchmod(fd, 0o644)
+    except (ValueError, OSError, AttributeError):  # a malformed owner, or no fchown (Windows)
+        pass
 
 
 def app_metrics_dir(app_dir: str) -> str:

@@ -30,10 +30,12 @@ from typing import Any, Deque, Dict, List, Mapping, Optional, Tuple
 
 from jupyter_sched.track.layout import (
     LINE_MARK,
+    METRICS_OWNER_ENV,
     RECORDS_SUFFIX,
     STOP_ALL,
     STOP_SUFFIX,
     SUMMARY_SUFFIX,
+    hand_over,
     replica_stem,
 )
 from jupyter_sched.track.values import SummaryValue, check_key, encode_number, to_number, to_summary_value
@@ -110,6 +112,8 @@ class Recorder:
         self.file: Optional[Any] = None
         self.stop_seen = False
         self.stop_checked = 0.0
+        self.owner = os.environ.get(METRICS_OWNER_ENV)
+        """Who reads the files when this replica runs as another user (``layout.hand_over``)."""
 
     # -- the calls (any thread; no I/O) -----------------------------------------------------------------
     def key(self, key: Any) -> str:
@@ -250,6 +254,7 @@ class Recorder:
             os.makedirs(self.metrics_dir, mode=0o700, exist_ok=True)
             path = os.path.join(self.metrics_dir, self.stem + RECORDS_SUFFIX)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            hand_over(fd, self.owner)
             self.file = open(fd, "a", encoding="utf-8")
         self.file.write("\n".join(lines) + "\n")
         self.file.flush()
@@ -271,7 +276,9 @@ class Recorder:
         assert self.metrics_dir is not None
         path = os.path.join(self.metrics_dir, self.stem + SUMMARY_SUFFIX)
         tmp = f"{path}.{self.writer_id}.tmp"
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        hand_over(fd, self.owner)
+        with open(fd, "w", encoding="utf-8") as f:
             f.write(self.summary_json())
         os.replace(tmp, path)
 

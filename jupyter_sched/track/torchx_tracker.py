@@ -28,10 +28,12 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from jupyter_sched.track.layout import (
     METRICS_DIR_ENV,
+    METRICS_OWNER_ENV,
     REPLICA_ENV,
     ROLE_ENV,
     TRACKER_CONFIG_AUTO,
     TRACKER_SUFFIX,
+    hand_over,
     replica_stem,
 )
 
@@ -126,6 +128,7 @@ class JupyterSchedTracker(TrackerBase):
             path = os.path.join(self.directory, self.stem + TRACKER_SUFFIX)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
+                hand_over(fd, os.environ.get(METRICS_OWNER_ENV))
                 os.write(fd, (line + "\n").encode("utf-8"))
             finally:
                 os.close(fd)

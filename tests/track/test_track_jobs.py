@@ -1,6 +1,7 @@
 """Metrics logged with ``jupyter_sched.track`` inside real jobs, read back with ``job.metrics()``: a function
-job on local_cwd (also from a fresh process given the handle), a script on Slurm, and a script in a docker
-container, whose image does not have jupyter_sched, so it prints the marked stderr lines any program can."""
+job on local_cwd (also from a fresh process given the handle), a script on Slurm, a script in a docker
+container writing into its mounted metrics directory, and a shell in a container printing the marked stderr
+lines any program can."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 import jupyter_sched
 from jupyter_sched.logs.metric_lines import parse_marked_line
 from jupyter_sched.runner import get_runner
-from jupyter_sched.specs import AppDef, AppState, Resource, Role, random_id
+from jupyter_sched.specs import AppDef, AppState, BindMount, Resource, Role, random_id
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -95,6 +96,35 @@ def test_a_script_on_slurm_logs_through_the_shared_job_dir(slurm_cluster) -> Non
         assert "done trainer 1" in "\n".join(job.logs())
 
 
+@pytest.mark.usefixtures("docker_engine")
+def test_a_container_logs_into_the_mounted_metrics_directory_and_hands_its_files_to_their_reader() -> None:
+    """jupyter_sched.track in a container (the test image lacks the package: the source is mounted) writes
+    into the app's metrics directory on this machine, bind-mounted; the container runs as root and hands
+    its files over to the submitting user (here a made-up one, so the hand-over shows: we run as root)."""
+    from jupyter_sched.frontend.job import Job
+
+    src = BindMount(os.path.join(REPO, "jupyter_sched"), "/src/jupyter_sched", read_only=True)
+    with get_runner(f"t-{random_id()}") as runner:
+        role = Role("trainer", "jupyter-sched/python:local", entrypoint="python3", args=["-c", SCRIPT],
+                    env={"PYTHONPATH": "/src"}, mounts=[src])  # fmt: skip
+        info = runner.dryrun(AppDef("docker-metrics", [role]), "local_docker")
+        info.request.containers[0].kwargs["labels"]["jupyter_sched.metrics-owner"] = "4321:4322"
+        handle = runner.schedule(info)
+        job = Job(handle, runner)
+        status = job.wait(timeout=180)
+        assert status is not None and status.state == AppState.SUCCEEDED, list(job.logs())
+        directory = job.metrics.directory
+        assert directory is not None and os.path.isdir(directory)
+        frame = job.metrics()
+        assert len(frame) == 40 and set(frame["role"]) == {"trainer"} and set(frame["replica"]) == {0}
+        assert job.metrics.summary.set_index("key").loc["loss", "last"] == pytest.approx(0.1)
+        for name in ("trainer.0.jsonl", "trainer.0.summary.json"):
+            st = os.stat(os.path.join(directory, name))
+            assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (4321, 4322, 0o600), name
+        logs = "\n".join(job.logs())
+        assert "done trainer 0" in logs and "@@jupyter_sched:metrics" not in logs
+
+
 SHELL_SCRIPT = r"""
 for i in 0 1 2; do
   echo "epoch $i"
@@ -106,9 +136,8 @@ done
 
 @pytest.mark.usefixtures("docker_engine")
 def test_a_container_without_the_package_prints_marked_lines_that_parse() -> None:
-    """The test image has no jupyter_sched and no metrics directory is mounted, so the records come as the
-    documented stderr lines (here from a shell, as any program may print them); what the container printed
-    parses into the records, and the other lines are not records."""
+    """A program that does not write the files (here a shell) prints the records as the documented stderr
+    lines; what the container printed parses into the records, and the other lines are not records."""
     from jupyter_sched.frontend.job import Job
 
     with get_runner(f"t-{random_id()}") as runner:
@@ -117,7 +146,6 @@ def test_a_container_without_the_package_prints_marked_lines_that_parse() -> Non
         job = Job(handle, runner)
         status = job.wait(timeout=180)
         assert status is not None and status.state == AppState.SUCCEEDED, list(job.logs())
-        assert job.metrics.directory is None, "docker keeps no metrics directory"
         lines = list(runner.log_lines(handle, "sh", 0, streams="stderr"))
         records = [parse_marked_line(line) for line in lines]
         assert [(r.step, r.metrics) for r in records if r is not None] == [

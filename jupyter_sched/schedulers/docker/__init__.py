@@ -8,10 +8,12 @@ the rooms hold the request, the record and the logs:
   the shared network, a small parallel map.
 - ``labels``: what marks the engine's objects as ours: the labels every container, network and image carries,
   from which any process reads an app back.
-- ``launch``: ``schedule``, all or nothing: images, then create every container, then start them.
+- ``launch``: ``schedule``, all or nothing: images, the app's metrics directory, then create every container,
+  then start them.
 - ``interrupted``: undoing a submit whose submitter was killed half-way, by whoever reads the app next.
 - ``cancel``: the cancel record any process sees, then the stop requests.
-- ``cleanup``: removing what apps leave behind: containers, workspace images only they used, the network.
+- ``cleanup``: removing what apps leave behind: containers, metrics directories, workspace images only they
+  used, the network.
 - ``workspace``: workspace images: a directory or fsspec URL overlaid on a role's image, built, maybe pushed.
 - ``oom``: an out-of-memory kill the engine's ``OOMKilled`` flag missed, read from its event log.
 - ``usage``: the engine's stats stream, one connection per running container, and the totals kept after.

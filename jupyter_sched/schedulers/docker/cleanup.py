@@ -1,5 +1,5 @@
 """Removing what docker apps leave behind: their containers (replicas and cancel record, with their logs),
-the workspace images only they used, and the shared network.
+their metrics directories, the workspace images only they used, and the shared network.
 
 Exited containers are kept until ``DockerScheduler.cleanup`` (or ``prune``) so their logs and exit codes
 stay readable from any process; these functions do the removing. A workspace image (labelled
@@ -9,6 +9,8 @@ it any more; an image without that label is the user's and is never removed. A n
 
 from __future__ import annotations
 
+import os
+import shutil
 from typing import Any, Dict, List
 
 from jupyter_sched.schedulers.docker.engine import parallel
@@ -32,6 +34,17 @@ def check_removable(app_id: str, rows: List[Dict[str, Any]], force: bool) -> Non
             f"app {app_id} still has {len(live)} replica(s) running; cancel it and wait for it to end, or"
             " call cleanup(app_id, force=True) to kill and remove it"
         )
+
+
+def remove_metrics_dir(path: str) -> None:
+    """Removes an app's metrics directory (``LABEL_METRICS_DIR``) and its app directory if that is then
+    empty. What a container wrote as root is removable: the directory is writable by all (``launch``). A
+    file that cannot be removed (a subdirectory a container made and closed) stays; cleanup goes on."""
+    shutil.rmtree(path, ignore_errors=True)
+    try:
+        os.rmdir(os.path.dirname(path))
+    except OSError:  # not empty (another of its files), or already gone
+        pass
 
 
 def remove_workspace_image(api: Any, image_id: str) -> None:

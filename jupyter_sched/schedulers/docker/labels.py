@@ -29,6 +29,13 @@ LABEL_CANCEL_GRACE = "jupyter_sched.cancel-grace"
 LABEL_REPLICAS = "jupyter_sched.replicas"
 """On every replica: the app's roles and replica counts as JSON ``[[role, n], ...]``, so ``describe`` can
 name a replica whose container was removed (``docker rm``) instead of losing it silently."""
+LABEL_METRICS_DIR = "jupyter_sched.metrics-dir"
+"""On every replica: the app's metrics directory on this machine, bind-mounted into the container at
+``request.job.METRICS_MOUNT``; any process finds an app's metrics here (``DockerScheduler.metrics_dir``),
+whatever its own state directory, and ``cleanup`` removes it."""
+LABEL_METRICS_OWNER = "jupyter_sched.metrics-owner"
+"""On every replica: ``uid:gid`` of the submitting user, who must read the metrics a container writes as
+another user (root, most often): ``jupyter_sched.track`` hands its files over to it (see ``track.layout``)."""
 LABEL_SUBMITTER = "jupyter_sched.submitter"
 """On every replica, added when its container is created: the submitting process (``host/pid/start``, see
 ``common.process_identity``). A container still never started once that process is gone belongs to a

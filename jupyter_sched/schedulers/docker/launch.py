@@ -1,5 +1,6 @@
-"""``schedule`` on the docker backend, all or nothing: images first, then create every container, then start
-them; if any step fails for any replica, what was created is removed and the error names the replica.
+"""``schedule`` on the docker backend, all or nothing: images first, then the app's metrics directory, then
+create every container, then start them; if any step fails for any replica, what was created is removed and
+the error names the replica.
 
 Before anything is created, every image the app needs is made present under its ``pull`` policy (an image
 that cannot be had names the roles that need it). Containers are created in parallel, each on its network
@@ -12,11 +13,12 @@ reads the app removes them (``state.interrupted_by``).
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Callable, Dict
 
 from jupyter_sched.schedulers.common.process_identity import this_process
 from jupyter_sched.schedulers.docker.engine import ensure_image, explain, parallel
-from jupyter_sched.schedulers.docker.labels import LABEL_SUBMITTER
+from jupyter_sched.schedulers.docker.labels import LABEL_METRICS_DIR, LABEL_SUBMITTER
 from jupyter_sched.schedulers.docker.request.build import DockerSubmitError, images_of
 from jupyter_sched.schedulers.docker.request.job import DockerContainer, DockerJob
 
@@ -32,6 +34,25 @@ def ensure_images(client: "docker.DockerClient", job: DockerJob, quiet: bool) ->
             ensure_image(client, image, job.pull, quiet=quiet)
         except LookupError as e:
             raise DockerSubmitError(f"app {job.app_id}: {users} cannot run: {e}") from None
+
+
+def make_metrics_dirs(job: DockerJob) -> None:
+    """Creates the app's metrics directory on this machine (every container's ``LABEL_METRICS_DIR``) before
+    the containers that mount it: writable by any user, as a container may write as any uid, inside the
+    app's directory, which is this user's alone (0700), so no other user of the machine reaches it."""
+    for path in {c.labels.get(LABEL_METRICS_DIR) for c in job.containers} - {None, ""}:
+        assert path is not None
+        try:
+            app_dir = os.path.dirname(path)
+            os.makedirs(app_dir, mode=0o700, exist_ok=True)
+            os.chmod(app_dir, 0o700)
+            os.makedirs(path, exist_ok=True)
+            os.chmod(path, 0o777)  # umask would narrow the mode makedirs is given
+        except OSError as e:
+            raise DockerSubmitError(
+                f"app {job.app_id}: cannot create its metrics directory {path!r} ({e}); set"
+                " JUPYTER_SCHED_LOG_DIR to a writable directory. Nothing was started"
+            ) from None
 
 
 def create_and_start(

@@ -26,6 +26,7 @@ import pytest
 from jupyter_sched.schedulers.common.process_identity import this_process
 from jupyter_sched.schedulers.docker.engine import ensure_network
 from jupyter_sched.schedulers.docker.labels import LABEL_SUBMITTER
+from jupyter_sched.schedulers.docker.launch import make_metrics_dirs
 from jupyter_sched.schedulers.docker_scheduler import DockerScheduler
 from jupyter_sched.specs import AppDef, AppState, Role
 
@@ -166,6 +167,7 @@ def test_containers_of_a_submit_still_under_way_or_from_another_host_are_left_al
             app = AppDef("held", [Role("main", BUSYBOX, entrypoint="sleep", args=["60"], num_replicas=2)])
             job = docker_sched.submit_dryrun(app, {}).request
             network = ensure_network(client, job.network)
+            make_metrics_dirs(job)  # the bind mount's source, as a submit makes it first
             for container in job.containers:  # created as a submit creates them, and not started
                 kwargs = {**container.create_kwargs(), "network": network}
                 kwargs["labels"] = {**container.labels, LABEL_SUBMITTER: submitter}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import struct
 import subprocess
@@ -16,7 +17,7 @@ from jupyter_sched.schedulers.docker.logs.frames import Cursor
 from jupyter_sched.schedulers.docker.logs.log_source import docker_time
 from jupyter_sched.schedulers.docker.record.state import app_state, exit_code_of_status, parse_time, replica_state
 from jupyter_sched.schedulers.docker.request.build import container_names
-from jupyter_sched.schedulers.docker.request.job import DockerContainer, DockerJob
+from jupyter_sched.schedulers.docker.request.job import METRICS_MOUNT, DockerContainer, DockerJob
 from jupyter_sched.schedulers.docker_scheduler import RANK0_ENV, DockerScheduler, create_scheduler
 from jupyter_sched.specs import (
     AppDef,
@@ -129,7 +130,8 @@ def test_request_environment_is_exactly_torchx_set_and_ours_is_kept_apart(monkey
     assert c.kwargs["environment"] == {"JSCHED_T_COPY": "c", "CFG_V": "g", **role_env, RANK0_ENV: rank0}
     assert c.default_env == {"PYTHONUNBUFFERED": "1"}
     ours = {"JUPYTER_SCHED_APP_ID": job.app_id, "JUPYTER_SCHED_ROLE_NAME": "r", "JUPYTER_SCHED_REPLICA_ID": "1",
-            "JUPYTER_SCHED_IMAGE": BUSYBOX}  # fmt: skip
+            "JUPYTER_SCHED_IMAGE": BUSYBOX, "JUPYTER_SCHED_METRICS_DIR": METRICS_MOUNT,
+            "JUPYTER_SCHED_METRICS_OWNER": f"{os.getuid()}:{os.getgid()}"}  # fmt: skip
     assert c.scheduler_env == ours
     # what the container gets: the role's PYTHONUNBUFFERED wins over our default, our variables win over it
     want = {"JSCHED_T_COPY": "c", "CFG_V": "g", "ROLE_V": "r", "PYTHONUNBUFFERED": "0", RANK0_ENV: rank0, **ours}
@@ -162,6 +164,34 @@ def test_dry_run_shows_both_parts_of_the_environment() -> None:
     data = c.to_json()
     assert data["env"] == c.env and data["kwargs"]["environment"] == c.kwargs["environment"]
     assert data["default_env"] == c.default_env and data["scheduler_env"] == c.scheduler_env
+
+
+def test_each_container_mounts_the_apps_metrics_directory_and_every_view_shows_it(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The metrics directory is ``<log_dir>/<session>/<app_id>/metrics``, as on the local backends; it is a
+    rule of creating the container (from a label), not part of TorchX's kwargs, and every view shows it."""
+    monkeypatch.setenv("JUPYTER_SCHED_LOG_DIR", str(tmp_path))
+    mounts = parse_mounts([f"type=bind,src={tmp_path},dst=/data,readonly"])
+    info = dryrun(AppDef("m", [Role("r", BUSYBOX, entrypoint="true", mounts=mounts, num_replicas=2)]), session="sess")
+    job = info.request
+    host = str(tmp_path / "sess" / job.app_id / "metrics")
+    ours = {"Target": METRICS_MOUNT, "Source": host, "Type": "bind", "ReadOnly": False}
+    for c in job.containers:  # both replicas share the app's directory; their files are named per replica
+        assert c.labels["jupyter_sched.metrics-dir"] == host and c.scheduler_mounts == [ours]
+        assert c.kwargs["mounts"] == [{"Target": "/data", "Source": str(tmp_path), "Type": "bind", "ReadOnly": True}]
+        assert c.create_kwargs()["mounts"] == [*c.kwargs["mounts"], ours]
+        assert c.env["JUPYTER_SCHED_METRICS_DIR"] == METRICS_MOUNT
+    c = job.containers[0]
+    rows = [line.split() for line in repr(c).splitlines()]
+    assert ["bind", host, "->", METRICS_MOUNT, "(added", "when", "created)"] in rows
+    argv = shlex.split(c.docker_run_command())
+    assert ("--mount", f"type=bind,source={host},target={METRICS_MOUNT}") in zip(argv, argv[1:], strict=False)
+    plan = job.dryrun_view().replicas[0]
+    assert plan.mounts[-1] == f"bind {host} -> {METRICS_MOUNT} (metrics, added when created)"
+    assert c.to_json()["scheduler_mounts"] == [ours]
+    # a container built by hand (no metrics label) gets no mount and no variable
+    bare = DockerContainer("img", ["true"], {"name": "n"})
+    assert bare.scheduler_mounts == [] and "mounts" not in bare.create_kwargs()
+    assert "JUPYTER_SCHED_METRICS_DIR" not in bare.env
 
 
 def test_a_role_value_replaced_at_create_is_marked_in_the_dry_run() -> None:

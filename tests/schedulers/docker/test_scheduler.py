@@ -7,6 +7,7 @@ afterwards, and the tests that make volumes, images or registry tags remove them
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -213,7 +214,9 @@ def test_the_container_gets_our_variables_beside_torchx_environment(docker_sched
     app_id = docker_sched.schedule(info)
     assert wait_done(docker_sched, app_id).state == AppState.SUCCEEDED
     assert logs(docker_sched, app_id) == (
-        f"JUPYTER_SCHED_APP_ID={app_id}\nJUPYTER_SCHED_IMAGE={BUSYBOX}\nJUPYTER_SCHED_REPLICA_ID=0\n"
+        f"JUPYTER_SCHED_APP_ID={app_id}\nJUPYTER_SCHED_IMAGE={BUSYBOX}\n"
+        f"JUPYTER_SCHED_METRICS_DIR=/jupyter_sched/metrics\nJUPYTER_SCHED_METRICS_OWNER={os.getuid()}:{os.getgid()}\n"
+        "JUPYTER_SCHED_REPLICA_ID=0\n"
         f"JUPYTER_SCHED_ROLE_NAME=main\nPYTHONUNBUFFERED=1\n{RANK0_ENV}={app_id}-main-0\n"
     )
     # a role's own PYTHONUNBUFFERED wins over our default

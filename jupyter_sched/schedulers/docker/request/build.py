@@ -3,7 +3,8 @@
 Pure (no engine, no docker import). The rules:
 
 * container ``name`` and ``hostname``: ``{app_id[-30:]}-{role}-{k}``, at most 63 characters;
-* labels ``jupyter_sched.*``: version, app id and name, session, role name and index, replica id, cancel grace;
+* labels ``jupyter_sched.*``: version, app id and name, session, role name and index, replica id, cancel grace,
+  and the app's metrics directory on this machine with its owner's ``uid:gid`` (mounted when created);
 * ``kwargs["environment"]`` is exactly TorchX's, lowest to highest: ``copy_env`` matches, cfg ``env``, the
   role's env, then ``TORCHX_RANK0_HOST`` (rank 0's container name); so code written for TorchX reads the
   same variables and a request compares equal to TorchX's. Our additions are a rule of ``DockerContainer``,
@@ -25,12 +26,14 @@ import fnmatch
 import json
 import os
 import re
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from jupyter_sched.schedulers.docker.labels import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
     LABEL_CANCEL_GRACE,
+    LABEL_METRICS_DIR,
+    LABEL_METRICS_OWNER,
     LABEL_OWNER,
     LABEL_REPLICA_ID,
     LABEL_REPLICAS,
@@ -65,10 +68,16 @@ class DockerSubmitError(RuntimeError):
     """A replica could not be created or started; nothing of the app was left behind."""
 
 
-def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id: str) -> DockerJob:
+def build_job(
+    app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id: str, metrics_dir: Optional[str] = None
+) -> DockerJob:
     """The containers of app ``app_id`` (the scheduler makes it unique) under the resolved run options
-    ``cfg`` (pure: nothing is started)."""
+    ``cfg`` (pure: nothing is started). ``metrics_dir``: the app's metrics directory on this machine, which
+    every container gets bind-mounted (see ``DockerContainer.scheduler_mounts``); None: no mount."""
     owner = owner_name()
+    metrics_labels = (
+        {LABEL_METRICS_DIR: metrics_dir, LABEL_METRICS_OWNER: f"{os.getuid()}:{os.getgid()}"} if metrics_dir else {}
+    )
     pull = str(cfg.get("pull") or "missing")
     if pull not in PULL_POLICIES:
         raise InvalidRunConfigException(f"pull={pull!r} must be one of {', '.join(PULL_POLICIES)}", "pull", cfg)
@@ -104,6 +113,7 @@ def build_job(app: AppDef, cfg: Mapping[str, CfgVal], session_name: str, app_id:
                 LABEL_REPLICA_ID: str(k),
                 LABEL_CANCEL_GRACE: f"{grace:g}",
                 LABEL_REPLICAS: replicas_label,
+                **metrics_labels,
             }
             kwargs: Dict[str, Any] = {
                 "name": names[(ri, k)],

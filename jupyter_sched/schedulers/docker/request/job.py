@@ -6,8 +6,9 @@ Pure data (no docker import): ``DockerContainer`` holds TorchX's three fields: t
 a role's ``pre_proc`` hook can edit them. Their ``environment`` is exactly what TorchX puts there. What we add
 when a container is created is a rule, not more data: ``PYTHONUNBUFFERED=1`` under the request's own
 environment (``default_env``), and the replica's identity over it (``scheduler_env``: its app, role and
-replica from its labels, and its image). So two requests with the same TorchX fields print the same, as
-under TorchX, and a container built by hand is launched like any other. The request renders three ways:
+replica from its labels, and its image; where the app has a metrics directory, its path in the container),
+and that directory's bind mount (``scheduler_mounts``). So two requests with the same TorchX fields print
+the same, as under TorchX, and a container built by hand is launched like any other. The request renders three ways:
 ``repr`` (readable, per container, one row per value: control characters are shown as escapes),
 ``docker_run_command()`` (a shell-quoted ``docker run`` line to reproduce a replica by hand, with the merged
 environment) and ``to_json()`` (for the notebook's rich display). This module holds the data; the labels
@@ -21,7 +22,13 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from jupyter_sched.schedulers.docker.labels import LABEL_APP_ID, LABEL_REPLICA_ID, LABEL_ROLE_NAME
+from jupyter_sched.schedulers.docker.labels import (
+    LABEL_APP_ID,
+    LABEL_METRICS_DIR,
+    LABEL_METRICS_OWNER,
+    LABEL_REPLICA_ID,
+    LABEL_ROLE_NAME,
+)
 from jupyter_sched.schedulers.docker.request.views import (
     container_json,
     container_lines,
@@ -48,6 +55,13 @@ IDENTITY_ENV = {
 }
 """The replica's identity a container gets when created: each variable from the label it is read from."""
 IMAGE_ENV = "JUPYTER_SCHED_IMAGE"
+METRICS_MOUNT = "/jupyter_sched/metrics"
+"""Where a container sees its app's metrics directory (the host path is in ``LABEL_METRICS_DIR``)."""
+METRICS_DIR_ENV = "JUPYTER_SCHED_METRICS_DIR"
+"""``METRICS_MOUNT``, for ``jupyter_sched.track`` in the container (the name is ``track.layout``'s)."""
+METRICS_OWNER_ENV = "JUPYTER_SCHED_METRICS_OWNER"
+"""The submitting user's ``uid:gid`` (``LABEL_METRICS_OWNER``): a container writing as another user hands
+its metrics files over to it (the name is ``track.layout``'s)."""
 
 
 @dataclass
@@ -70,7 +84,22 @@ class DockerContainer:
         replica (from its labels, where it has them) and its image. Both stay out of
         ``kwargs["environment"]``, which holds exactly what TorchX puts there."""
         labels = self.kwargs.get("labels") or {}
-        return {**{var: labels[label] for var, label in IDENTITY_ENV.items() if label in labels}, IMAGE_ENV: self.image}
+        env = {**{var: labels[label] for var, label in IDENTITY_ENV.items() if label in labels}, IMAGE_ENV: self.image}
+        if labels.get(LABEL_METRICS_DIR):
+            env[METRICS_DIR_ENV] = METRICS_MOUNT
+            if labels.get(LABEL_METRICS_OWNER):
+                env[METRICS_OWNER_ENV] = labels[LABEL_METRICS_OWNER]
+        return env
+
+    @property
+    def scheduler_mounts(self) -> List[Dict[str, Any]]:
+        """Added to ``kwargs["mounts"]`` when the container is created: the app's metrics directory on this
+        machine (its ``LABEL_METRICS_DIR``), read-write at ``METRICS_MOUNT``, so what ``jupyter_sched.track``
+        writes there is read here as on the local backends. Kept out of ``kwargs`` as the environment is."""
+        source = self.labels.get(LABEL_METRICS_DIR)
+        if not source:
+            return []
+        return [{"Target": METRICS_MOUNT, "Source": source, "Type": "bind", "ReadOnly": False}]
 
     # -- read-only views of the common kwargs ---------------------------------------------------------
     @property
@@ -88,8 +117,12 @@ class DockerContainer:
         return {**self.default_env, **(self.kwargs.get("environment") or {}), **self.scheduler_env}
 
     def create_kwargs(self) -> Dict[str, Any]:
-        """``kwargs`` as ``containers.create`` receives them: the ``environment`` is :attr:`env`."""
-        return {**self.kwargs, "environment": self.env}
+        """``kwargs`` as ``containers.create`` receives them: the ``environment`` is :attr:`env`, the
+        ``mounts`` gain :attr:`scheduler_mounts`."""
+        out = {**self.kwargs, "environment": self.env}
+        if self.scheduler_mounts:
+            out["mounts"] = [*(self.kwargs.get("mounts") or []), *self.scheduler_mounts]
+        return out
 
     def added_env(self) -> Dict[str, str]:
         """What creating the container adds to or changes in ``kwargs["environment"]``."""

@@ -35,8 +35,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 ENV_LEGEND = (
     "env: kwargs['environment'], as TorchX sets it. Creating a container adds PYTHONUNBUFFERED=1 unless env\n"
-    "sets it, and sets JUPYTER_SCHED_APP_ID, _ROLE_NAME, _REPLICA_ID (from its labels) and _IMAGE over env;\n"
-    "docker_run_command() (the docker run lines of the dry runs) and to_json() show each value"
+    "sets it, and sets JUPYTER_SCHED_APP_ID, _ROLE_NAME, _REPLICA_ID (from its labels), _IMAGE and, with a\n"
+    "metrics directory, _METRICS_DIR and _METRICS_OWNER over env, and mounts the metrics directory (shown\n"
+    "as 'added when created'); docker_run_command() (the docker run lines of the dry runs) and to_json() show\n"
+    "each value"
 )
 
 
@@ -58,6 +60,7 @@ def container_json(c: "DockerContainer") -> Dict[str, Any]:
         "network": c.network,
         "hostname": kw.get("hostname"),
         "mounts": [dict(m) for m in kw.get("mounts") or []],
+        "scheduler_mounts": c.scheduler_mounts,
         "devices": list(kw.get("devices") or []),
         "cpus": kw["nano_cpus"] / 1e9 if kw.get("nano_cpus") else None,
         "memory": kw.get("mem_limit"),
@@ -100,7 +103,7 @@ def replica_plan(c: "DockerContainer") -> ReplicaPlan:
     mounts = [
         f"{m.get('Type')} {m.get('Source') or ''} -> {m.get('Target')}{' (ro)' if m.get('ReadOnly') else ''}"
         for m in c.kwargs.get("mounts") or []
-    ]
+    ] + [f"{m['Type']} {m['Source']} -> {m['Target']} (metrics, added when created)" for m in c.scheduler_mounts]
     return ReplicaPlan(
         role=c.role, replica_id=c.replica_id, argv=c.command, env=dict(c.kwargs.get("environment") or {}),
         launch_env=c.added_env(), cwd=c.kwargs.get("working_dir"), image=c.image, mounts=mounts, limits=limits,
@@ -134,9 +137,11 @@ def container_lines(c: "DockerContainer") -> List[str]:
     for i, (key, value) in enumerate(env.items()):
         note = "  (replaced when created)" if key in replaced and replaced[key] != value else ""
         row("env" if i == 0 else "", f"{key}={value}{note}")
-    for i, mount in enumerate(kw.get("mounts") or []):
-        ro = " (readonly)" if mount.get("ReadOnly") else ""
-        row("mounts" if i == 0 else "", f"{mount.get('Type')} {mount.get('Source')} -> {mount.get('Target')}{ro}")
+    own = kw.get("mounts") or []
+    for i, mount in enumerate([*own, *c.scheduler_mounts]):
+        note = " (readonly)" if mount.get("ReadOnly") else ""
+        note += " (added when created)" if i >= len(own) else ""
+        row("mounts" if i == 0 else "", f"{mount.get('Type')} {mount.get('Source')} -> {mount.get('Target')}{note}")
     for i, device in enumerate(kw.get("devices") or []):
         row("devices" if i == 0 else "", device)
     limits = []
@@ -195,7 +200,7 @@ def docker_run_command(container: DockerContainer, multiline: bool = False) -> s
         groups.append(["--label", f"{key}={value}"])
     for key, value in container.env.items():
         groups.append(["--env", f"{key}={value}"])
-    for mount in kw.get("mounts") or []:
+    for mount in container.create_kwargs().get("mounts") or []:
         groups.append(["--mount", mount_flag(mount)])
     for device in kw.get("devices") or []:
         groups.append(["--device", device])
