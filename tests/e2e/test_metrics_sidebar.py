@@ -2,7 +2,8 @@
 sparkline of its main metric (its last value beside it, the key in its tooltip) in its Jobs sidebar row, and
 its job view charts every key (axes, the last value, the best by goal), both following the job while it runs
 by asking the server only for the records written since their last answer (``since=``, the cursor).
-Screenshots (light and dark): artifacts/screenshots/metrics-sidebar-*.png, metrics-job-view-*.png.
+Screenshots (light and dark): artifacts/screenshots/metrics-sidebar-*.png (the row while it runs, the
+sidebar after), metrics-job-view-*.png (the view, its charts).
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ def test_a_job_that_logs_metrics_has_a_sparkline_and_charts(jobs: Lab, lab_serve
     assert spark.get_attribute("title") == "loss: last 0.025 at step 39, best 0.025 (min)"
     assert spark.locator("svg polyline.jsl-spark-line").count() == 1
     assert len(spark.locator("svg polyline").get_attribute("points").split()) == 40
+    jobs.screenshot_themes(row(page, handle), "metrics-sidebar-row")  # running: its Cancel beside the name
 
     # the job view: a chart per key, the goal's key first, with its last and best values and axes
     row(page, handle).click()
@@ -136,4 +138,5 @@ def test_a_job_that_logs_metrics_has_a_sparkline_and_charts(jobs: Lab, lab_serve
     page.add_style_tag(content=".Toastify { display: none !important; }")  # the end's notification, over the view
     jobs.screenshot_themes(page.locator(".jsl-sidebar"), "metrics-sidebar")
     jobs.screenshot_themes(view, "metrics-job-view")
+    jobs.screenshot_themes(view.locator(".jsl-metrics"), "metrics-job-view-charts")
     assert not jobs.page_problems()
