@@ -95,8 +95,6 @@ class JobView(RecordSource):
 
     #: Seconds to wait for the log followers after the app ended before the record is published anyway.
     LOG_GRACE = 10.0
-    #: Seconds ``poll`` (after a cell) waits for the logs of an app that has just ended.
-    POLL_WAIT = 5.0
 
     def __init__(self, job: Job, settings: PaneSettings) -> None:
         import ipywidgets as w
@@ -183,20 +181,26 @@ class JobView(RecordSource):
         """The app has ended and its logs are read (or did not finish within LOG_GRACE)."""
         if not self.status_pane.terminal:
             return False
-        late = self._ended_at is not None and time.monotonic() - self._ended_at > self.LOG_GRACE
+        late = self._ended_at is not None and time.monotonic() - self._ended_at >= self.LOG_GRACE
         return self.log_pane.final or late
 
     def poll(self) -> None:
         """Catches up with an end the panes' threads have not seen yet (a ``--wait`` that just returned):
-        the status pane renders the final state now, and the log pane gets a moment to read the rest."""
+        the status pane renders the final state now, and the log pane gets until ``LOG_GRACE`` after the end
+        to read the rest, so an ended app's view is ``final`` when this returns. (A shorter wait let a
+        loaded machine's slow followers miss the record's update after the cell, and a headless client,
+        which reads only while a cell runs, saved the live widget instead of the record.)"""
         status = self.job.last_status
         if not self.status_pane.terminal and status is not None and status.is_terminal():
             self.status_pane.refresh()
         if self.status_pane.terminal and not self.log_pane.final:
-            self.log_pane.done.wait(self.POLL_WAIT)
+            if self._ended_at is None:
+                self._ended_at = time.monotonic()
+            self.log_pane.done.wait(max(0.0, self._ended_at + self.LOG_GRACE - time.monotonic()))
 
     def _on_status_final(self) -> None:
-        self._ended_at = time.monotonic()
+        if self._ended_at is None:  # a poll may have seen the end first
+            self._ended_at = time.monotonic()
         self.log_pane.when_done(self._fire)
         timer = threading.Timer(self.LOG_GRACE, self._fire)
         timer.daemon = True
