@@ -18,7 +18,8 @@ import pytest
 from tests.e2e.conftest import Lab, LabServer
 from tests.e2e.test_jobs_sidebar import launch, row, wait_state
 
-# 40 steps, then (once the test says GO) 20 more: the second part must reach both views while they follow
+# 40 steps (val/acc NaN at step 20), then (once the test says GO) 20 more: the second part must reach both
+# views while they follow them
 TRAIN = """\
 import time
 from pathlib import Path
@@ -27,7 +28,7 @@ from jupyter_sched import track
 
 track.define_metric("loss", goal="min")
 for step in range(40):
-    track.log({"loss": 1.0 / (step + 1), "val/acc": step / 60})
+    track.log({"loss": 1.0 / (step + 1), "val/acc": float("nan") if step == 20 else step / 60})
 track.flush()
 while not Path("GO").exists():
     time.sleep(0.05)
@@ -107,6 +108,9 @@ def test_a_job_that_logs_metrics_has_a_sparkline_and_charts(jobs: Lab, lab_serve
     ticks = loss.locator("text.jsl-chart-tick").evaluate_all("ts => ts.map(t => t.textContent)")
     assert "0" in ticks and "39" in ticks, ticks  # the x axis: first and last step
     assert len(loss.locator("polyline.jsl-chart-line").get_attribute("points").split()) == 40
+    # a NaN is no point: it breaks the line (steps 0-19 and 21-39)
+    acc_lines = view.locator('.jsl-chart[data-key="val/acc"] polyline.jsl-chart-line')
+    assert [len(p.split()) for p in acc_lines.evaluate_all("ps => ps.map(p => p.getAttribute('points'))")] == [20, 19]
 
     # the rest of the run reaches both while they follow it, read from their cursors
     (tmp_path / "GO").touch()
