@@ -55,6 +55,7 @@ def test_the_metrics_section_charts_the_loss_live_and_the_record_keeps_it(
         box = chart.bounding_box()
         assert box is not None and box["width"] > 200 and box["height"] > 100
         assert all(shot.stat().st_size > 0 for shot in lab.screenshot_themes(section, "metrics-pane"))
+        lab.screenshot(lab.cell(1).locator(".jsched-job"), "metrics-pane-job")  # between the status and the logs
         assert not lab.page_problems()
     finally:
         stop.write_text("")

@@ -1,7 +1,7 @@
 """A metric's chart: one small SVG line chart per key, the value by step, for every front end that shows one.
 
 Pure: a series of ``(step, value)`` points and the key's goal in, an SVG document (or an ``<img>`` of it) out.
-Each chart has its axes (step across, value up, three to six round ticks on each: 1, 2 or 5 times a power of
+Each chart has its axes (step across, value up, a few round ticks on each: 1, 2 or 5 times a power of
 ten), the line, the last value (a dot, and ``last`` over the plot) and, when the key has a goal, the best
 value by it (a green dot and ``min``/``max`` with its step). A series longer than :data:`MAX_POINTS` is cut
 first by :func:`~jupyter_sched.frontend.jobs.metrics.downsample`, which keeps each bucket's smallest and

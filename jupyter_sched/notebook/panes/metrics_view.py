@@ -81,8 +81,10 @@ class ReplicaSeries:
         return out
 
 
-def title_html(replica: str) -> str:
-    return f'<div style="{PANE_STYLE};font-size:12px;margin:4px 0 0"><b>metrics</b> of {esc(replica)}</div>'
+def title_html(replica: Optional[str]) -> str:
+    """The section's title: "metrics of train/0", or "metrics of" before the live pane's picker."""
+    name = f" {esc(replica)}" if replica else ""
+    return f'<div style="{PANE_STYLE};font-size:12px;margin:4px 6px 0 0"><b>metrics</b> of{name}</div>'
 
 
 class MetricsView:
@@ -171,7 +173,7 @@ class MetricsPane:
         self.interval = max(interval, INTERVAL)
         self.title = w.HTML(value="", layout=w.Layout(flex="0 0 auto"))
         self.charts = w.HTML(value="")
-        self.picker = w.Dropdown(options=[], description="replica", layout=w.Layout(width="auto", display="none"))
+        self.picker = w.Dropdown(options=[], layout=w.Layout(width="auto", display="none"))
         head = w.HBox([self.title, self.picker], layout=w.Layout(align_items="center"))
         self.widget = w.VBox([head, self.charts], layout=w.Layout(display="none"))
         self.widget.add_class("jsched-metrics")
@@ -206,7 +208,8 @@ class MetricsPane:
         with self.view.lock:
             options = [(f"{role}/{k}", (role, k)) for role, k in self.view.replicas]
             picked = self.view.picked
-        title = title_html(f"{picked[0]}/{picked[1]}") if picked is not None and body else ""
+        several = len(options) > 1  # the picker names the replica: "metrics of [train/0]"
+        title = title_html(None if several else f"{picked[0]}/{picked[1]}") if picked is not None and body else ""
         with self.widget.hold_sync(), self.picker.hold_sync(), self.charts.hold_sync(), self.title.hold_sync():
             if body != self.charts.value:
                 self.charts.value = body
@@ -224,7 +227,7 @@ class MetricsPane:
                     self.picker.value = picked
                 finally:
                     self._setting = False
-            shown = "" if len(options) > 1 else "none"
+            shown = "" if several else "none"
             if self.picker.layout.display != shown:
                 self.picker.layout.display = shown
             display = "" if body else "none"
