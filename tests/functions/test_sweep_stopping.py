@@ -125,6 +125,16 @@ def test_a_loser_that_ignores_the_stop_is_cancelled_after_the_grace(tmp_path) ->
     got = sweep.results(errors="return")
     assert "stopped at step" in str(got[3]), got[3]
     assert sweep.to_dataframe().loc[3, "stopped"] == loser.stopped
+    assert jupyter_sched.load_sweep(sweep.name).wait(timeout=30).runs[3].stopped == loser.stopped, "the manifest"
+
+    # launched again, it is a new app: its reason is cleared, its new records are followed, and it is stopped
+    # (and cancelled) again, judged against the winners' histories, which ended
+    first = loser.handle
+    sweep.retry_failed(cancelled=True).wait(timeout=50)
+    assert sweep.finished, sweep.counts_text()
+    assert loser.attempts == 2 and loser.handle != first
+    assert loser.state == AppState.CANCELLED.name and loser.stopped is not None and loser.stop_cancelled
+    assert os.path.exists(os.path.join(sweep.runner.metrics_dir(loser.handle), STOP_ALL))
 
 
 def test_a_function_rule_stops_with_its_reason_and_a_rule_that_raises_turns_stopping_off() -> None:

@@ -23,7 +23,12 @@ each with the semantics of its well-known namesake, so results carry over:
 
 Rules are pure functions of the histories (the timestamps included), so the same records give the same
 decisions however often the feeder asks. Arguments are checked when a rule is made: a bad one is a
-ValueError or TypeError naming the field and the fix.
+ValueError or TypeError naming the field and the fix. :func:`as_rule` checks ``stop=``, :func:`decide` turns
+an answer into a reason.
+
+The feeder's side: a :class:`Follower` reads a run's new records from a byte cursor into its
+:class:`RunHistory` (the reader of ``job.metrics()``, ``frontend.jobs.metrics``), and :func:`request_stop`
+writes the stop file (its name from ``track.layout``, the one ``track.should_stop`` looks for).
 """
 
 from __future__ import annotations
