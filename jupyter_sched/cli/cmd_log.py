@@ -4,7 +4,9 @@ Several replicas are read concurrently (one thread each) and their lines interle
 follows the logs until the app ends, then exits 1 if the app did not succeed, or if its records were removed
 meanwhile (its end is then unknown, and the logs may stop short). An unknown app, role or
 replica is an error at once, listing what exists. To a terminal, control strings in the jobs' output (window
-titles, OSC 8 links, DCS) are removed unless ``--raw``: a job must not drive the user's terminal.
+titles, OSC 8 links, DCS) are removed unless ``--raw``: a job must not drive the user's terminal. The
+marked metric lines (``@@jupyter_sched:metrics {...}``) are taken out, their records stored with the app's
+metrics, unless ``--raw`` (``frontend.logview.metric_lines``).
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
         follow=args.follow,
         streams=args.streams,
         last=args.lines,
+        metric_lines=args.raw,
     )
     if args.lines is not None and args.lines < 1:
         raise CliUsageError(f"-n/--lines {args.lines}: give 1 or more (leave it out for every line)")

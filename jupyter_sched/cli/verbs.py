@@ -62,7 +62,8 @@ def _log_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--raw",
         action="store_true",
-        help="print the output as written, terminal control strings (titles, links) included",
+        help="print the output as written, terminal control strings (titles, links) and the marked metric"
+        " lines (@@jupyter_sched:metrics ...) included",
     )
 
 

@@ -13,6 +13,9 @@ colours mean what they mean there, and every character of log text is escaped be
   line, the total count, and whether the log has ended. Memory is ``keep_lines`` lines of
   ``max_line_chars`` per follower, so a flood costs the same as a trickle.
 
+Both leave out the marked metric lines (``@@jupyter_sched:metrics {...}``) and store their records with the
+app's metrics (``frontend.logview.metric_lines``): they are data for the charts, not output.
+
 A follower nobody watches is stopped ``linger`` seconds after its last viewer left (so a job view that
 reconnects at once finds it), or at once when another one needs its place. Stopping closes its log iterator
 (``IndexedLogIterator.close``), which wakes the reader even while the replica is silent: the thread ends and
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from jupyter_sched.frontend.logview.follower import LogFollower
+from jupyter_sched.frontend.logview.metric_lines import without_metric_lines
 from jupyter_sched.logs import TerminalBuffer
 from jupyter_sched.runner import Runner
 from jupyter_sched.schedulers.api import Stream
@@ -54,7 +58,8 @@ def snapshot(runner: Runner, handle: str, role: str, k: int, lines: int, stream:
     """The last ``lines`` lines of replica ``role/k`` as escaped HTML and as plain text, the open line
     (a progress bar mid-redraw) last, and how many lines there were in all."""
     term = TerminalBuffer(lines, max_line_chars)
-    _feed(term, runner.log_lines(handle, role, k, streams=Stream(stream)))
+    items = runner.log_lines(handle, role, k, streams=Stream(stream))
+    _feed(term, without_metric_lines(runner, handle, role, k, items))
     term.flush()
     shown = term.lines[-lines:]
     current = term.current
@@ -93,7 +98,9 @@ class ReplicaLog:
         self.ended = False
         self.error: Optional[str] = None
         self._follower: LogFollower[str] = LogFollower(
-            lambda: runner.log_lines(handle, role, k, should_tail=True, streams=Stream(stream)),
+            lambda: without_metric_lines(
+                runner, handle, role, k, runner.log_lines(handle, role, k, should_tail=True, streams=Stream(stream))
+            ),
             f"jsched-server-log-{role}-{k}", sink=self._feed, on_change=self._take,
         )  # fmt: skip
         self._follower.start()

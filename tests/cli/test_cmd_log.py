@@ -230,3 +230,35 @@ def test_progress_bars_of_several_replicas_update_in_place_on_a_terminal(cli: Cl
     assert "\x1b[J" in text  # the footer was redrawn in place
     piped = cli("log", handle).stdout
     assert [line.count("\r") for line in piped.split("\n") if "step" in line] == [6, 6, 6]
+
+
+MARKED = (
+    'for i in 0 1 2; do echo "epoch $i"; '
+    'echo "@@jupyter_sched:metrics {\\"v\\":1,\\"w\\":\\"sh\\",\\"seq\\":$i,\\"t\\":1700000000,\\"step\\":$i,'
+    '\\"metrics\\":{\\"loss\\":0.$((9 - i))}}" >&2; done; '
+    'echo "@@jupyter_sched:metrics {not json" >&2; echo "not @@jupyter_sched:metrics {} mid-line" >&2'
+)
+
+
+def test_marked_metric_lines_are_not_printed_but_stored_once_and_raw_prints_them(cli: Cli) -> None:
+    """A program printing records as marked stderr lines: ``run`` (which follows the logs) and ``log`` leave
+    every marked line out (a torn one too) and store the valid records with the app's metrics, where
+    ``metrics`` reads them; each later follower stores nothing again (each writer's seq counts once);
+    ``log --raw`` prints the lines as written."""
+    proc = cli("run", "utils.sh", MARKED)
+    assert proc.returncode == 0, proc.stderr
+    assert "sh/0 epoch 2" in proc.stderr and "sh/0 @@jupyter_sched:metrics" not in proc.stderr
+    handle = proc.stdout.strip()
+    shown = cli("log", handle)
+    assert shown.returncode == 0, shown.stderr
+    assert sorted(shown.stdout.splitlines()) == [
+        "sh/0 epoch 0", "sh/0 epoch 1", "sh/0 epoch 2", "sh/0 not @@jupyter_sched:metrics {} mid-line"
+    ]  # fmt: skip
+    stored = cli("metrics", handle, "--format", "csv").stdout.splitlines()
+    assert [line.split(",")[::2] for line in stored[1:]] == [["0", "loss", "sh"], ["1", "loss", "sh"],
+                                                             ["2", "loss", "sh"]]  # fmt: skip
+    assert [float(line.split(",")[3]) for line in stored[1:]] == [0.9, 0.8, 0.7]
+    assert cli("log", handle, "--streams", "stderr", "-f").stdout == "sh/0 not @@jupyter_sched:metrics {} mid-line\n"
+    assert len(cli("metrics", handle, "--format", "jsonl").stdout.splitlines()) == 3, "stored once"
+    raw = cli("log", handle, "--streams", "stderr", "--raw").stdout.splitlines()
+    assert len(raw) == 5 and raw[0].startswith('sh/0 @@jupyter_sched:metrics {"v":1,"w":"sh","seq":0,')

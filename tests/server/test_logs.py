@@ -92,3 +92,21 @@ def test_followers_are_shared_and_bounded() -> None:
         finally:
             runner.cancel(a)
             runner.cancel(b)
+
+
+def test_the_marked_metric_lines_are_not_shown_and_their_records_are_stored() -> None:
+    """The browser's live log and snapshot leave out ``@@jupyter_sched:metrics`` lines; the follower stores
+    the records where the metrics route and job.metrics() read them."""
+    from jupyter_sched.frontend.jobs.metrics import read_all
+
+    record = '{\\"v\\":1,\\"w\\":\\"sh\\",\\"seq\\":$i,\\"t\\":1700000000,\\"step\\":$i,\\"metrics\\":{\\"loss\\":$i}}'
+    script = f'for i in 0 1; do echo "line $i"; echo "@@jupyter_sched:metrics {record}" >&2; done'
+    with get_runner("server-logs") as runner:
+        handle = runner.run(sh(script), "local_cwd")
+        log = ReplicaLog(runner, handle, "sh", 0, "combined", keep_lines=100, max_line_chars=4000)
+        events = drain(log, Cursor())
+        assert [line for e in events for line in e["html"]] == ["line 0", "line 1"]
+        snap = snapshot(runner, handle, "sh", 0, lines=10, stream="stderr")
+        assert snap["text"] == [] and snap["total"] == 0
+        (replica,) = read_all(runner.metrics_dir(handle))
+        assert [(r.step, r.metrics) for r in replica.records] == [(0, {"loss": 0.0}), (1, {"loss": 1.0})]

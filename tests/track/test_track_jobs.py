@@ -137,7 +137,9 @@ done
 @pytest.mark.usefixtures("docker_engine")
 def test_a_container_without_the_package_prints_marked_lines_that_parse() -> None:
     """A program that does not write the files (here a shell) prints the records as the documented stderr
-    lines; what the container printed parses into the records, and the other lines are not records."""
+    lines; what the container printed parses into the records, and the other lines are not records. A
+    reader of the logs (``job.logs()``, as the panes, ``log`` and the server) does not show them and stores
+    their records in the app's metrics directory, where ``job.metrics()`` has them."""
     from jupyter_sched.frontend.job import Job
 
     with get_runner(f"t-{random_id()}") as runner:
@@ -153,3 +155,9 @@ def test_a_container_without_the_package_prints_marked_lines_that_parse() -> Non
         ]  # fmt: skip
         out = list(runner.log_lines(handle, "sh", 0, streams="stdout"))
         assert [parse_marked_line(line) for line in out] == [None] * 3 and out[0].rstrip() == "epoch 0"
+        assert job.metrics().empty, "nothing read the log yet"
+        assert [line.split("|", 1)[1].strip() for line in job.logs()] == ["epoch 0", "epoch 1", "epoch 2"]
+        frame = job.metrics()
+        assert list(zip(frame["step"], frame["value"], strict=True)) == [(0, 0.9), (1, 0.8), (2, 0.7)]
+        job.logs()
+        assert len(job.metrics()) == 3, "read again, stored once"

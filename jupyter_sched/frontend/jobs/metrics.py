@@ -9,9 +9,8 @@ key (``count, last, last_step, min, min_step, max, max_step, goal``). pandas is 
 calls. It works while the job runs, after it ended and from another process given the handle (the
 directory comes from the scheduler: ``Runner.metrics_dir``).
 
-Not here yet (later slices of issue 34): records that came as marked stderr lines (``local_docker``, TorchX
-backends) are parsed by ``logs.metric_lines`` but not yet stored by the log followers, so they do not show
-in ``job.metrics()`` yet.
+Records that came as marked stderr lines are in the same files: the log followers store them there
+(``frontend.logview.metric_lines``), where the app has a metrics directory (not yet on TorchX backends).
 """
 
 from __future__ import annotations

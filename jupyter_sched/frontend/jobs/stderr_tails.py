@@ -26,6 +26,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, AbstractSet, Iterable, List, Optional, Tuple
 
 from jupyter_sched.frontend.jobs.reasons import StderrOf
+from jupyter_sched.frontend.logview.metric_lines import MetricLineFilter
 from jupyter_sched.logs import TerminalBuffer
 from jupyter_sched.schedulers.api import Stream
 from jupyter_sched.specs.output.masking import mask_out
@@ -48,7 +49,8 @@ def read_tail(runner: "Runner", handle: str, role: str, k: int, last_n: int = TA
     """The last ``last_n`` non-empty lines replica ``k`` of ``role`` wrote on stderr, as a log pane shows
     them and masked; None when its log cannot be read (unknown replica, a backend that cannot answer)."""
     try:
-        items: Iterable[str] = runner.log_lines(handle, role, k, streams=Stream.STDERR)
+        # the marked metric lines are data, never why a replica failed (the followers store their records)
+        items: Iterable[str] = MetricLineFilter(runner.log_lines(handle, role, k, streams=Stream.STDERR), None)
         term = TerminalBuffer(max_lines=max(last_n, 1), max_line_chars=LINE_CHARS)
         it = iter(items)
         while True:

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Tuple, TypeVar
 
 from jupyter_sched.frontend.logview.follower import LogFollower
+from jupyter_sched.frontend.logview.metric_lines import timed_text, without_metric_lines
 from jupyter_sched.logs.reorder import WINDOW_S, Reorder
 from jupyter_sched.schedulers.api import Stream
 
@@ -54,6 +55,9 @@ class TailOptions:
     streams: Optional[str] = None
     last: Optional[int] = None
     """Start each replica at its last ``last`` items (lines or ``\r`` frames) instead of its first."""
+    metric_lines: bool = False
+    """Show the marked metric lines as printed (``log --raw``); else they are taken out and their records
+    stored (``logview.metric_lines``)."""
 
 
 T = TypeVar("T")
@@ -80,8 +84,10 @@ def follow(
         def items() -> Iterable[Tuple[float, str]]:
             timed = timed_items(role, k, opts.follow)
             if opts.last is not None:
-                return _from_last(timed_items(role, k, False), opts.last, timed if opts.follow else None)
-            return timed
+                timed = _from_last(timed_items(role, k, False), opts.last, timed if opts.follow else None)
+            if opts.metric_lines:
+                return timed
+            return without_metric_lines(runner, app_handle, role, k, timed, timed_text)
 
         return items
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Deque, Dict, List, Optional, Sequence, Tuple, Type
 
+from jupyter_sched.frontend.logview.metric_lines import without_metric_lines
 from jupyter_sched.frontend.logview.printer import gutter as text_gutter
 from jupyter_sched.logs import Line, TerminalBuffer
 from jupyter_sched.logs.interleave import interleave
@@ -303,7 +304,8 @@ def read_snapshot(
     mux = mux_type(sources, keep_lines, max_line_chars)
 
     def read(role: str, k: int, stream: str) -> List[str]:
-        return list(runner.log_lines(handle, role, k, regex=regex, since=since, until=until, streams=Stream(stream)))
+        lines = runner.log_lines(handle, role, k, regex=regex, since=since, until=until, streams=Stream(stream))
+        return list(without_metric_lines(runner, handle, role, k, lines))  # as the live panes: no marked lines
 
     items: Dict[int, List[str]] = {}
     for i, s in enumerate(sources):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional,
 
 from jupyter_sched.frontend.logview.follower import LogFollower
 from jupyter_sched.frontend.logview.log_model import ALL, LogMux, Source
+from jupyter_sched.frontend.logview.metric_lines import timed_text, without_metric_lines
 from jupyter_sched.logs.reorder import WINDOW_S
 from jupyter_sched.notebook.displays.record import HTML_LOG_CHARS, HTML_LOG_LINES, TEXT_LOG_LINES
 from jupyter_sched.notebook.kernel import live
@@ -358,10 +359,12 @@ def _log_items(
     ends (the pane merges its sources by that time)."""
 
     def items() -> Iterable[Tuple[float, str]]:
-        return runner.log_items(
+        timed = runner.log_items(
             handle, source.role, source.k, regex=regex, since=since, until=until, should_tail=True,
             streams=Stream(source.stream), timed=True,
         )  # fmt: skip
+        # the marked metric lines are data, not output: out of the pane, their records stored
+        return without_metric_lines(runner, handle, source.role, source.k, timed, timed_text)
 
     return items
 
