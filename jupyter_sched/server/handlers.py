@@ -8,6 +8,7 @@
 ``GET  jobs/<handle>/logs/stream``         the same replica live, as server-sent events (``event: log``)
 ``GET  jobs/<handle>/metrics``             one replica's metric series (``?role=&k=``, the first role's replica
                                            0 by default; ``&keys=a,b&since=CURSOR&max_points=N``), downsampled
+``GET  jobs/<handle>/metrics/stream``      the same replica live, as server-sent events (``event: metrics``)
 ``POST jobs/<handle>/cancel``              cancel (XSRF-checked like every non-GET request of the server)
 ========================================  ==================================================================
 
@@ -65,6 +66,27 @@ MAX_POINTS = 1000
 """Points per series a metrics answer has unless ``?max_points=`` says otherwise."""
 MAX_POINTS_CAP = 5000
 MAX_KEYS = 64
+METRICS_TICK_S = 0.5
+"""How often a live metrics stream reads its replica's records (a chart is redrawn at most twice a second)."""
+STATUS_EVERY_S = 2.0
+"""How often a live metrics stream asks whether its job has ended (the index caches running statuses)."""
+
+
+class StreamSlots:
+    """A count of open live streams of one kind, up to a limit (on the event loop: no lock needed)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open = 0
+
+    def take(self) -> bool:
+        if self.open >= self.limit:
+            return False
+        self.open += 1
+        return True
+
+    def give(self) -> None:
+        self.open = max(0, self.open - 1)
 
 
 class Context:
@@ -76,6 +98,7 @@ class Context:
         self.followers = followers
         self.executor = executor
         self.max_snapshot_lines = max_snapshot_lines
+        self.metric_streams = StreamSlots(followers.max_followers)
 
     def close(self) -> None:
         self.followers.stop_all()
@@ -282,6 +305,66 @@ class MetricsHandler(Base):
         self.finish(json.dumps(mask_out(body), allow_nan=False))
 
 
+class MetricsStreamHandler(Base):
+    """Server-sent events: ``event: metrics`` with ``data:`` the body of ``GET jobs/<handle>/metrics`` (same
+    query) holding only the records written since the previous event, the first event every record so far.
+    The replica's records are read every :data:`METRICS_TICK_S`; an event is sent only when there are new
+    points or the summary changed. Once the job has ended its files are read to the end, and the last
+    event says ``"ended": true``; the stream ends after it. Like the log stream: at most
+    ``max_log_streams`` open at once (a 503 beyond), a keepalive comment every :data:`KEEPALIVE_S`, and a
+    client that leaves ends its stream at the next tick (nothing is kept for it)."""
+
+    _closed = False
+
+    def on_connection_close(self) -> None:
+        self._closed = True
+
+    @web.authenticated
+    @authorized("read")
+    async def get(self, raw: str) -> None:
+        handle = self.handle_arg(raw)
+        query = metrics_query(self.get_query_argument)
+        status = await self.job_status(handle)
+        runner = self.ctx.index.runner_for(handle)
+        directories = self.ctx.index.lister.metrics
+        slots = self.ctx.metric_streams
+        if not slots.take():
+            raise web.HTTPError(503, f"{slots.limit} live metric streams are open, the most this server keeps; "
+                                     "close a job view, or raise c.JobsServer.max_log_streams")  # fmt: skip
+        self.set_status(200)
+        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")
+        first, summary, quiet, asked = True, None, 0.0, 0.0
+        try:
+            while not self._closed:
+                ended = status.is_terminal()  # seen before this read: the read then has every record
+                body = await self.on_job(metrics_answer_of, handle, runner, directories, status, query)
+                query["cursor"] = parse_cursor(body["cursor"])
+                if first or ended or body["points"] or body["summary"] != summary:
+                    body["ended"] = ended
+                    self.write(f"event: metrics\ndata: {json.dumps(mask_out(body), allow_nan=False)}\n\n")
+                    await self.flush()
+                    first, summary, quiet = False, body["summary"], 0.0
+                    if ended:
+                        break
+                elif quiet >= KEEPALIVE_S:
+                    self.write(": keepalive\n\n")
+                    await self.flush()
+                    quiet = 0.0
+                await asyncio.sleep(METRICS_TICK_S)
+                quiet += METRICS_TICK_S
+                asked += METRICS_TICK_S
+                if asked >= STATUS_EVERY_S:
+                    status, asked = await self.job_status(handle), 0.0
+        except StreamClosedError:
+            self._closed = True
+        finally:
+            slots.give()
+        if not self._closed:
+            self.finish(set_content_type="text/event-stream; charset=utf-8")
+
+
 def metrics_query(arg: Callable[[str, Optional[str]], Optional[str]]) -> Dict[str, Any]:
     """``?keys=&since=&max_points=&role=&k=`` checked: a 400 naming the parameter and the fix."""
     raw_keys = arg("keys", None) or ""
@@ -367,6 +450,12 @@ def metrics_answer(runner: Any, directories: job_metrics.LastValues, handle: str
     }  # fmt: skip
 
 
+def metrics_answer_of(handle: str, runner: Any, directories: job_metrics.LastValues, status: Any,
+                      query: Dict[str, Any]) -> Dict[str, Any]:  # fmt: skip
+    """:func:`metrics_answer` with the handle first, as :meth:`Base.on_job` calls it."""
+    return metrics_answer(runner, directories, handle, status, query)
+
+
 def backend_failure(handle: str, e: BaseException) -> web.HTTPError:
     """The HTTP error for a backend that could not answer about ``handle``: 503 if its service cannot be
     reached now (asking later may work), else 502; the message is the backend's own on one line (it carries
@@ -389,6 +478,7 @@ def routes(base: str, context: Context) -> list:
         (base + r"jobs/?", JobsHandler, args),
         (base + rf"jobs/{one}/logs/stream/?", LogStreamHandler, args),
         (base + rf"jobs/{one}/logs/?", LogHandler, args),
+        (base + rf"jobs/{one}/metrics/stream/?", MetricsStreamHandler, args),
         (base + rf"jobs/{one}/metrics/?", MetricsHandler, args),
         (base + rf"jobs/{one}/cancel/?", CancelHandler, args),
         (base + rf"jobs/{one}/?", JobHandler, args),
