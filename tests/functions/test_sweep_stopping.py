@@ -12,6 +12,7 @@ here depends on how fast the machine is.
 
 from __future__ import annotations
 
+import html
 import os
 from types import SimpleNamespace
 from typing import Any
@@ -20,6 +21,7 @@ import pytest
 
 import jupyter_sched
 from jupyter_sched.functions.sweeps.table import table_rows
+from jupyter_sched.notebook.panes.sweep_view import record_bundle
 from jupyter_sched.specs import AppState
 from jupyter_sched.track.layout import STOP_ALL
 from tests.conftest import require_module
@@ -89,6 +91,10 @@ def test_median_stopping_stops_the_loser_which_returns_early(tmp_path) -> None: 
     assert sweep.records()[2]["stopped"] == loser.stopped
     names, rows = table_rows(sweep.runs)
     assert rows[2][names.index("stopped")] == loser.stopped, "the live table has the column"
+    record = record_bundle(sweep)
+    assert loser.stopped in record["text/plain"] and html.escape(loser.stopped) in record["text/html"], (
+        "the notebook's saved table shows the reason (its renderer takes every column of the rows)"
+    )
 
     # the metric data: metrics.<key> columns, a long frame over the runs, best by scope
     last = sweep.to_dataframe(metrics="last")
