@@ -1,7 +1,8 @@
 """Metric records as text: one JSON object per line, in a replica's metrics file or marked on its stderr.
 
-Pure (standard library only), so every reader (the notebook, the CLI, the server) parses them the same way
-and a torn or corrupt line is one skipped line, never an exception. The format (``docs/metrics.md``)::
+Pure (standard library and ``jupyter_sched.track.values``, where the key rule and the non-finite names are
+defined once for the writer and every reader), so every reader (the notebook, the CLI, the server) parses
+them the same way and a torn or corrupt line is one skipped line, never an exception. The format (``docs/metrics.md``)::
 
     {"v":1,"w":"ab12","seq":3,"t":1700000000.5,"step":3,"metrics":{"loss":0.41,"acc":"NaN"}}
     {"v":1,"w":"ab12","seq":0,"t":1700000000.1,"define":{"loss":"min"}}
@@ -20,9 +21,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Optional, Union
 
+from jupyter_sched.track.values import KEY_RE, NON_FINITE, decode_number
+from jupyter_sched.track.values import json_value as encode_number
+
 MARK = "@@jupyter_sched:metrics "
-KEY_RE = re.compile(r"[A-Za-z0-9_./-]{1,128}")
-NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 WRITER_RE = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 
 SummaryValue = Union[None, bool, float, str]
@@ -49,16 +51,6 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"bare {name} is not JSON")
 
 
-def _number(value: Any) -> Optional[float]:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        return NON_FINITE.get(value)
-    return None
-
-
 def _int(value: Any) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
@@ -78,7 +70,7 @@ def record_from_json(obj: Any) -> Optional[MetricRecord]:
             return None
         metrics: Dict[str, float] = {}
         for k, v in raw.items():
-            x = _number(v)
+            x = decode_number(v)
             if x is None or KEY_RE.fullmatch(k) is None:
                 return None
             metrics[k] = x
@@ -99,7 +91,7 @@ def record_from_json(obj: Any) -> Optional[MetricRecord]:
             if v is None or isinstance(v, (bool, str)):
                 summary[k] = v if not (isinstance(v, str) and v in NON_FINITE) else NON_FINITE[v]
             else:
-                x = _number(v)
+                x = decode_number(v)
                 if x is None:
                     return None
                 summary[k] = x
@@ -132,15 +124,6 @@ def parse_marked_line(line: str) -> Optional[MetricRecord]:
     """A stderr line as a record: None unless it is a marked line holding a valid record."""
     payload = marked_payload(line)
     return None if payload is None else parse_record(payload)
-
-
-def encode_number(value: float) -> Union[float, str]:
-    """A value as strict JSON holds it: the float, or ``"NaN"``/``"Infinity"``/``"-Infinity"``."""
-    if value != value:
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return value
 
 
 def format_record(record: MetricRecord) -> str:

@@ -56,6 +56,16 @@ def encode_number(value: float) -> str:
     return repr(value)
 
 
+def json_value(value: float) -> Union[float, str]:
+    """``value`` as a JSON encoder should get it: the float, or its name in :data:`NON_FINITE` (what
+    :func:`encode_number` writes, for code that builds objects for ``json.dumps``)."""
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
 def decode_number(token: Any) -> Optional[float]:
     """A stored value back as a float (the non-finite strings included), else None."""
     if isinstance(token, bool):
