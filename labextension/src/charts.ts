@@ -226,7 +226,8 @@ export function chart(key: string, points: IMetricPoint[], stats: IMetricStats |
   const parts = [`last ${formatValue(lastValue)}` + (lastStep !== null ? ` at step ${lastStep}` : '')];
   const best = bestOf(stats);
   if (best) {
-    parts.push(`best ${formatValue(best.value)} (${stats!.goal})` + (best.step !== null ? ` at step ${best.step}` : ''));
+    const at = best.step !== null ? ` at step ${best.step}` : '';
+    parts.push(`best ${formatValue(best.value)} (${stats!.goal})${at}`);
   }
   facts.textContent = parts.join(' · ');
   head.append(name, facts);
@@ -266,16 +267,18 @@ export function chart(key: string, points: IMetricPoint[], stats: IMetricStats |
   }
   const firstX = Math.min(...all.map(p => p.x));
   const lastX = Math.max(...all.map(p => p.x));
+  const below = bottom + 14;
   root.append(
-    svg('text', { x: sx(firstX), y: bottom + 14, class: 'jsl-chart-tick', 'text-anchor': 'start' }, formatValue(firstX)),
-    svg('text', { x: sx(lastX), y: bottom + 14, class: 'jsl-chart-tick', 'text-anchor': 'end' }, formatValue(lastX)),
-    svg('text', { x: (left + right) / 2, y: bottom + 14, class: 'jsl-chart-label', 'text-anchor': 'middle' }, 'step')
+    svg('text', { x: sx(firstX), y: below, class: 'jsl-chart-tick', 'text-anchor': 'start' }, formatValue(firstX)),
+    svg('text', { x: sx(lastX), y: below, class: 'jsl-chart-tick', 'text-anchor': 'end' }, formatValue(lastX)),
+    svg('text', { x: (left + right) / 2, y: below, class: 'jsl-chart-label', 'text-anchor': 'middle' }, 'step')
   );
   root.append(...polylines(runs, sx, sy, 'jsl-chart-line'));
   if (best && best.step !== null) {
     const at = all.find(p => p.x === best.step && p.y === numberOf(best.value));
     if (at) {
-      root.appendChild(svg('circle', { cx: sx(at.x).toFixed(1), cy: sy(at.y).toFixed(1), r: 3, class: 'jsl-chart-best' }));
+      const mark = { cx: sx(at.x).toFixed(1), cy: sy(at.y).toFixed(1), r: 3, class: 'jsl-chart-best' };
+      root.appendChild(svg('circle', mark));
     }
   }
   box.appendChild(root);

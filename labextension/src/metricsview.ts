@@ -35,15 +35,22 @@ export class MetricsSection {
   }
 
   /**
-   * Asks for the records written since the last answer (nothing if a request is on its way). `running`:
+   * Asks for the records written since the last answer (if a request is on its way, once more after it). `running`:
    * whether the job still runs; once it has ended the section reads on until nothing new comes.
    */
   poll(running: boolean): void {
     this.running = running;
-    if (this.stopped || this.busy || this.finished) {
+    if (this.stopped || this.finished) {
+      return;
+    }
+    if (this.busy) {
+      // asked again while an answer is on its way (perhaps because the job has just ended): ask once more
+      // when it comes, or the records written last could be missed
+      this.again = true;
       return;
     }
     this.busy = true;
+    this.again = false;
     const generation = this.generation;
     const before = this.cursor;
     getMetrics(this.handle, {
@@ -53,28 +60,29 @@ export class MetricsSection {
       k: this.role === null ? undefined : this.k
     }).then(
       answer => {
-        this.busy = false;
         if (this.stopped || generation !== this.generation) {
           return;
         }
+        this.busy = false;
         this.take(answer);
-        if (!running) {
-          if (answer.cursor === before) {
-            this.finished = true;
-          } else {
-            this.poll(false); // the job has ended: read on to the end of its records
-          }
+        if (!running && answer.cursor === before) {
+          this.finished = true; // asked after the job was seen ended, and nothing new came: that was all
+        } else if (!this.running || this.again) {
+          this.poll(this.running); // the job has ended: read on to the end of its records
         }
       },
       error => {
-        this.busy = false;
         if (this.stopped || generation !== this.generation) {
           return;
         }
+        this.busy = false;
         const message = error instanceof ApiError ? error.message : String(error);
         this.foot.textContent = `cannot read the metrics: ${message}`;
+        this.node.hidden = false;
         if (!running) {
           this.finished = true;
+        } else if (this.again) {
+          this.poll(this.running);
         }
       }
     );
@@ -153,7 +161,8 @@ export class MetricsSection {
     this.summary = {};
     this.skipped = 0;
     this.charts.replaceChildren();
-    this.busy = false;
+    this.busy = false; // the answer on its way is of the other replica: it is dropped when it comes
+    this.again = false;
     this.finished = false;
     this.poll(this.running);
   }
@@ -169,6 +178,7 @@ export class MetricsSection {
   private k = 0;
   private skipped = 0;
   private busy = false;
+  private again = false;
   private finished = false;
   private stopped = false;
   /** Whether the job ran at the last poll (a replica picked after it ended is read to its end). */
