@@ -75,13 +75,15 @@ def test_followers_in_several_processes_store_each_record_once(tmp_path: Path) -
     assert stored(directory) == [("w1", i) for i in range(300)]
 
 
-def test_without_a_metrics_directory_the_lines_are_hidden_and_nothing_is_written(tmp_path: Path) -> None:
+def test_without_a_writable_metrics_directory_the_lines_are_hidden_all_the_same(tmp_path: Path) -> None:
     store = RecordStore(lambda: None, "r", 0)
     assert list(MetricLineFilter([f"{MARK}{record(0)}\n", "x\n"], store)) == ["x\n"]
     assert store.stored == 0 and store.failed == "the app has no metrics directory"
-    gone = RecordStore(lambda: str(tmp_path / "app" / "metrics"), "r", 0)  # the app's directory was removed
-    assert list(MetricLineFilter([f"{MARK}{record(0)}\n"], gone)) == []
-    assert gone.failed is not None and not (tmp_path / "app").exists(), "a removed app directory stays removed"
+    unwritable = tmp_path / "file"
+    unwritable.write_text("not a directory")
+    store = RecordStore(lambda: str(unwritable / "metrics"), "r", 0)
+    assert list(MetricLineFilter([f"{MARK}{record(0)}\n", "x\n"], store)) == ["x\n"], "hidden all the same"
+    assert store.failed is not None and "cannot store metric records" in store.failed
 
 
 def test_closing_the_filter_closes_the_log_it_reads() -> None:

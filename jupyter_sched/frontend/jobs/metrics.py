@@ -10,7 +10,7 @@ calls. It works while the job runs, after it ended and from another process give
 directory comes from the scheduler: ``Runner.metrics_dir``).
 
 Records that came as marked stderr lines are in the same files: the log followers store them there
-(``frontend.logview.metric_lines``), where the app has a metrics directory (not yet on TorchX backends).
+(``frontend.logview.metric_lines``); a TorchX backend's app has its directory on this machine for them.
 """
 
 from __future__ import annotations

@@ -81,9 +81,8 @@ class RecordStore:
 
         fd = self._fd
         if fd is None:
-            directory = os.path.dirname(path)
-            if not os.path.isdir(directory):  # only the metrics directory: a removed app directory stays removed
-                os.mkdir(directory, 0o700)
+            # a TorchX backend's app has no directory here until its first record is stored
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
             fd = self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:

@@ -37,7 +37,7 @@ from jupyter_sched.schedulers.api import (
 )
 from jupyter_sched.schedulers.common.state_dir import default_job_root, default_log_dir
 from jupyter_sched.schedulers.common.workspace_source import WorkspaceSource, open_workspace
-from jupyter_sched.schedulers.shared_files import SharedFiles
+from jupyter_sched.schedulers.shared_files import MetricsFiles, SharedFiles
 from jupyter_sched.schedulers.torchx_bridge import ray as ray_dirs
 from jupyter_sched.schedulers.torchx_bridge.convert import (
     describe_from_torchx,
@@ -76,7 +76,7 @@ _SHARED_STATES = {AppState.SUBMITTED, AppState.PENDING, AppState.SUCCEEDED, AppS
 R = TypeVar("R")
 
 
-class TorchXScheduler(Scheduler[Any], SharedFiles):
+class TorchXScheduler(Scheduler[Any], SharedFiles, MetricsFiles):
     """TorchX's scheduler ``name`` (``kubernetes``, ``local_cwd``, ...), as ``torchx:<name>``."""
 
     log_poll_interval: Optional[float] = None
@@ -128,6 +128,17 @@ class TorchXScheduler(Scheduler[Any], SharedFiles):
         if self.run_opts().get("job_dir") is not None:
             return str(cfg.get("job_dir") or default_job_root())
         return default_log_dir()
+
+    def metrics_dir(self, app_id: str) -> Optional[str]:
+        """Where the app's metrics are collected on this machine: ``<log_dir>/<session>/torchx-<name>/<app
+        id>/metrics``. Its replicas run where no directory of ours is shared, so they get no
+        ``JUPYTER_SCHED_METRICS_DIR`` and print their records as marked stderr lines; whoever reads their
+        logs here stores the records in this directory (``frontend.logview.metric_lines``). The app id is
+        quoted into one file name (a Kubernetes id holds a ``:``)."""
+        from urllib.parse import quote
+
+        name = quote(app_id, safe="") or "%"
+        return os.path.join(default_log_dir(), self.session_name, f"{PREFIX}-{self.name}", name, "metrics")
 
     def max_replicas(self) -> int:
         default = machine_max_replicas(os.cpu_count()) if self.name in _ON_THIS_MACHINE else _CLUSTER_MAX_REPLICAS

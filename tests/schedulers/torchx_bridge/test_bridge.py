@@ -223,3 +223,22 @@ def test_without_the_kubernetes_package_the_hint_says_to_install_it() -> None:
     assert "No module named 'kubernetes" in proc.stderr
     assert "pip install 'kubernetes'" in proc.stderr and "jupyter_sched[torchx]" in proc.stderr
     assert "reachable Kubernetes cluster" not in proc.stderr and "needs none of this" not in proc.stderr
+
+
+def test_records_a_torchx_job_prints_are_collected_by_its_log_readers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A TorchX backend shares no directory with its replicas: their records come as marked stderr lines,
+    which the log readers here hide and store in the app's metrics directory on this machine."""
+    from jupyter_sched.frontend.job import Job
+
+    line = '@@jupyter_sched:metrics {"v":1,"w":"x","seq":0,"t":1700000000,"step":0,"metrics":{"loss":0.5}}'
+    with get_runner("bridge", log_dir=str(tmp_path)) as runner:
+        handle = runner.run(_app("-c", f"echo hi; echo '{line}' >&2", n=1), "torchx:local_cwd")
+        job = Job(handle, runner)
+        status = job.wait(timeout=120)
+        assert status is not None and status.state == AppState.SUCCEEDED
+        directory = runner.metrics_dir(handle)
+        assert directory is not None and f"{os.sep}torchx-local_cwd{os.sep}" in directory
+        assert job.metrics().empty, "nothing read the log yet"
+        assert [text.split("|", 1)[1].strip() for text in job.logs()] == ["hi"]
+        frame = job.metrics()
+        assert list(zip(frame["step"], frame["key"], frame["value"], strict=True)) == [(0, "loss", 0.5)]
