@@ -148,7 +148,9 @@ class MedianStopping:
     once at least ``min_runs`` of them did. Strictly worse stops the run; a run whose values are all NaN
     is stopped as worse than any median. The feeder reads the records as they come, so the run is judged at
     the latest of its steps that ``min_runs`` others reached too: a run ahead of the others is judged where
-    they can be compared with it.
+    they can be compared with it. One difference from Optuna, by design: Optuna's median is over COMPLETE
+    trials only, here over every other run that reached the step (as Ray Tune's rule does), since a sweep's
+    runs run side by side. ``scripts/optuna_yardstick.py`` checks both rules' decisions against Optuna's.
 
     ``grace_steps`` (default 5): steps before it are never judged (first losses say little: Ray calls it the
     grace period, Optuna ``n_warmup_steps``). ``min_runs`` (default 3, Ray's ``min_samples_required``): how
