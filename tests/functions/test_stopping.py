@@ -7,12 +7,13 @@ in a real sweep. Also the scopes of ``sweep.best(metric=..., scope=...)`` (Ray T
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import List, Optional, Sequence
 
 import pytest
 
 import jupyter_sched
-from jupyter_sched.functions.sweeps import metric_data
+from jupyter_sched.functions.sweeps import metric_data, table
 from jupyter_sched.functions.sweeps.stopping import (
     MedianStopping,
     Point,
@@ -169,3 +170,16 @@ def test_best_scopes_are_ray_tunes_with_nan_skipped() -> None:
         metric_data.check_scope("first")
     with pytest.raises(ValueError, match=r"to_dataframe\(metrics='mean'\): give metrics=\"last\""):
         metric_data.check_how("mean")
+
+
+def test_metric_columns_join_the_records_and_a_result_field_of_their_name_moves_aside() -> None:
+    """``to_dataframe(metrics=...)``'s cells: ``metrics.<key>`` per run; a returned ``{"metrics": {"acc": ..}}``
+    would be ``metrics.acc`` too, so it becomes ``result.metrics.acc`` (as a field named like a column does)."""
+    done = SimpleNamespace(index=0, params={"lr": 1}, state="SUCCEEDED", error="", launched=None, started=None,
+                           ended=None, status=None, handle="h", stopped="stopped at step 3: loss 2 worse",
+                           outcome=SimpleNamespace(ok=True, value={"metrics": {"acc": 1.0}, "loss": 2.0}))  # fmt: skip
+    row = table.records([done], {0: {"metrics.acc": 0.5, "metrics.loss": 2.5}})[0]
+    assert row["result.metrics.acc"] == 1.0 and row["metrics.acc"] == 0.5 and row["metrics.loss"] == 2.5
+    assert row["loss"] == 2.0 and row["stopped"] == "stopped at step 3: loss 2 worse"
+    assert list(row)[-2:] == ["stopped", "error"]
+    assert table.records([done])[0]["metrics.acc"] == 1.0, "without metric columns the field keeps its name"

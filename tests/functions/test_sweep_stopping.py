@@ -114,6 +114,9 @@ def test_median_stopping_stops_the_loser_which_returns_early(tmp_path) -> None: 
     assert sweep.best(metric="rate", mode="max", scope="last-5-avg").value == 3.0
     # a returned field of the same name still wins: the result's "loss" is the negated step count
     assert sweep.best("loss").value < 0
+    assert sweep.best("rate", mode="max").value == 3.0, "no result field 'rate': the logged metric is ranked"
+    with pytest.raises(ValueError, match=r"no run has a result field 'nothing'; the fields are: 'saw_stop'"):
+        sweep.best("nothing")
     with pytest.raises(ValueError, match=r"no run has logged a value of 'acc'; the logged keys are: 'loss', 'rate'"):
         sweep.best(metric="acc")
 
