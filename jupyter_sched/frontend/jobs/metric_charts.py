@@ -29,7 +29,7 @@ import base64
 import html
 import math
 import sys
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from jupyter_sched.frontend.jobs.metrics import downsample
 
@@ -195,7 +195,23 @@ def chart_svg(key: str, points: Sequence[Point], goal: Optional[str] = None) -> 
     def py(v: float) -> float:
         return bottom - (v / 2 - lo / 2) / y_half * PLOT_H
 
-    # the grid and the axes, each tick labelled
+    _axes(parts, (left, top, right, bottom), yticks, xticks, px, py)
+    bad = _line(parts, xs, pts, px, py, LINE_COLOR)
+    if bad:
+        ticks = "".join(f"M{x:.1f} {top}v5" for x in sorted(set(bad)))
+        parts.append(f'<path d="{ticks}" stroke="{BAD_COLOR}" stroke-width="1.5" fill="none"/>')
+    if best is not None and math.isfinite(best[1]):
+        parts.append(f'<circle cx="{px(xs[best[0]]):.1f}" cy="{py(best[1]):.1f}" r="3" fill="{BEST_COLOR}"/>')
+    if math.isfinite(pts[-1][1]):
+        parts.append(f'<circle cx="{px(xs[-1]):.1f}" cy="{py(pts[-1][1]):.1f}" r="2.5" fill="{LINE_COLOR}"/>')
+    return _document(parts)
+
+
+def _axes(parts: List[str], box: Tuple[float, float, float, float], yticks: Sequence[float],
+          xticks: Sequence[float], px: Callable[[float], float], py: Callable[[float], float]) -> None:  # fmt: skip
+    """Draws the grid and the axes into ``parts``, each tick labelled (``box``: the plot's left, top, right,
+    bottom)."""
+    left, top, right, bottom = box
     for tick, label in zip(yticks, tick_labels(yticks)):
         y = py(tick)
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{AXIS_COLOR}"'
@@ -207,7 +223,13 @@ def chart_svg(key: str, points: Sequence[Point], goal: Optional[str] = None) -> 
         parts.append(_text(x, bottom + 13, label, anchor="middle"))
     parts.append(f'<polyline fill="none" stroke="{AXIS_COLOR}" stroke-width="1" points="{left},{top}'
                  f' {left},{bottom} {right},{bottom}"/>')  # fmt: skip
-    # the line: a gap at each non-finite value, a new line where the step goes back
+
+
+def _line(parts: List[str], xs: Sequence[float], pts: Sequence[Point], px: Callable[[float], float],
+          py: Callable[[float], float], color: str) -> List[float]:  # fmt: skip
+    """Draws one series into ``parts``: a gap at each non-finite value, a new line where the step goes back
+    (a restarted replica), a dot for a lone point. Returns the x of each non-finite value (for the caller's
+    marks)."""
     segments: List[List[Tuple[float, float]]] = [[]]
     bad: List[float] = []
     previous = -math.inf
@@ -224,23 +246,16 @@ def chart_svg(key: str, points: Sequence[Point], goal: Optional[str] = None) -> 
     for seg in segments:
         if len(seg) > 1:
             coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in seg)
-            parts.append(f'<polyline fill="none" stroke="{LINE_COLOR}" stroke-width="1.5" stroke-linejoin="round"'
+            parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" stroke-linejoin="round"'
                          f' points="{coords}"/>')  # fmt: skip
         elif seg:
-            parts.append(f'<circle cx="{seg[0][0]:.1f}" cy="{seg[0][1]:.1f}" r="1.5" fill="{LINE_COLOR}"/>')
-    if bad:
-        ticks = "".join(f"M{x:.1f} {top}v5" for x in sorted(set(bad)))
-        parts.append(f'<path d="{ticks}" stroke="{BAD_COLOR}" stroke-width="1.5" fill="none"/>')
-    if best is not None and math.isfinite(best[1]):
-        parts.append(f'<circle cx="{px(xs[best[0]]):.1f}" cy="{py(best[1]):.1f}" r="3" fill="{BEST_COLOR}"/>')
-    if math.isfinite(pts[-1][1]):
-        parts.append(f'<circle cx="{px(xs[-1]):.1f}" cy="{py(pts[-1][1]):.1f}" r="2.5" fill="{LINE_COLOR}"/>')
-    return _document(parts)
+            parts.append(f'<circle cx="{seg[0][0]:.1f}" cy="{seg[0][1]:.1f}" r="1.5" fill="{color}"/>')
+    return bad
 
 
-def _document(parts: List[str]) -> str:
+def _document(parts: List[str], width: int = WIDTH, height: int = HEIGHT) -> str:
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}"'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}"'
         f' font-family="sans-serif" font-size="10" fill="{AXIS_COLOR}">{"".join(parts)}</svg>'
     )
 
@@ -272,4 +287,142 @@ def chart_img(key: str, points: Sequence[Point], goal: Optional[str] = None, cou
         f'<img class="jsched-metric-chart" src="data:image/svg+xml;base64,{data}" width="{WIDTH}"'
         f' height="{HEIGHT}" alt="{words}" title="{words}" data-key="{html.escape(key, quote=True)}"'
         ' style="display:inline-block;margin:2px 6px 2px 0;max-width:100%">'
+    )
+
+
+# -- one metric of several runs: a sweep's chart ---------------------------------------------------------------
+RUNS_WIDTH, RUNS_HEIGHT = 560, 240
+_RUNS_LEFT, _RUNS_RIGHT, _RUNS_TOP, _RUNS_BOTTOM = 52, 36, 34, 18
+"""Room around the plot of :func:`runs_chart_svg`: on the right, for the runs' names at the lines' ends."""
+RUNS_MAX_POINTS = 4000
+"""Points drawn in one runs chart at most, shared by its series (each keeps at least ``MIN_SERIES_POINTS``)."""
+MIN_SERIES_POINTS = 50
+RUN_COLORS = ("#208ffb", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+              "#bcbd22", "#7f7f7f")  # fmt: skip
+"""A run's colour: its place in the series, cycling (so run 1 and run 11 share one; their names tell them
+apart at the lines' ends)."""
+RunSeries = Tuple[str, Sequence[Point]]
+"""A named series: ``("3", points)``; the name is what the chart writes at the line's end."""
+
+
+def run_color(i: int) -> str:
+    return RUN_COLORS[i % len(RUN_COLORS)]
+
+
+def best_of_runs(series: Sequence[RunSeries], goal: Optional[str]) -> Optional[Tuple[int, int, float]]:
+    """The best point of all series by ``goal`` as ``(series index, point index, value)`` (the first if
+    tied; NaN never), or None without a goal or a number."""
+    found: Optional[Tuple[int, int, float]] = None
+    for s, (_name, points) in enumerate(series):
+        best = best_of(points, goal)
+        if best is not None and (found is None or (best[1] < found[2] if goal == "min" else best[1] > found[2])):
+            found = (s, best[0], best[1])
+    return found
+
+
+Label = Tuple[float, float, int]
+
+
+def _spread(labels: List[Label], gap: float, low: float, high: float) -> List[Label]:
+    """Labels ``(x, y, i)`` moved down where two near the same x would overlap (``gap`` apart at least),
+    kept within ``[low, high]``."""
+    out: List[Label] = []
+    for x, y, i in sorted(labels, key=lambda t: t[1]):
+        near = [o for o in out if abs(o[0] - x) < 24]
+        if near and y - near[-1][1] < gap:
+            y = near[-1][1] + gap
+        out.append((x, min(max(y, low), high), i))
+    return out
+
+
+def runs_chart_svg(key: str, series: Sequence[RunSeries], goal: Optional[str] = None) -> str:
+    """The SVG document of ``key``'s chart over several runs: one line per series in its colour
+    (:func:`run_color`), the series' name at the line's end, the best point of all by ``goal`` (a green
+    ring, and ``min 0.21 (run 3)`` over the plot). Each series is cut to its share of
+    :data:`RUNS_MAX_POINTS` (each bucket's min and max kept); NaN and the infinities are gaps, a step that
+    goes back starts a new line, as in :func:`chart_svg`."""
+    share = max(MIN_SERIES_POINTS, RUNS_MAX_POINTS // max(1, len(series)))
+    drawn: List[Tuple[str, List[Point], List[float]]] = []
+    for name, points in series:
+        pts = downsample(list(points), share, _value)
+        xs = _xs(pts)
+        keep = [i for i, x in enumerate(xs) if math.isfinite(x)]
+        drawn.append((name, [pts[i] for i in keep], [xs[i] for i in keep]))
+    width, height = RUNS_WIDTH, RUNS_HEIGHT
+    left, top = float(_RUNS_LEFT), float(_RUNS_TOP)
+    right, bottom = float(width - _RUNS_RIGHT), float(height - _RUNS_BOTTOM)
+    plot_w, plot_h = right - left, bottom - top
+    title = key if len(key) <= MAX_KEY_CHARS else key[: MAX_KEY_CHARS - 1] + "\u2026"
+    parts = [_text(4, 12, html.escape(title), weight="bold", fill=LINE_COLOR),
+             _text(4, 26, f"{sum(1 for _n, p, _x in drawn if p)} of {len(drawn)} runs logged it")]  # fmt: skip
+    best = best_of_runs([(n, p) for n, p, _x in drawn], goal)
+    if best is not None:
+        name = drawn[best[0]][0]
+        label = f"{goal} {format_number(best[2])}{_step_text(drawn[best[0]][1], best[1])} (run {html.escape(name)})"
+        parts.append(_text(width - 4, 26, label, anchor="end", fill=BEST_COLOR))
+    finite = [v for _n, pts, _x in drawn for _s, v in pts if math.isfinite(v)]
+    if not finite:
+        parts.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none"'
+                     f' stroke="{AXIS_COLOR}" stroke-opacity="0.4"/>')  # fmt: skip
+        empty = "no finite value yet" if any(p for _n, p, _x in drawn) else "no values yet"
+        parts.append(_text(left + plot_w / 2, top + plot_h / 2 + 4, empty, anchor="middle"))
+        return _document(parts, width, height)
+    lo, hi, yticks = nice_scale(*value_range(min(finite), max(finite)))
+    all_x = [x for _n, _p, xs in drawn for x in xs]
+    x_lo, x_hi = min(all_x), max(all_x)
+    if x_hi / 2 - x_lo / 2 > 0:
+        x_lo, x_hi, xticks = nice_scale(x_lo, x_hi, 5, integer=True)
+    else:
+        xticks = [x_lo]
+    y_half, x_half = hi / 2 - lo / 2, x_hi / 2 - x_lo / 2
+
+    def px(x: float) -> float:
+        return left + plot_w / 2 if not x_half > 0 else left + (x / 2 - x_lo / 2) / x_half * plot_w
+
+    def py(v: float) -> float:
+        return bottom - (v / 2 - lo / 2) / y_half * plot_h
+
+    _axes(parts, (left, top, right, bottom), yticks, xticks, px, py)
+    bad: List[float] = []
+    ends: List[Tuple[float, float, int]] = []
+    for i, (_name, pts, xs) in enumerate(drawn):
+        bad += _line(parts, xs, pts, px, py, run_color(i))
+        last = next((j for j in range(len(pts) - 1, -1, -1) if math.isfinite(pts[j][1])), None)
+        if last is not None:
+            ends.append((px(xs[last]), py(pts[last][1]), i))
+    if bad:
+        ticks = "".join(f"M{x:.1f} {top}v5" for x in sorted(set(bad)))
+        parts.append(f'<path d="{ticks}" stroke="{BAD_COLOR}" stroke-width="1.5" fill="none"/>')
+    if best is not None and math.isfinite(best[2]):
+        s, j = best[0], best[1]
+        parts.append(f'<circle cx="{px(drawn[s][2][j]):.1f}" cy="{py(best[2]):.1f}" r="4" fill="none"'
+                     f' stroke="{BEST_COLOR}" stroke-width="1.5"/>')  # fmt: skip
+    for x, y, i in ends:
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2" fill="{run_color(i)}"/>')
+    for x, y, i in _spread(ends, 10.0, top + 3, bottom):
+        name = drawn[i][0]
+        name = name if len(name) <= 6 else name[:5] + "\u2026"
+        parts.append(_text(x + 4, y + 3.5, html.escape(name), fill=run_color(i), weight="bold"))
+    return _document(parts, width, height)
+
+
+def runs_chart_alt(key: str, series: Sequence[RunSeries], goal: Optional[str] = None) -> str:
+    """The runs chart in words (unescaped): the key, how many runs logged it, the best by ``goal``."""
+    logged = sum(1 for _n, points in series if points)
+    text = f"{key} by run: {logged} of {len(series)} runs logged it"
+    best = best_of_runs(series, goal)
+    if best is not None:
+        text += f", {goal} {format_number(best[2])} (run {series[best[0]][0]})"
+    return text
+
+
+def runs_chart_img(key: str, series: Sequence[RunSeries], goal: Optional[str] = None) -> str:
+    """:func:`runs_chart_svg` as an ``<img>`` with a ``data:`` URI (kept by a saved notebook, as
+    :func:`chart_img`)."""
+    data = base64.b64encode(runs_chart_svg(key, series, goal).encode()).decode()
+    words = html.escape(runs_chart_alt(key, series, goal), quote=True)
+    return (
+        f'<img class="jsched-runs-chart" src="data:image/svg+xml;base64,{data}" width="{RUNS_WIDTH}"'
+        f' height="{RUNS_HEIGHT}" alt="{words}" title="{words}" data-key="{html.escape(key, quote=True)}"'
+        ' style="display:block;margin:4px 0;max-width:100%">'
     )
