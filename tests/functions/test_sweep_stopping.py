@@ -53,7 +53,29 @@ def _functions() -> SimpleNamespace:
             time.sleep(0.2 if rate > 0 else 0.1)
         return {"saw_stop": False, "steps": steps, "loss": -steps}
 
-    return SimpleNamespace(train=train)
+    def by_hand(rate: float) -> dict:
+        """:func:`train` for an image without jupyter_sched (local_docker's test image): the records and the
+        stop check written out as docs/metrics.md describes them, for any program."""
+        import json
+        import os
+        import time
+
+        where = os.environ["JUPYTER_SCHED_METRICS_DIR"]
+        stem = f"{os.environ['JUPYTER_SCHED_ROLE_NAME']}.{os.environ['JUPYTER_SCHED_REPLICA_ID']}"
+        path = os.path.join(where, stem + ".jsonl")
+        steps = 8 if rate > 0 else LOSER_STEPS
+        for step in range(steps):
+            loss = 1.0 / (1.0 + rate * step) if rate > 0 else 10.0
+            record = {"v": 1, "w": "by-hand", "seq": step, "t": time.time(), "step": step, "metrics": {"loss": loss}}
+            with open(path, "a") as f:
+                f.write(json.dumps(record) + "\n")
+            os.chmod(path, 0o644)  # the container's user is not the reader's
+            if any(os.path.exists(os.path.join(where, name)) for name in ("stop", stem + ".stop")):
+                return {"saw_stop": True, "steps": step + 1, "loss": -step}
+            time.sleep(0.2 if rate > 0 else 0.1)
+        return {"saw_stop": False, "steps": steps, "loss": -steps}
+
+    return SimpleNamespace(train=train, by_hand=by_hand)
 
 
 F = _functions()
@@ -191,3 +213,19 @@ def test_median_stopping_on_slurm(slurm_cluster) -> None:  # type: ignore[no-unt
     assert loser.stopped is not None and "loss 10 worse than the median" in loser.stopped
     _check_winners(sweep, 2)
     assert sweep.to_dataframe().loc[2, "stopped"] == loser.stopped
+
+
+def test_median_stopping_on_local_docker(docker_engine) -> None:  # type: ignore[no-untyped-def]
+    """local_docker mounts the app's metrics directory into each container: the feeder reads the records the
+    containers write there and its stop file is seen inside (the test image lacks jupyter_sched, so the
+    function writes the record lines and checks the stop file itself, as any program may)."""
+    sweep = jupyter_sched.sweep(F.by_hand, {"rate": [1.0, 1.0, 0.0, 3.0]}, scheduler="local_docker",
+                                image="jupyter-sched/python:local", max_concurrent=4,
+                                stop=jupyter_sched.MedianStopping("loss", **RULE))  # fmt: skip
+    sweep.wait(timeout=120)
+    assert sweep.finished, sweep.counts_text()
+    loser = sweep.runs[2]
+    assert loser.state == AppState.SUCCEEDED.name, (loser.state, loser.error)
+    assert loser.outcome.value["saw_stop"] is True and loser.outcome.value["steps"] < LOSER_STEPS
+    assert loser.stopped is not None and "loss 10 worse than the median" in loser.stopped
+    _check_winners(sweep, 2)
