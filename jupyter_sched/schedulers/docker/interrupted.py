@@ -6,7 +6,7 @@ stay, some or all created and never started, and the app would read SUBMITTED fo
 names its submitter (``LABEL_SUBMITTER``: host, pid and start time), so ``describe``, ``list`` and
 ``cancel`` tell such an app from a submit still under way (``state.interrupted_by``: a never-started
 replica whose submitter is gone) and undo it, as a failed submit is undone: every replica container is
-force-removed, the ones already started included (all or nothing).
+force-removed, the ones already started included (all or nothing), and the app's metrics directory.
 
 What is left is an *interrupted-submit record*, like a cancel record: a container created and never started
 (no process, no network), named ``<app_id>-interrupted``, labelled with the app's id, name, session, owner
@@ -21,12 +21,13 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List
 
 from jupyter_sched.schedulers.common.process_identity import pid_of
-from jupyter_sched.schedulers.docker.cleanup import remove_containers
+from jupyter_sched.schedulers.docker.cleanup import remove_containers, remove_metrics_dir
 from jupyter_sched.schedulers.docker.engine import create_record
 from jupyter_sched.schedulers.docker.labels import (
     LABEL_APP_ID,
     LABEL_APP_NAME,
     LABEL_INTERRUPTED,
+    LABEL_METRICS_DIR,
     LABEL_OWNER,
     LABEL_REPLICAS,
     LABEL_SESSION,
@@ -65,6 +66,8 @@ def undo_interrupted(api: Any, rows: List[Dict[str, Any]], is_gone: Callable[[st
             why = interrupted_message(pid_of(submitter), len(replicas))
             record_interrupted(api, app_id, replicas, why)
         remove_containers(api, [r["Id"] for r in replicas])  # after a record: what a killed reader left
+        for path in {str((r.get("Labels") or {}).get(LABEL_METRICS_DIR) or "") for r in replicas} - {""}:
+            remove_metrics_dir(path)  # nothing ran, so nothing was logged: as a failed submit leaves none
         undone[app_id] = why
     return undone
 

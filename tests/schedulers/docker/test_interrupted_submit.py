@@ -24,6 +24,7 @@ import docker
 import pytest
 
 from jupyter_sched.schedulers.common.process_identity import this_process
+from jupyter_sched.schedulers.common.state_dir import default_log_dir
 from jupyter_sched.schedulers.docker.engine import ensure_network
 from jupyter_sched.schedulers.docker.labels import LABEL_SUBMITTER
 from jupyter_sched.schedulers.docker.launch import make_metrics_dirs
@@ -142,6 +143,7 @@ def test_a_submitter_killed_mid_submit_leaves_apps_failed_submit_interrupted_and
                 for r in replicas:
                     assert r.state == AppState.FAILED and "submit interrupted" in r.structured_error_msg, (where, r)
                 assert [r["Names"][0] for r in left] == [f"/{app_id}-interrupted"], (where, left)
+                assert not os.path.exists(os.path.join(default_log_dir(), session_name, app_id)), where
                 assert left[0]["State"] == "created" and "jupyter_sched.replica-id" not in left[0]["Labels"]
                 assert reader.cleanup(app_id) == 1
                 assert reader.describe(app_id) is None
