@@ -183,3 +183,24 @@ def test_metric_columns_join_the_records_and_a_result_field_of_their_name_moves_
     assert row["loss"] == 2.0 and row["stopped"] == "stopped at step 3: loss 2 worse"
     assert list(row)[-2:] == ["stopped", "error"]
     assert table.records([done])[0]["metrics.acc"] == 1.0, "without metric columns the field keeps its name"
+
+
+def test_metric_cells_come_from_rank_0s_summary_or_its_records(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Rank 0 is the run's role's replica 0; without a summary file (a replica killed before its first one)
+    the stats are made from its records. A run's directory comes from its runner (any object with
+    ``metrics_dir``: here one that names a directory of hand-written files)."""
+    lines = [
+        '{"v":1,"seq":0,"t":1.0,"define":{"loss":"min"}}',
+        '{"v":1,"seq":1,"t":2.0,"step":0,"metrics":{"loss":0.9}}',
+        '{"v":1,"seq":2,"t":3.0,"step":1,"metrics":{"loss":0.4}}',
+        '{"v":1,"seq":3,"t":4.0,"step":2,"metrics":{"loss":"NaN"}}',
+        '{"v":1,"seq":4,"t":5.0,"step":3,"metrics":{"loss":0.6}}',
+    ]
+    (tmp_path / "train.0.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "train.1.jsonl").write_text('{"v":1,"seq":0,"t":1.0,"step":0,"metrics":{"loss":0.1}}\n')
+    runner = SimpleNamespace(metrics_dir=lambda handle: str(tmp_path))
+    run = SimpleNamespace(index=0, handle="h", job=SimpleNamespace(runner=runner, role="train"))
+    assert metric_data.summary_columns([run], "last") == {0: {"metrics.loss": 0.6}}
+    assert metric_data.summary_columns([run], "best") == {0: {"metrics.loss": 0.4}}, "the goal is min"
+    assert metric_data.values(run, "loss") == [0.9, 0.4, 0.6], "rank 0's values, NaN left out"
+    assert metric_data.best([run], "loss", scope="avg").value == pytest.approx(1.9 / 3)

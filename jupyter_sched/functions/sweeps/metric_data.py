@@ -22,7 +22,15 @@ import math
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from jupyter_sched.frontend.jobs.metrics import LONG_COLUMNS, ReplicaMetrics, pandas, read_all, read_records
+from jupyter_sched.frontend.jobs.metrics import (
+    LONG_COLUMNS,
+    Replica,
+    pandas,
+    read_all,
+    read_records,
+    read_summary,
+    replicas,
+)
 from jupyter_sched.frontend.jobs.metrics import long_frame as job_long_frame
 from jupyter_sched.functions.sweeps.table import Best
 from jupyter_sched.track.values import decode_number
@@ -63,14 +71,28 @@ def metrics_dir(run: Any) -> Optional[str]:
     return str(found) if found else None
 
 
-def rank0(run: Any, data: List[ReplicaMetrics]) -> Optional[ReplicaMetrics]:
-    """The run's rank 0 among ``data``: its role's replica 0, else the first replica 0, else the first."""
+def rank0(run: Any, directory: Optional[str]) -> Optional[Replica]:
+    """The run's rank 0 among the replicas with records in ``directory``: its role's replica 0, else the first
+    replica 0, else the first (None: no records). Only the directory is listed; no file is read."""
+    found = replicas(directory)
     role = getattr(getattr(run, "job", None), "role", None)
-    for rep in data:
-        if rep.role == role and rep.replica == 0:
-            return rep
-    zeros = [rep for rep in data if rep.replica == 0]
-    return (zeros or data)[0] if data else None
+    if (role, 0) in found:
+        return (str(role), 0)
+    zeros = [r for r in found if r[1] == 0]
+    return (zeros or found)[0] if found else None
+
+
+def rank0_summary(run: Any) -> Dict[str, Any]:
+    """The per-key stats of the run's rank 0: its summary file, else made from its records (a replica that
+    ended before its first summary was written)."""
+    directory = metrics_dir(run)
+    which = rank0(run, directory)
+    if directory is None or which is None:
+        return {}
+    stored = read_summary(directory, *which)
+    if stored is not None and isinstance(stored.get("metrics"), dict):
+        return dict(stored["metrics"])
+    return next((dict(r.summary) for r in read_all(directory) if (r.role, r.replica) == which), {})
 
 
 def as_float(x: Any) -> Optional[float]:
@@ -84,12 +106,12 @@ def summary_columns(runs: Sequence[Any], how: str) -> Dict[int, Dict[str, Option
     how = check_how(how)
     out: Dict[int, Dict[str, Optional[float]]] = {}
     for run in runs:
-        rep = rank0(run, read_all(metrics_dir(run)))
-        if rep is None:
+        summary = rank0_summary(run)
+        if not summary:
             continue
         cells: Dict[str, Optional[float]] = {}
-        for key in sorted(rep.summary):
-            stats = rep.summary[key]
+        for key in sorted(summary):
+            stats = summary[key]
             if not isinstance(stats, dict):
                 continue
             goal = stats.get("goal")
@@ -120,13 +142,10 @@ def long_frame(runs: Sequence[Any], keys: Union[None, str, Sequence[str]] = None
 def values(run: Any, metric: str) -> List[float]:
     """The values of ``metric`` the run's rank 0 logged, in the order logged, NaN left out."""
     directory = metrics_dir(run)
-    if directory is None:
+    which = rank0(run, directory)
+    if directory is None or which is None:
         return []
-    data = read_all(directory)
-    rep = rank0(run, data)
-    if rep is None:
-        return []
-    chunk = read_records(directory, rep.role, rep.replica)
+    chunk = read_records(directory, *which)
     found = [r.metrics[metric] for r in chunk.records if metric in r.metrics]
     return [v for v in found if not math.isnan(v)]
 
@@ -162,9 +181,7 @@ def logged_keys(runs: Sequence[Any]) -> List[str]:
     """The keys any run's rank 0 logged (for an error that lists them)."""
     keys: Dict[str, None] = {}
     for run in runs:
-        rep = rank0(run, read_all(metrics_dir(run)))
-        if rep is not None:
-            keys.update(dict.fromkeys(sorted(rep.summary)))
+        keys.update(dict.fromkeys(sorted(rank0_summary(run))))
     return list(keys)
 
 
