@@ -7,7 +7,8 @@
   ``jupyter_sched.track`` records (``frontend.jobs.metric_charts``), with a replica picker.
 * :mod:`.log_pane` -- one replica's or all replicas' logs, live; :mod:`.log_model` the log model as HTML.
 * :mod:`.list_pane` -- ``%sched_list`` as a live table of the frontend's jobs list.
-* :mod:`.sweep_view` -- a sweep as one table, a row per run.
+* :mod:`.sweep_view` -- a sweep as one table, a row per run, with a live column per metric and a chart of
+  one metric with a line per run; :mod:`.sweep_metrics` reads the runs' metrics for it.
 * :mod:`.theme` -- HTML and text helpers shared by panes and reprs: state pills, times, tables.
 
 Where new views go: a notebook job's progress bar is a part of :mod:`.status_pane`; a new column of the jobs

@@ -20,22 +20,57 @@ import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from jupyter_sched.frontend.jobs.metric_charts import BEST_COLOR, format_number, runs_chart_alt
 from jupyter_sched.functions.sweeps.sweep import VIEW_MAKERS, Sweep
-from jupyter_sched.functions.sweeps.table import format_value, table_rows
+from jupyter_sched.functions.sweeps.table import format_value, sort_rows, table_rows
 from jupyter_sched.notebook.displays import record
 from jupyter_sched.notebook.displays.record import widget_mimes
+from jupyter_sched.notebook.panes.sweep_metrics import PREFIX, SweepMetrics
 from jupyter_sched.notebook.panes.theme import NO_MATH, as_of, esc, fmt_duration, pill, table, text_table
 from jupyter_sched.specs.output.labels import app_label
 
-#: Seconds between drawings of a running sweep's table (its elapsed times move on).
-TICK = 1.0
+#: Seconds between drawings of a running sweep's table (its elapsed times move on, its runs log metrics).
+TICK = 0.5
+#: Seconds between two drawings at least: the table and the chart are redrawn at most twice a second.
+MIN_GAP = 0.5
+#: The "stopped early" mark's colour (the cancelled state's).
+STOPPED_COLOR = "#c99a00"
+
+
+def metrics_of(sweep: Sweep) -> SweepMetrics:
+    """The sweep's metrics as its table shows them (made on first use, once; read by :meth:`SweepMetrics.refresh`)."""
+    with _VIEWS_LOCK:
+        found = _METRICS.get(sweep)
+        if found is None:
+            found = _METRICS[sweep] = SweepMetrics()
+        return found
 
 
 def rows(sweep: Sweep, sort: Optional[str] = None, descending: bool = False) -> Tuple[List[str], List[List[Any]]]:
-    """The table's column names and rows (raw values), ordered by ``sort`` (default: the sweep's order)."""
+    """The table's column names and rows (raw values), ordered by ``sort`` (default: the sweep's order): the
+    runs' rows (:func:`table_rows`) with a ``metrics.<key>`` column per shown metric (the run's last value)
+    before the ``stopped`` and ``error`` columns."""
     if sort is None:
         sort, descending = sweep.order
-    return table_rows(list(sweep.runs), sort, descending)
+    runs = list(sweep.runs)
+    names, data = table_rows(runs, "#")
+    columns = metrics_of(sweep).columns()
+    if columns:
+        model = metrics_of(sweep)
+        at = next((i for i, n in enumerate(names) if n in ("stopped", "error")), len(names))
+        names = names[:at] + [PREFIX + k for k in columns] + names[at:]
+        data = [row[:at] + [model.last(row[0], k) for k in columns] + row[at:] for row in data]
+    if sort in names:
+        data = sort_rows(data, names.index(sort), descending)
+    return names, data
+
+
+def best_cells(sweep: Sweep, names: List[str]) -> Dict[str, Optional[int]]:
+    """``{column name: the run whose cell is best}`` of the metric columns among ``names`` (None: no goal,
+    or no value yet)."""
+    model = metrics_of(sweep)
+    goals = model.goals()
+    return {n: model.best_run(n[len(PREFIX):], goals.get(n[len(PREFIX):])) for n in names if n.startswith(PREFIX)}
 
 
 def _fmt(name: str, value: Any) -> str:
@@ -43,20 +78,68 @@ def _fmt(name: str, value: Any) -> str:
         return ""
     if name == "elapsed":
         return fmt_duration(value)
+    if name.startswith(PREFIX) and isinstance(value, float):
+        return format_number(value)
     return format_value(value)
+
+
+def _header(name: str) -> str:
+    """A column's heading: ``stopped early`` for the column of the early stopping rule's reasons."""
+    return "stopped early" if name == "stopped" else name
+
+
+def _state_html(value: Any, stopped: Any) -> str:
+    """The state pill, and a ``stopped early`` mark (its reason as the tooltip) for a run early stopping stopped."""
+    if not stopped:
+        return pill(value)
+    return (f'{pill(value)} <span class="jsched-stopped" title="{esc(stopped)}" style="font-size:11px;'
+            f'font-weight:600;color:{STOPPED_COLOR}">stopped early</span>')  # fmt: skip
+
+
+def _cell_html(name: str, value: Any, best: bool) -> str:
+    text = esc(_fmt(name, value))
+    if not best:
+        return text
+    return (f'<span class="jsched-best" title="best by its goal" style="color:{BEST_COLOR};font-weight:700">'
+            f"{text} \u2605</span>")  # fmt: skip
+
+
+def _is_best(bests: Dict[str, Optional[int]], name: str, row: List[Any]) -> bool:
+    return bests.get(name) is not None and bests[name] == row[0]
 
 
 def table_html(sweep: Sweep, sort: Optional[str] = None, descending: bool = False) -> str:
     names, data = rows(sweep, sort, descending)
+    bests = best_cells(sweep, names)
+    at_stopped = names.index("stopped") if "stopped" in names else None
     body = []
     for row in data:
-        body.append([pill(v) if n == "state" else esc(_fmt(n, v)) for n, v in zip(names, row)])
-    return table(names, body, raw=True)
+        stopped = row[at_stopped] if at_stopped is not None else None
+        body.append([
+            _state_html(v, stopped) if n == "state" else _cell_html(n, v, _is_best(bests, n, row))
+            for n, v in zip(names, row)
+        ])  # fmt: skip
+    return table([_header(n) for n in names], body, raw=True)
 
 
 def table_text(sweep: Sweep) -> str:
     names, data = rows(sweep)
-    return text_table(names, [[_fmt(n, v) for n, v in zip(names, row)] for row in data])
+    bests = best_cells(sweep, names)
+    cells = [
+        [_fmt(n, v) + (" *" if _is_best(bests, n, row) else "") for n, v in zip(names, row)]
+        for row in data
+    ]
+    text = text_table([_header(n) for n in names], cells)
+    if any(b is not None for b in bests.values()):
+        text += "\n* the best last value by the metric's goal (track.define_metric)"
+    return text
+
+
+def chart_text(sweep: Sweep) -> str:
+    """The chart in words (for ``text/plain``), or "" before any run logged."""
+    model = metrics_of(sweep)
+    key = model.shown_key()
+    return "" if key is None else "chart: " + runs_chart_alt(key, model.series(key), model.goals().get(key))
 
 
 def heading(sweep: Sweep) -> str:
@@ -69,7 +152,11 @@ def heading(sweep: Sweep) -> str:
 
 
 def record_bundle(sweep: Sweep, as_of_ts: Optional[float] = None) -> Dict[str, str]:
-    """The table in the sweep's order (grid order unless sorted), labelled "as of" while it runs."""
+    """The table in the sweep's order (grid order unless sorted), labelled "as of" while it runs, with its
+    metric columns and the chart of the chosen metric (the runs' records read to now)."""
+    metrics_of(sweep).refresh(list(sweep.runs))
+    chart = metrics_of(sweep).chart_html()
+    chart_words = chart_text(sweep)
     when = "" if sweep.finished or as_of_ts is None else f" ({as_of(as_of_ts)})"
     hint = (
         f"runs are apps named {sweep.name}-NNN (%sched_list); "
@@ -78,9 +165,9 @@ def record_bundle(sweep: Sweep, as_of_ts: Optional[float] = None) -> Dict[str, s
     html = (
         f'<div class="jsched-record jsched-sweep {NO_MATH}" style="font-size:13px">'
         f"<div><b>{esc(heading(sweep))}</b>{esc(when)}</div>"
-        f"{table_html(sweep)}<div style=\"font-size:11px;opacity:0.7\">{esc(hint)}</div></div>"
+        f"{table_html(sweep)}{chart}<div style=\"font-size:11px;opacity:0.7\">{esc(hint)}</div></div>"
     )
-    text = f"{heading(sweep)}{when}\n{table_text(sweep)}\n{hint}"
+    text = f"{heading(sweep)}{when}\n{table_text(sweep)}\n{chart_words + chr(10) if chart_words else ''}{hint}"
     return {"text/plain": text, "text/html": html}
 
 
@@ -119,10 +206,12 @@ class SweepView:
         self.show_button = w.Button(description="Show panes", icon="eye",
                                     layout=w.Layout(width="auto", min_width="120px", flex="0 0 auto"))
         self.panes = w.Output()
+        self.metric = w.Dropdown(description="chart of", options=[], layout=w.Layout(width="260px", display="none"))
+        self.chart = w.HTML()
         self.cancel_button.on_click(lambda _b: sweep.cancel())
         self.show_button.on_click(self._show_run)
         controls = w.HBox([self.cancel_button, self.sort, self.descending, self.pick, self.show_button])
-        self.widget = w.VBox([self.head, controls, self.table, self.panes])
+        self.widget = w.VBox([self.head, controls, self.table, self.metric, self.chart, self.panes])
         self.widget.add_class("jsched-sweep")
         self._wake = threading.Event()
         self._guard = threading.Lock()  # guards _drawer only; never held while a widget is written
@@ -130,6 +219,7 @@ class SweepView:
         self._draw()  # the first table, before any other thread can draw
         self.sort.observe(self._sort_chosen, names="value")
         self.descending.observe(self._sort_chosen, names="value")
+        self.metric.observe(self._metric_chosen, names="value")
         sweep.on_change(self.redraw)
         self.redraw()
 
@@ -149,9 +239,20 @@ class SweepView:
         self.sweep.order = (by, bool(self.descending.value))
         self.sweep.changed()  # redraws this view, and the record of every display of the sweep
 
+    def _metric_chosen(self, change: Dict[str, Any]) -> None:
+        if threading.current_thread() is self._drawer or change.get("new") is None:
+            return
+        metrics_of(self.sweep).chosen = str(change["new"])
+        self.sweep.changed()  # redraws this view, and the record (which keeps the chart) of every display
+
     def _drawing(self) -> None:
+        drawn = 0.0
         while True:
+            gap = MIN_GAP - (time.monotonic() - drawn)
+            if gap > 0:  # at most twice a second, however often the sweep changes
+                time.sleep(gap)
             self._wake.clear()
+            drawn = time.monotonic()
             try:
                 self._draw()
             except Exception:  # noqa: BLE001 - a table that cannot be drawn now is drawn at the next change
@@ -165,6 +266,10 @@ class SweepView:
                 self._wake.wait(TICK)
 
     def _draw(self) -> None:
+        """Reads the runs' new metric records, then sets each widget's value only where it changed (an idle
+        sweep sends nothing)."""
+        model = metrics_of(self.sweep)
+        model.refresh(list(self.sweep.runs))
         names = rows(self.sweep)[0]
         by, descending = self.sweep.order
         if list(self.sort.options) != names:
@@ -179,9 +284,25 @@ class SweepView:
             picked = self.pick.value
             self.pick.options = choices
             self.pick.value = picked
-        self.head.value = f"<b>{esc(heading(self.sweep))}</b>"
-        self.table.value = table_html(self.sweep)
-        self.cancel_button.disabled = self.sweep.finished
+        keys = model.keys()
+        if list(self.metric.options) != keys:
+            self.metric.options = keys  # selects the first (ipywidgets): the shown key is put back below
+        charted = model.shown_key()
+        if charted is not None and self.metric.value != charted:
+            self.metric.value = charted
+        display = "" if keys else "none"
+        if self.metric.layout.display != display:
+            self.metric.layout.display = display
+        self._set(self.head, f"<b>{esc(heading(self.sweep))}</b>")
+        self._set(self.table, table_html(self.sweep))
+        self._set(self.chart, model.chart_html())
+        if self.cancel_button.disabled != self.sweep.finished:
+            self.cancel_button.disabled = self.sweep.finished
+
+    @staticmethod
+    def _set(widget: Any, value: str) -> None:
+        if widget.value != value:
+            widget.value = value
 
     def _show_run(self, _button: Any = None) -> None:
         from IPython.display import display
@@ -211,7 +332,8 @@ class SweepView:
 
 _VIEWS: "weakref.WeakKeyDictionary[Sweep, SweepView]" = weakref.WeakKeyDictionary()
 _MAKING: "weakref.WeakKeyDictionary[Sweep, threading.Lock]" = weakref.WeakKeyDictionary()
-_VIEWS_LOCK = threading.Lock()  # guards the two tables only, never held while a view is made
+_METRICS: "weakref.WeakKeyDictionary[Sweep, SweepMetrics]" = weakref.WeakKeyDictionary()
+_VIEWS_LOCK = threading.Lock()  # guards the three tables only, never held while a view is made
 
 
 def view_of(sweep: Sweep) -> SweepView:
