@@ -28,6 +28,7 @@ NEEDS = {
     "distributed": "tutorial_images",  # its retries section runs on Docker
     "slurm": "slurm_available",
     "ray": "ray_cluster",  # tests/conftest.py: a Ray head with its dashboard (scripts/setup/ray.sh)
+    "metrics": "torch_installed",  # tests/conftest.py: PyTorch, CPU build (scripts/setup/torch.sh)
 }
 NBVAL_TAGS = {"nbval-ignore-output", "nbval-skip", "raises-exception", "nbval-check-output"}
 
