@@ -22,6 +22,7 @@ Its modules, each a renderer or a server of what ``jupyter_sched.frontend`` mode
 
 * :mod:`.handlers` -- the routes; every one needs the server's login.
 * :mod:`.index` -- the jobs across sessions and backends, through the frontend's one ``Lister``, cached.
+* :mod:`.ended` -- the jobs each listing saw end, in a ring with cursors, so a client asks "ended since".
 * :mod:`.rows` -- the model's rows filtered and paged (the payloads' JSON Schema is
   ``jupyter_sched.frontend.jobs.schema``; the JupyterLab side's types are generated from it).
 * :mod:`.logs` -- a replica's log for the browser: snapshots, and a live follow shared by every viewer.

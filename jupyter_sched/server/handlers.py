@@ -3,6 +3,8 @@
 ========================================  ==================================================================
 ``GET  jobs``                              the list: ``?offset=&limit=`` (at most 500 entries a page),
                                            ``?notebook=&session=&scheduler=&state=&sweep=`` filters
+``GET  jobs/ended``                        the jobs that ended since ``?since=CURSOR`` (each once, with its row) and
+                                           the cursor to give next; without ``since``, the cursor of now
 ``GET  jobs/<handle>``                     one job: its row, status per replica (secrets masked), usage
 ``GET  jobs/<handle>/logs``                a snapshot of replica ``?role=&k=`` (``&lines=&stream=``)
 ``GET  jobs/<handle>/logs/stream``         the same replica live, as server-sent events (``event: log``)
@@ -42,6 +44,7 @@ from jupyter_sched.frontend.jobs.listing import first_role
 from jupyter_sched.frontend.targets import check_handle
 from jupyter_sched.logs.metric_lines import KEY_RE
 from jupyter_sched.server import rows as table
+from jupyter_sched.server.ended import BadCursor, parse_since
 from jupyter_sched.server.index import JobIndex, UnknownJob
 from jupyter_sched.server.logs import STREAMS, Cursor, Followers, TooManyFollowers, snapshot
 from jupyter_sched.specs import MalformedAppHandleException, UnknownAppException
@@ -197,6 +200,25 @@ class JobsHandler(Base):
             generated=listing.at, apps=len(rows), listed_in=round(listing.seconds, 3),
         )  # fmt: skip
         self.finish(json.dumps(body))
+
+
+class EndedHandler(Base):
+    """What the listing thread saw end since the client's cursor (:mod:`.ended`): the notifications' source,
+    so a job that ran between two polls still notifies. Asking counts as wanting a fresh listing (one is
+    started if the last is stale), so a client that polls this alone keeps the ends coming."""
+
+    @web.authenticated
+    @authorized("read")
+    async def get(self) -> None:
+        try:
+            since = parse_since(self.get_query_argument("since", None))
+        except BadCursor as e:
+            raise web.HTTPError(400, str(e)) from None
+        index = self.ctx.index
+        if index.listing_now() is None or not index.ended.observed:  # nothing is known before the first
+            await self.blocking(index.listing)
+        cursor, rows, truncated = index.ended.since(since)
+        self.finish(json.dumps({"cursor": str(cursor), "jobs": [r.to_json() for r in rows], "truncated": truncated}))
 
 
 class JobHandler(Base):
@@ -476,6 +498,7 @@ def routes(base: str, context: Context) -> list:
     args = {"context": context}
     return [
         (base + r"jobs/?", JobsHandler, args),
+        (base + r"jobs/ended/?", EndedHandler, args),
         (base + rf"jobs/{one}/logs/stream/?", LogStreamHandler, args),
         (base + rf"jobs/{one}/logs/?", LogHandler, args),
         (base + rf"jobs/{one}/metrics/stream/?", MetricsStreamHandler, args),

@@ -19,7 +19,8 @@ their status at each listing, and their usage once per listing for all of them (
 a replica's first CPU reading waits once per listing, not once per app, and readings are kept between
 listings). A stale listing is refreshed on a thread of its own while requests get the previous one, so
 a request never waits for a listing but the very first; job details, logs and cancels never queue behind
-one.
+one. Each listing also tells :mod:`.ended` which jobs it saw end, so a job that started and ended between two
+listings is still told once (``GET jobs/ended``).
 
 Every text a row carries that a user or a job wrote (its name, why it ended) and every notice goes
 through the one masking rule (:mod:`jupyter_sched.specs.output.masking`) when the row is made, so no secret of a
@@ -45,6 +46,7 @@ from jupyter_sched.frontend.jobs.listing import Lister, first_role, one_line
 from jupyter_sched.frontend.jobs.rows import job_row
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY
+from jupyter_sched.server.ended import EndedJobs
 from jupyter_sched.specs import AppStatus, parse_app_handle
 from jupyter_sched.specs.output.masking import mask_out
 from jupyter_sched.specs.status.handles import check_name, parse_safe_handle
@@ -100,6 +102,8 @@ class JobIndex:
         #: kept, a backend that failed asked again only after ``backoff``
         self.lister = Lister(self.runner, backoff=settings.backoff, quiet=settings.quiet,
                              status_cache=settings.status_cache, notebook_path=self._notebook_path)  # fmt: skip
+        #: the jobs each listing saw end, with cursors (``GET jobs/ended``): fed by the listing thread alone
+        self.ended = EndedJobs()
 
     # -- runners ----------------------------------------------------------------------------------------
     def runner(self, session: str) -> Runner:
@@ -190,6 +194,7 @@ class JobIndex:
         registry = self._registry()
         sessions = self._sessions(registry)
         found = self.lister.list(sessions, self.settings.schedulers, registry, usage=True)
+        self.ended.observe(found.rows)
         return Listing(
             rows=found.rows, notices=found.notices, sessions=found.sessions, schedulers=found.schedulers,
             at=time.time(), seconds=time.monotonic() - start, cold=cold,

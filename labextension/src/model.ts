@@ -86,6 +86,13 @@ export interface IJobPage {
   sweep: ISweepRow | null;
 }
 
+/** ``GET jobs/ended?since=CURSOR``: every job the server saw end after that cursor, oldest first, each once, with its row as the listing that saw it end made it (so a job that started and ended between two polls of the list is here too). */
+export interface IEndedPage {
+  cursor: string;
+  jobs: IJobRow[];
+  truncated: boolean;
+}
+
 /** One GPU of a replica (``GpuSample.to_json()``). */
 export interface IGpuJson {
   index: number;

@@ -1,4 +1,5 @@
-"""What the server sends besides the rows: a page of the jobs list, and a job's detail.
+"""What the server sends besides the rows: a page of the jobs list, the jobs ended since a cursor, and a job's
+detail.
 
 Dataclasses for their shapes only (the server fills them), so :mod:`.schema` writes one JSON Schema and
 one set of TypeScript types for everything the JupyterLab extension reads. A job's detail is its
@@ -37,6 +38,20 @@ class JobPage:
     sweep: Optional[SweepRow]
     """With ``?sweep=``: that sweep's own row (its state, counts and label), so a client that lists one
     sweep's runs reads how the sweep stands instead of counting; else None."""
+
+
+@dataclass
+class EndedPage:
+    """``GET jobs/ended?since=CURSOR``: every job the server saw end after that cursor, oldest first, each
+    once, with its row as the listing that saw it end made it (so a job that started and ended between two
+    polls of the list is here too)."""
+
+    cursor: str
+    """Give it as ``?since=`` next time (it only grows, across server restarts too). Without ``since`` the
+    answer is the cursor of now and no jobs."""
+    jobs: List[JobRow]
+    truncated: bool
+    """Some jobs that ended after ``since`` were forgotten (the server keeps the last ends only)."""
 
 
 @dataclass

@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Tuple, Type
 
 from jupyter_sched.frontend.jobs.payloads import (
     DetailExtra,
+    EndedPage,
     GpuJson,
     JobMetricsAnswer,
     JobPage,
@@ -38,13 +39,13 @@ from jupyter_sched.frontend.jobs.payloads import (
 from jupyter_sched.frontend.jobs.rows import JobRow, MetricLast, SweepRow, UsageSummary
 
 CLASSES: Tuple[Type[Any], ...] = (
-    UsageSummary, MetricLast, JobRow, SweepRow, JobPage, GpuJson, UsageJson, ReplicaJson, RoleJson, StatusJson,
-    UsageSampleJson, MetricPoint, MetricStats, MetricsReplica, JobMetricsAnswer,
+    UsageSummary, MetricLast, JobRow, SweepRow, JobPage, EndedPage, GpuJson, UsageJson, ReplicaJson, RoleJson,
+    StatusJson, UsageSampleJson, MetricPoint, MetricStats, MetricsReplica, JobMetricsAnswer,
 )  # fmt: skip
 """Every dataclass of the payloads, in the order model.ts declares them; ``JobDetail`` is made from
 :class:`JobRow` and :class:`~.payloads.DetailExtra`."""
 PAYLOADS = {"page": "JobPage", "detail": "JobDetail", "row": "JobRow", "sweep": "SweepRow",
-            "metrics": "JobMetricsAnswer"}  # fmt: skip
+            "metrics": "JobMetricsAnswer", "ended": "EndedPage"}  # fmt: skip
 """The answers a client reads, by the name of their ``$defs`` entry."""
 _PRIMITIVES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 _TS = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
@@ -111,7 +112,8 @@ def json_schema() -> Dict[str, Any]:
 
 
 def schema_for(payload: str) -> Dict[str, Any]:
-    """The schema of one answer: ``page``, ``detail``, ``row``, ``sweep`` or ``metrics`` (:data:`PAYLOADS`)."""
+    """The schema of one answer: ``page``, ``detail``, ``row``, ``sweep``, ``metrics`` or ``ended``
+    (:data:`PAYLOADS`)."""
     return {**json_schema(), "$ref": f"#/$defs/{PAYLOADS[payload]}"}
 
 
