@@ -1,6 +1,8 @@
 """``jupyter-sched list [-s SCHEDULER] [--json]``: the apps a scheduler knows in the default session, as the
 front ends' one model lists them (:mod:`jupyter_sched.frontend.jobs`: running first, then newest first;
-``--json`` gives each app's row: state, times, span, counts, reason, sweep, ...).
+``--json`` gives each app's row: state, times, span, counts, reason, sweep, metrics, ...). A ``METRIC``
+column shows each app's main metric (``loss 0.31``: what ``jupyter_sched.track`` logged last) once an app
+listed has logged one.
 
 Local apps are recorded on disk, so apps started by other processes (other terminals, notebooks) are listed
 too, as long as they use the same log directory.
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import List, Tuple
 
 from jupyter_sched.cli import common
 from jupyter_sched.frontend import targets
@@ -19,6 +22,7 @@ from jupyter_sched.frontend.launch.config import ProjectConfig
 def run(args: argparse.Namespace, config: ProjectConfig) -> int:
     # the front ends' one listing and rows (jupyter_sched.frontend.jobs): only rendered here
     from jupyter_sched.frontend.jobs.listing import Lister
+    from jupyter_sched.frontend.jobs.metrics import main_metric_text
     from jupyter_sched.frontend.jobs.order import ordered
 
     scheduler = targets.pick_scheduler(args.scheduler, config)
@@ -35,9 +39,15 @@ def run(args: argparse.Namespace, config: ProjectConfig) -> int:
         if not listing.notices:
             print(f"no apps on {scheduler} (session {session!r})")
         return 1 if listing.notices else 0
-    header = ("APP HANDLE", "STATE", "NAME")
-    rows_text = [(common.shown(r.handle), r.state, common.shown(r.name)) for r in rows]
-    widths = [max(len(r[i]) for r in [header, *rows_text]) for i in range(2)]
+    metrics = [common.shown(main_metric_text(r.metrics)) for r in rows]
+    rows_text: List[Tuple[str, ...]]
+    if any(metrics):  # the main metric's last value (loss 0.31), a column only when an app logged one
+        header: Tuple[str, ...] = ("APP HANDLE", "STATE", "METRIC", "NAME")
+        rows_text = [(common.shown(r.handle), r.state, m, common.shown(r.name)) for r, m in zip(rows, metrics)]
+    else:
+        header = ("APP HANDLE", "STATE", "NAME")
+        rows_text = [(common.shown(r.handle), r.state, common.shown(r.name)) for r in rows]
+    widths = [max(len(r[i]) for r in [header, *rows_text]) for i in range(len(header) - 1)]
     for row in [header, *rows_text]:
-        print(f"{row[0].ljust(widths[0])}  {row[1].ljust(widths[1])}  {row[2]}".rstrip())
+        print(("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1]).rstrip())
     return 0

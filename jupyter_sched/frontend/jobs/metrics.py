@@ -367,6 +367,21 @@ def last_values(summary: Optional[Dict[str, Any]], limit: int) -> Optional[List[
     return out or None
 
 
+def main_metric_text(metrics: Optional[List[MetricLast]]) -> str:
+    """A row's main metric as the lists show it (``%sched_list``, ``jupyter-sched list``): ``loss 0.31``, the
+    last value of the first of the row's ``metrics`` (a key with a goal comes first), four significant
+    digits; "" when the row has none."""
+    if not metrics:
+        return ""
+    first = metrics[0]
+    last = first.last
+    if isinstance(last, (int, float)) and not isinstance(last, bool):
+        text = "0" if last == 0 else f"{float(last):.4g}"
+    else:
+        text = "-" if last is None else str(last)  # "NaN", "Infinity", "-Infinity" as strict JSON names them
+    return f"{first.key} {text}"
+
+
 def _json_number(x: Any) -> Union[float, str, None]:
     """A value of a summary file as strict JSON carries it: a number, one of the non-finite strings, or None."""
     if isinstance(x, bool) or x is None:

@@ -1,8 +1,9 @@
 """``%sched_list`` as a live table: running apps first, then finished ones, newest first in each group.
 
 Each row shows the state, name, handle, start time and age (running: for how long; finished: how long it
-took), a Cancel button on running rows only (hidden, not removed, on finished ones so the columns stay
-aligned), and an Open button that shows that app's live view (status over logs) under the table: no
+took), the main metric's last value when the app logged one (``loss 0.31``, the model's ``metrics``), a
+Cancel button on running rows only (hidden, not removed, on finished ones so the columns stay aligned),
+and an Open button that shows that app's live view (status over logs) under the table: no
 handle to copy and no command to type. Rows are updated in place (a row's HTML changes only when what it
 shows does, so an idle list of finished apps sends nothing); apps that appear while the list is live get a
 row at their place in the order (new apps at the top). The ticker stops once every listed app has ended.
@@ -26,6 +27,7 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
+from jupyter_sched.frontend.jobs.metrics import main_metric_text
 from jupyter_sched.frontend.jobs.order import Entry, group
 from jupyter_sched.frontend.jobs.rows import JobRow, SweepRow
 from jupyter_sched.notebook.displays.record import RecordSource
@@ -79,15 +81,18 @@ def rows_text(rows: Sequence[JobRow], notices: List[str], ages: bool = True,
         now = time.time()
         listed = entries(rows)
         shown = listed if limit is None else listed[:limit]
-        table = []
+        table: List[Tuple[str, ...]] = []
         for entry in shown:
             started, age = when(entry, now)
             age = age if ages or not entry.running else ""
             if isinstance(entry, SweepRow):
-                table.append((f"sweep {entry.sweep}", counts_text(entry), entry.state, started, age))
+                table.append((f"sweep {entry.sweep}", counts_text(entry), entry.state, started, age, ""))
             else:
-                table.append((entry.handle, entry.name, entry.state, started, age))
-        text = text_table(("APP HANDLE", "NAME", "STATE", "STARTED", "AGE"), table)
+                table.append((entry.handle, entry.name, entry.state, started, age, main_metric_text(entry.metrics)))
+        headers: Tuple[str, ...] = ("APP HANDLE", "NAME", "STATE", "STARTED", "AGE", "METRIC")
+        if not any(row[-1] for row in table):  # a METRIC column once a listed app logged a metric
+            headers, table = headers[:-1], [row[:-1] for row in table]
+        text = text_table(headers, table)
         if len(shown) < len(listed):
             text += f"\n... and {len(listed) - len(shown)} more (%sched_list -n 0 lists them all)"
     return "\n".join([text, *(str(mask_out(n)) for n in notices)])  # a backend's error text may quote a secret
@@ -140,9 +145,11 @@ class _Row:
     def update(self, row: JobRow, now: float) -> None:
         self.row = row
         started, age = when(row, now)
+        metric = main_metric_text(row.metrics)
+        metric_html = f' &middot; <span class="jsched-list-metric">{esc(metric)}</span>' if metric else ""
         value = (
             f"{pill(row.state)} <b>{esc(row.name)}</b> {code(row.handle)} "
-            f'<span style="font-size:12px;opacity:0.8">started {esc(started)} &middot; {esc(age)}</span>'
+            f'<span style="font-size:12px;opacity:0.8">started {esc(started)} &middot; {esc(age)}{metric_html}</span>'
         )
         with self.html.hold_sync(), self.button.hold_sync():
             if value != self.html.value:
