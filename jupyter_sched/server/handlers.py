@@ -132,6 +132,15 @@ class Base(APIHandler):
     async def blocking(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.ctx.executor, fn, *args)
 
+    def query_arg(self, name: str, default: Optional[str] = None) -> Optional[str]:
+        """A query argument exactly as sent. Tornado's ``get_query_argument`` drops C0 control characters and
+        strips whitespace, so a role named with one (``tr\x1bain``, a trailing U+2028) would be asked for
+        under another name and not found: the job view could not follow that replica's log."""
+        values = self.request.query_arguments.get(name)
+        if not values:
+            return default
+        return values[-1].decode("utf-8", errors="replace")
+
     def handle_arg(self, raw: str) -> str:
         """The handle in the URL, checked as the CLI checks it: 400 if malformed or unsafe."""
         try:
@@ -158,7 +167,7 @@ class Base(APIHandler):
 
     def replica_args(self, status: Any) -> Tuple[str, int, str]:
         """``?role=&k=&stream=``, checked against the job's replicas: 400 if malformed, 404 if absent."""
-        role = self.get_query_argument("role", None)
+        role = self.query_arg("role")
         raw_k = self.get_query_argument("k", "0")
         stream = self.get_query_argument("stream", "combined")
         if stream not in STREAMS:
@@ -319,7 +328,7 @@ class MetricsHandler(Base):
     @authorized("read")
     async def get(self, raw: str) -> None:
         handle = self.handle_arg(raw)
-        query = metrics_query(self.get_query_argument)
+        query = metrics_query(self.get_query_argument, self.query_arg)
         status = await self.job_status(handle)
         runner = self.ctx.index.runner_for(handle)
         directories = self.ctx.index.lister.metrics
@@ -345,7 +354,7 @@ class MetricsStreamHandler(Base):
     @authorized("read")
     async def get(self, raw: str) -> None:
         handle = self.handle_arg(raw)
-        query = metrics_query(self.get_query_argument)
+        query = metrics_query(self.get_query_argument, self.query_arg)
         status = await self.job_status(handle)
         runner = self.ctx.index.runner_for(handle)
         directories = self.ctx.index.lister.metrics
@@ -387,8 +396,10 @@ class MetricsStreamHandler(Base):
             self.finish(set_content_type="text/event-stream; charset=utf-8")
 
 
-def metrics_query(arg: Callable[[str, Optional[str]], Optional[str]]) -> Dict[str, Any]:
-    """``?keys=&since=&max_points=&role=&k=`` checked: a 400 naming the parameter and the fix."""
+def metrics_query(arg: Callable[[str, Optional[str]], Optional[str]],
+                  raw: Optional[Callable[[str, Optional[str]], Optional[str]]] = None) -> Dict[str, Any]:  # fmt: skip
+    """``?keys=&since=&max_points=&role=&k=`` checked: a 400 naming the parameter and the fix. ``raw`` reads
+    the role as sent (:meth:`Base.query_arg`), control characters and all."""
     raw_keys = arg("keys", None) or ""
     keys = [k.strip() for k in raw_keys.split(",") if k.strip()] or None
     for key in keys or []:
@@ -415,7 +426,7 @@ def metrics_query(arg: Callable[[str, Optional[str]], Optional[str]]) -> Dict[st
         raise web.HTTPError(400, f"k={raw_k!r}: give a replica number (0, 1, ...)") from None
     since = arg("since", None)
     cursor = None if since in (None, "") else parse_cursor(since)
-    return {"keys": keys, "max_points": max_points, "role": arg("role", None), "k": k, "cursor": cursor}
+    return {"keys": keys, "max_points": max_points, "role": (raw or arg)("role", None), "k": k, "cursor": cursor}
 
 
 def make_cursor(role: str, k: int, offset: int) -> str:
