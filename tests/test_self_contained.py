@@ -16,7 +16,8 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")  # [text](targ
 UPWARD = re.compile(r"(?<![\w.])((?:\.\./)+[\w.-]+(?:/[\w.-]+)*)")  # up one or more folders: a path to follow
 ABSOLUTE = re.compile(r"(?<![\w.:/~$-])(/(?:[\w.-]+/)*[\w.-]+)")
 SYSTEM = ("/tmp/", "/usr/", "/bin/", "/sbin/", "/dev/", "/proc/", "/sys/", "/etc/", "/var/", "/run/", "/opt/",
-          "/path/to/")  # fmt: skip
+          "/path/to/", "/jupyter_sched/")  # fmt: skip
+# /jupyter_sched/ is inside a docker replica: where its app's metrics directory is mounted, on every machine
 
 
 def texts() -> Iterator[Path]:
