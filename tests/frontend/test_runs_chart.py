@@ -88,6 +88,15 @@ def test_names_near_each_other_do_not_overlap() -> None:
     assert len(ys) == 6 and all(b - a >= 9.9 for a, b in zip(ys, ys[1:])), ys
 
 
+def test_names_at_the_bottom_are_moved_up_not_onto_one_another() -> None:
+    series = [(str(i), [(0, 1.0), (5, 0.0)]) for i in range(4)]  # four lines ending on the x axis
+    root = ET.fromstring(runs_chart_svg("loss", series, "min"))
+    colours = {run_color(i) for i in range(4)}
+    ys = sorted(float(el.get("y", "0")) for el in root.iter()
+                if el.tag == SVG + "text" and el.get("fill") in colours and el.text in set("0123"))  # fmt: skip
+    assert len(ys) == 4 and all(b - a >= 9.9 for a, b in zip(ys, ys[1:])), ys
+
+
 def test_the_key_and_the_names_are_escaped_in_the_svg_and_in_the_img() -> None:
     img = runs_chart_img('a<b>"&', [('<i>', [(0, 1.0), (1, 0.5)])], "min")
     assert 'alt="a&lt;b&gt;&quot;&amp; by run: 1 of 1 runs logged it, min 0.5 (run &lt;i&gt;)"' in img

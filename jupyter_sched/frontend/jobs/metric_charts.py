@@ -327,11 +327,16 @@ def _spread(labels: List[Label], gap: float, low: float, high: float) -> List[La
     """Labels ``(x, y, i)`` moved down where two near the same x would overlap (``gap`` apart at least),
     kept within ``[low, high]``."""
     out: List[Label] = []
-    for x, y, i in sorted(labels, key=lambda t: t[1]):
+    for x, y, i in sorted(labels, key=lambda t: t[1]):  # downwards: each below its upper neighbour
         near = [o for o in out if abs(o[0] - x) < 24]
         if near and y - near[-1][1] < gap:
             y = near[-1][1] + gap
-        out.append((x, min(max(y, low), high), i))
+        out.append((x, max(y, low), i))
+    for k in range(len(out) - 1, -1, -1):  # then upwards from the bottom, for those pushed past it
+        x, y, i = out[k]
+        below = [o for o in out[k + 1 :] if abs(o[0] - x) < 24]
+        limit = min([high] + [o[1] - gap for o in below])
+        out[k] = (x, min(y, limit), i)
     return out
 
 
