@@ -119,12 +119,17 @@ def as_completed(jobs_or_sweep, timeout=None):  # type: ignore[no-untyped-def]
 LAZY = {
     "MedianStopping": "jupyter_sched.functions.sweeps.stopping",
     "SuccessiveHalving": "jupyter_sched.functions.sweeps.stopping",
+    "Notebook": "jupyter_sched.functions.notebooks.notebook",
+    "inspect_notebook": "jupyter_sched.functions.notebooks.notebook",
+    "record": "jupyter_sched.functions.notebooks.record",
 }
 
 
 def __getattr__(name):  # type: ignore[no-untyped-def]
     """``jupyter_sched.MedianStopping`` and ``jupyter_sched.SuccessiveHalving``, the early stopping rules of
-    ``sweep(..., stop=...)`` (see :mod:`jupyter_sched.functions.sweeps.stopping`), imported when first asked."""
+    ``sweep(..., stop=...)`` (see :mod:`jupyter_sched.functions.sweeps.stopping`); ``Notebook``,
+    ``inspect_notebook`` and ``record``, a notebook run as a job (:mod:`jupyter_sched.functions.notebooks`):
+    each imported when first asked."""
     module = LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'jupyter_sched' has no attribute {name!r}")

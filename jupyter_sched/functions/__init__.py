@@ -15,6 +15,7 @@ or raised. None of it needs IPython: the notebook registers their displays when 
 * :mod:`.calls` -- one call: pickled, its sources, its arguments from a magic line, whether an image can
   run it, and run again here.
 * :mod:`.sweeps` -- many calls: the grid, the Sweep, its table of runs, retries, and futures for ``map``.
+* :mod:`.notebooks` -- a notebook as the call: ``jupyter_sched.Notebook``, its parameters, its run in a replica.
 """
 
 from jupyter_sched.functions.errors import (

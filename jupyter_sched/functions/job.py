@@ -14,8 +14,9 @@ plain process (no IPython needed) the session's shared runner is used and nothin
 from __future__ import annotations
 
 import glob
+import json
 import os
-from typing import Any, Callable, Iterator, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Union
 
 from jupyter_sched.frontend.job import Job
 from jupyter_sched.functions import incomplete
@@ -38,6 +39,22 @@ class FunctionJob(Job):
         self.job_dir = job_dir
         self.num_replicas = num_replicas
         self.role = role
+
+    @property
+    def output_path(self) -> Optional[str]:
+        """A notebook job's output notebook (rank 0's, in its job directory; the partial one while it runs),
+        None for a function job. See :mod:`jupyter_sched.functions.notebooks`."""
+        name = read_meta(self.job_dir).get("output")
+        return os.path.join(self.job_dir, str(name)) if name else None
+
+    def notebook_progress(self) -> Optional[Dict[str, Any]]:
+        """A notebook job's last progress record (``state``, ``cell`` of ``cells``, the cell's first
+        ``line``, when it ``started``, ``error``), None before its first one or for a function job."""
+        try:
+            with open(os.path.join(self.job_dir, "progress.json")) as f:
+                return dict(json.load(f))
+        except (OSError, ValueError):
+            return None
 
     def outcome(self, rank: int) -> Optional[Outcome]:
         """What replica ``rank`` returned or raised, or None if it has written nothing (yet). Raises

@@ -92,12 +92,20 @@ def prepare(
     meta: Optional[Mapping[str, Any]] = None,
 ) -> FunctionRequest:
     """Pickles the call and dry-runs its app; raises before anything runs if the call cannot be sent,
-    the image cannot read it, or the scheduler refuses the app."""
+    the image cannot read it, or the scheduler refuses the app. A runnable with a
+    ``__jupyter_sched_call__(args, kwargs)`` method (a ``jupyter_sched.Notebook``) is asked for the call to
+    pickle instead, with facts for the meta file (``source``, ``output``...): it may refuse the arguments."""
     if not isinstance(num_replicas, int) or num_replicas < 1:
         raise ValueError(f"num_replicas must be an integer of 1 or more (got {num_replicas!r})")
+    source = ""
+    as_call = getattr(fn, "__jupyter_sched_call__", None)
+    if as_call is not None:  # a runnable that is not itself the call (a Notebook): checked and snapshotted now
+        fn, args, kwargs, extra = as_call(tuple(args), dict(kwargs or {}))
+        source = str(extra.get("source") or "")
+        meta = {**extra, **dict(meta or {})}
     payload = pack(fn, tuple(args), dict(kwargs or {}))
     return prepare_call(
-        runner, payload, fn_name=qualified_name(fn), source=source_of(fn),
+        runner, payload, fn_name=qualified_name(fn), source=source or source_of(fn),
         name=name or getattr(fn, "__name__", "") or type(fn).__name__, scheduler=scheduler,
         num_replicas=num_replicas, cfg=cfg, resource=resource, image=image, env=env, meta=meta,
     )  # fmt: skip
