@@ -63,6 +63,13 @@ def test_each_run_has_its_colour_and_its_name_at_the_line_end() -> None:
     assert "min 0.1 @ 9 (run 0)" in words, words
 
 
+def test_a_run_keeps_its_colour_given_by_its_number() -> None:
+    series = [("3", [(0, 1.0), (1, 0.5)]), ("12", [(0, 2.0), (1, 1.0)])]
+    root = ET.fromstring(runs_chart_svg("loss", series, "min", colors=[3, 12]))
+    lines = [el.get("stroke") for el in root.iter() if el.tag == SVG + "polyline" and el.get("stroke") != "#8c8c8c"]
+    assert lines == [run_color(3), run_color(12)] and run_color(12) == run_color(2)
+
+
 def test_the_best_is_of_all_runs_by_goal_and_nan_is_never_it() -> None:
     series = [("a", [(0, 3.0), (1, math.nan)]), ("b", [(0, 5.0), (1, 1.0)]), ("c", [(0, math.inf)])]
     assert best_of_runs(series, "min") == (1, 1, 1.0)

@@ -72,6 +72,8 @@ def test_a_running_sweep_shows_a_metric_column_its_best_cell_and_a_chart_per_run
     loss = header.index("metrics.loss")
     assert [(r[0], r[loss]) for r in rows] == [("0", "0.5"), ("1", "0.2 \u2605"), ("2", "0.3333")], rows
     assert table.count("jsched-best") == 1, "only loss has a goal: acc has no best cell"
+    swatches = re.findall(r'class="jsched-swatch"[^>]*background:(#[0-9a-f]{6})', table)
+    assert swatches == ["#208ffb", "#ff7f0e", "#2ca02c"], "each run's number has its line's colour"
     chart = _view(kc, "chart")
     assert 'class="jsched-runs-chart"' in chart and 'data-key="loss"' in chart
     assert "loss by run: 3 of 3 runs logged it, min 0.2 (run 1)" in chart

@@ -340,12 +340,14 @@ def _spread(labels: List[Label], gap: float, low: float, high: float) -> List[La
     return out
 
 
-def runs_chart_svg(key: str, series: Sequence[RunSeries], goal: Optional[str] = None) -> str:
+def runs_chart_svg(key: str, series: Sequence[RunSeries], goal: Optional[str] = None,
+                   colors: Optional[Sequence[int]] = None) -> str:  # fmt: skip
     """The SVG document of ``key``'s chart over several runs: one line per series in its colour
-    (:func:`run_color`), the series' name at the line's end, the best point of all by ``goal`` (a green
-    ring, and ``min 0.21 (run 3)`` over the plot). Each series is cut to its share of
-    :data:`RUNS_MAX_POINTS` (each bucket's min and max kept); NaN and the infinities are gaps, a step that
-    goes back starts a new line, as in :func:`chart_svg`."""
+    (:func:`run_color` of its place, or of its entry in ``colors``: a run's number keeps its colour however
+    many runs logged before it, so a table can show the same colour), the series' name at the line's end,
+    the best point of all by ``goal`` (a green ring, and ``min 0.21 (run 3)`` over the plot). Each series is
+    cut to its share of :data:`RUNS_MAX_POINTS` (each bucket's min and max kept); NaN and the infinities are
+    gaps, a step that goes back starts a new line, as in :func:`chart_svg`."""
     share = max(MIN_SERIES_POINTS, RUNS_MAX_POINTS // max(1, len(series)))
     drawn: List[Tuple[str, List[Point], List[float]]] = []
     for name, points in series:
@@ -388,10 +390,13 @@ def runs_chart_svg(key: str, series: Sequence[RunSeries], goal: Optional[str] = 
         return bottom - (v / 2 - lo / 2) / y_half * plot_h
 
     _axes(parts, (left, top, right, bottom), yticks, xticks, px, py)
+    def color(i: int) -> str:
+        return run_color(colors[i] if colors is not None and i < len(colors) else i)
+
     bad: List[float] = []
     ends: List[Tuple[float, float, int]] = []
     for i, (_name, pts, xs) in enumerate(drawn):
-        bad += _line(parts, xs, pts, px, py, run_color(i))
+        bad += _line(parts, xs, pts, px, py, color(i))
         last = next((j for j in range(len(pts) - 1, -1, -1) if math.isfinite(pts[j][1])), None)
         if last is not None:
             ends.append((px(xs[last]), py(pts[last][1]), i))
@@ -403,11 +408,11 @@ def runs_chart_svg(key: str, series: Sequence[RunSeries], goal: Optional[str] = 
         parts.append(f'<circle cx="{px(drawn[s][2][j]):.1f}" cy="{py(best[2]):.1f}" r="4" fill="none"'
                      f' stroke="{BEST_COLOR}" stroke-width="1.5"/>')  # fmt: skip
     for x, y, i in ends:
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2" fill="{run_color(i)}"/>')
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2" fill="{color(i)}"/>')
     for x, y, i in _spread(ends, 10.0, top + 3, bottom):
         name = drawn[i][0]
         name = name if len(name) <= 6 else name[:5] + "\u2026"
-        parts.append(_text(x + 4, y + 3.5, html.escape(name), fill=run_color(i), weight="bold"))
+        parts.append(_text(x + 4, y + 3.5, html.escape(name), fill=color(i), weight="bold"))
     return _document(parts, width, height)
 
 
@@ -421,10 +426,11 @@ def runs_chart_alt(key: str, series: Sequence[RunSeries], goal: Optional[str] = 
     return text
 
 
-def runs_chart_img(key: str, series: Sequence[RunSeries], goal: Optional[str] = None) -> str:
+def runs_chart_img(key: str, series: Sequence[RunSeries], goal: Optional[str] = None,
+                   colors: Optional[Sequence[int]] = None) -> str:  # fmt: skip
     """:func:`runs_chart_svg` as an ``<img>`` with a ``data:`` URI (kept by a saved notebook, as
     :func:`chart_img`)."""
-    data = base64.b64encode(runs_chart_svg(key, series, goal).encode()).decode()
+    data = base64.b64encode(runs_chart_svg(key, series, goal, colors).encode()).decode()
     words = html.escape(runs_chart_alt(key, series, goal), quote=True)
     return (
         f'<img class="jsched-runs-chart" src="data:image/svg+xml;base64,{data}" width="{RUNS_WIDTH}"'

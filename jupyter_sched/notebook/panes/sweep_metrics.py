@@ -117,6 +117,12 @@ class SweepMetrics:
                     kept.series[key] = downsample(points, MAX_POINTS, _value)
         return bool(chunk.records)
 
+    def logged(self, index: int) -> bool:
+        """Whether run ``index`` has logged a metric (it has a line, and a swatch in the table)."""
+        with self.lock:
+            kept = self.runs.get(index)
+            return bool(kept is not None and kept.series)
+
     def goals(self) -> Dict[str, str]:
         """Each key's goal, as any run defined it (the first run's, where they differ)."""
         out: Dict[str, str] = {}
@@ -167,7 +173,8 @@ class SweepMetrics:
         return chosen if chosen in keys else (keys[0] if keys else None)
 
     def series(self, key: str) -> List[RunSeries]:
-        """``key``'s series of every run that logged any metric, in run order, named by the run's number."""
+        """``key``'s series of every run that logged any metric, in run order, named by the run's number (its
+        colour in the chart is ``run_color(number)``, as the table's swatch)."""
         with self.lock:
             return [(str(i), list(self.runs[i].series.get(key, []))) for i in sorted(self.runs) if self.runs[i].series]
 
@@ -181,7 +188,8 @@ class SweepMetrics:
             stamp = (self.version, key)
             if self._chart[0] == stamp:  # nothing read since it was drawn (100 runs: about 0.1 s a drawing)
                 return self._chart[1]
-        drawn = runs_chart_img(key, self.series(key), self.goals().get(key))
+        series = self.series(key)
+        drawn = runs_chart_img(key, series, self.goals().get(key), [int(name) for name, _p in series])
         with self.lock:
             self._chart = (stamp, drawn)
         return drawn

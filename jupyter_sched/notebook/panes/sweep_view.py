@@ -20,7 +20,7 @@ import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from jupyter_sched.frontend.jobs.metric_charts import BEST_COLOR, format_number, runs_chart_alt
+from jupyter_sched.frontend.jobs.metric_charts import BEST_COLOR, format_number, run_color, runs_chart_alt
 from jupyter_sched.functions.sweeps.sweep import VIEW_MAKERS, Sweep
 from jupyter_sched.functions.sweeps.table import format_value, sort_rows, table_rows
 from jupyter_sched.notebook.displays import record
@@ -104,6 +104,16 @@ def _cell_html(name: str, value: Any, best: bool) -> str:
             f"{text} \u2605</span>")  # fmt: skip
 
 
+def _index_html(model: SweepMetrics, index: int) -> str:
+    """The run's number, after a swatch of its line's colour in the chart once it logged a metric."""
+    if not model.logged(index):
+        return esc(index)
+    swatch = (f'<span class="jsched-swatch" style="display:inline-block;width:8px;height:8px;border-radius:2px;'
+              f'margin-right:4px;background:{run_color(index)}"></span>')  # fmt: skip
+    return f'<span style="white-space:nowrap">{swatch}{esc(index)}</span>'
+
+
+
 def _is_best(bests: Dict[str, Optional[int]], name: str, row: List[Any]) -> bool:
     return bests.get(name) is not None and bests[name] == row[0]
 
@@ -111,12 +121,14 @@ def _is_best(bests: Dict[str, Optional[int]], name: str, row: List[Any]) -> bool
 def table_html(sweep: Sweep, sort: Optional[str] = None, descending: bool = False) -> str:
     names, data = rows(sweep, sort, descending)
     bests = best_cells(sweep, names)
+    model = metrics_of(sweep)
     at_stopped = names.index("stopped") if "stopped" in names else None
     body = []
     for row in data:
         stopped = row[at_stopped] if at_stopped is not None else None
         body.append([
-            _state_html(v, stopped) if n == "state" else _cell_html(n, v, _is_best(bests, n, row))
+            _state_html(v, stopped) if n == "state" else _index_html(model, v) if n == "#"
+            else _cell_html(n, v, _is_best(bests, n, row))
             for n, v in zip(names, row)
         ])  # fmt: skip
     return table([_header(n) for n in names], body, raw=True)
