@@ -10,6 +10,7 @@ still running: nothing here depends on how fast the machine is.
 
 from __future__ import annotations
 
+import ast
 import html
 import re
 from typing import Any, List, Tuple
@@ -78,6 +79,30 @@ def test_a_running_sweep_shows_a_metric_column_its_best_cell_and_a_chart_per_run
     assert 'class="jsched-runs-chart"' in chart and 'data-key="loss"' in chart
     assert "loss by run: 3 of 3 runs logged it, min 0.2 (run 1)" in chart
 
+    # the metric columns sort like any other (the menu lists them)
+    names = run_ok(kc, "print(list(sw.view().sort.options))")
+    assert "'metrics.loss'" in names, names
+    _choose(kc, models[("DropdownModel", "sort by")], index=ast.literal_eval(names).index("metrics.loss"))
+    wait_for(lambda: [r[0] for r in _rows(_view(kc, "table"))] == ["1", "2", "0"], 60, "the rows sorted by loss")
+
+    # nothing new was logged: the chart's widget sends nothing (the table does, for its elapsed times)
+    chart_id = run_ok(kc, "print(sw.view().chart.model_id)").strip()
+    table_id = run_ok(kc, "print(sw.view().table.model_id)").strip()
+    seen = {chart_id: 0, table_id: 0}
+
+    def table_sent_twice() -> bool:  # a window of at least two of the drawing thread's ticks
+        try:
+            msg = kc.get_iopub_msg(timeout=1)
+        except Exception:  # noqa: BLE001 - queue.Empty: nothing in this second
+            return False
+        comm = msg["content"].get("comm_id") if msg["msg_type"] == "comm_msg" else None
+        if comm in seen and "value" in msg["content"]["data"].get("state", {}):
+            seen[comm] += 1
+        return seen[table_id] >= 2
+
+    wait_for(table_sent_twice, 60, "two table updates")
+    assert seen[chart_id] == 0, "an unchanged chart is not sent again"
+
     # the menu switches the chart to another key (the record follows it)
     _choose(kc, models[("DropdownModel", "chart of")], index=1)
     wait_for(lambda: 'data-key="acc"' in _view(kc, "chart"), 60, "the chart of acc")
@@ -95,7 +120,9 @@ def test_a_running_sweep_shows_a_metric_column_its_best_cell_and_a_chart_per_run
     assert "3 SUCCEEDED" in out, out
     lines = out.splitlines()
     assert "metrics.loss" in lines[1] and "metrics.acc" in lines[1], lines
-    assert re.search(r"^1 .* 0\.2 \*", lines[3]), lines  # the best cell, marked in the text too
+    assert "sorted by metrics.loss" in lines[0], lines[0]
+    assert [line.split()[0] for line in lines[2:5]] == ["1", "2", "0"], lines
+    assert re.search(r"^1 .* 0\.2 \*", lines[2]), lines  # the best cell, marked in the text too
     assert "chart: acc by run: 3 of 3 runs logged it" in out
     assert "HTML True True 1" in out, "the saved record keeps the column, the mark and the chart"
 
