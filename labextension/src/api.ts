@@ -5,13 +5,14 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import type { IJobDetail, IJobMetricsAnswer, IJobPage } from './model';
+import type { IEndedPage, IJobDetail, IJobMetricsAnswer, IJobPage } from './model';
 
 export const API_PATH = 'jupyter-sched/api';
 
 // What the server sends: generated from the Python rows (jupyter_sched/frontend/jobs/schema.py), so a field
 // of a row is declared once. Labels, states, spans and counts come with the rows: nothing here derives them.
 export type {
+  IEndedPage,
   IEntry,
   IJobDetail,
   IJobMetricsAnswer,
@@ -91,6 +92,14 @@ export async function requestAPI<T>(
 
 export function listJobs(query: { [key: string]: string }): Promise<IJobPage> {
   return requestAPI<IJobPage>('jobs', {}, query);
+}
+
+/**
+ * The jobs the server saw end after cursor `since` (`GET jobs/ended`), each once, and the cursor to give
+ * next; with `since` null, the cursor of now and no jobs.
+ */
+export function endedSince(since: string | null): Promise<IEndedPage> {
+  return requestAPI<IEndedPage>('jobs/ended', {}, since === null ? undefined : { since });
 }
 
 export function getJob(handle: string): Promise<IJobDetail> {

@@ -1,9 +1,42 @@
 /**
  * Small DOM and text helpers. Every text that comes from a job (names, handles, messages) is set with
- * textContent, never as HTML; the only HTML inserted is log lines the server escaped
+ * textContent, never as HTML, and with its control and bidirectional characters escaped (`visible`); the only HTML inserted is log lines the server escaped
  * (jupyter_sched.logs.TerminalBuffer: every character of log text escaped, styles inline).
  */
 import { IUsage } from './api';
+
+// what a terminal or a text layout acts on rather than shows: C0 and C1 controls, DEL, line and paragraph
+// separators, the bidirectional marks, embeddings, overrides and isolates (U+202E writes what follows
+// backwards); the same set as jupyter_sched.logs.control_strings.CONTROL_CHAR, which the CLI escapes
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHAR = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED: { [ch: string]: string } = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/**
+ * `text` with every control and bidirectional character written as a visible escape (`\u202e`, `\x1b`),
+ * except those in `keep`: a job's or a role's name shows as exactly what it is and reorders nothing
+ * around it. Every text set through `el` and `setText` goes through it (newlines and tabs kept).
+ */
+export function visible(text: string, keep = ''): string {
+  return text.replace(CONTROL_CHAR, ch => {
+    if (keep.includes(ch)) {
+      return ch;
+    }
+    if (NAMED[ch]) {
+      return NAMED[ch];
+    }
+    const code = ch.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/** Sets `node`'s text (shown with `visible`, newlines and tabs kept) only if it changed. */
+export function setText(node: HTMLElement, text: string): void {
+  const shown = visible(text, '\n\t');
+  if (node.textContent !== shown) {
+    node.textContent = shown;
+  }
+}
 
 export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -15,7 +48,7 @@ export function el<K extends keyof HTMLElementTagNameMap>(
     node.className = className;
   }
   if (text !== undefined) {
-    node.textContent = text;
+    node.textContent = visible(text, '\n\t');
   }
   return node;
 }

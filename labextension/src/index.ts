@@ -7,12 +7,13 @@ import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyte
 import { ICommandPalette, MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ServerConnection } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Poll } from '@lumino/polling';
 
-import { ApiError, getJob, IEntry, IJobList, listJobs } from './api';
-import { duration } from './format';
+import { endedSince, IJobRow, ISweepRow, listJobs } from './api';
+import { duration, visible } from './format';
 import { frontEnd, JobView } from './jobview';
 import { IOutputEnv, JOB_MIME, JobOutput, KernelWatch, RANK } from './output';
 import { JobsSidebar } from './sidebar';
@@ -34,67 +35,119 @@ export const jobsIcon = new LabIcon({
     '</g></svg>'
 });
 
-/** Says when a job the user launched ends, and how: from the list of running jobs, polled. */
+/** Which ended jobs notify (the `notifyScope` setting). */
+export type NotifyScope = 'here' | 'notebooks' | 'all';
+
+// the backends whose jobs run as this user's processes on this machine and keep their records in the
+// server's log dir: a terminal here launched them (a shared Docker engine or cluster runs anyone's)
+const LOCAL_SCHEDULERS = new Set(['local_cwd', 'local_dir']);
+const CURSOR_KEY = 'jupyter-sched:ended-cursor';
+// more ends than this in one answer (a browser back after a long while) are told as one notification
+const MAX_EACH = 5;
+
+/**
+ * Says when a job ends, and how: from what the server saw end (`GET jobs/ended?since=`), not from two
+ * snapshots of the list, so a job that starts and ends between two polls notifies too. The cursor is kept
+ * in localStorage (per server), so a reload neither repeats nor misses an end, and two tabs of one server
+ * take turns rather than both telling it.
+ */
 class EndNotifier {
   enabled = true;
+  scope: NotifyScope = 'here';
 
   constructor(private readonly open: (handle: string) => void) {}
 
-  update(running: IJobList): void {
-    const now = new Map(running.jobs.map(row => [row.handle, row]));
-    if (this.known) {
-      for (const [handle, row] of this.known) {
-        if (!now.has(handle)) {
-          void this.ended(row);
-        }
-      }
-    }
-    this.known = now;
+  private get key(): string {
+    return `${CURSOR_KEY}:${ServerConnection.makeSettings().baseUrl}`;
   }
 
-  private async ended(row: IEntry): Promise<void> {
-    if (!this.enabled) {
+  /** Asks what ended since the kept cursor, keeps the new one, and tells each end in scope. */
+  async poll(): Promise<void> {
+    const stored = window.localStorage.getItem(this.key);
+    const answer = await endedSince(stored);
+    const latest = window.localStorage.getItem(this.key);
+    if (latest !== stored && latest !== null && Number(latest) >= Number(answer.cursor)) {
+      return; // another tab of this server asked meanwhile and told these
+    }
+    window.localStorage.setItem(this.key, answer.cursor);
+    if (stored === null || !this.enabled) {
+      return; // a first visit: nothing before now is news
+    }
+    const rows = answer.jobs.filter(row => this.inScope(row));
+    if (rows.length > MAX_EACH) {
+      this.many(rows);
       return;
     }
+    for (const row of rows) {
+      await this.ended(row);
+    }
+  }
+
+  /** Whether `row`'s end notifies under the scope setting (see schema/jobs.json's notifyScope). */
+  inScope(row: IJobRow): boolean {
+    if (this.scope === 'all') {
+      return true;
+    }
+    if (row.notebook !== null) {
+      return true;
+    }
+    return this.scope === 'here' && LOCAL_SCHEDULERS.has(row.scheduler);
+  }
+
+  private many(rows: IJobRow[]): void {
+    const failed = rows.filter(row => row.state === 'FAILED').length;
+    const message = `${rows.length} jobs ended` + (failed ? `, ${failed} of them failed` : '');
+    Notification.emit(message, failed ? 'error' : 'info', {
+      autoClose: 10000,
+      actions: [{ label: 'Show Jobs', caption: 'show the Jobs sidebar', callback: () => this.showJobs() }]
+    });
+  }
+
+  showJobs: () => void = () => undefined;
+
+  private async ended(row: IJobRow): Promise<void> {
     let message: string;
     let type: Notification.TypeOptions;
     let handle = row.handle;
-    try {
-      if (row.sweep) {
-        // a sweep says how it ended once, when its last run has ended (a lone running run is listed as a job);
-        // its state, counts and label are the server's (the page of its runs carries the sweep's row)
-        const sweep = (await listJobs({ sweep: row.sweep, limit: '1' })).sweep;
-        if (!sweep || sweep.running || this.sweepsSaid.has(row.sweep)) {
-          return;
-        }
+    if (row.sweep) {
+      // a sweep says how it ended once, when its last run has ended; its state, counts and label are the
+      // server's (the page of its runs carries the sweep's row)
+      let sweep: ISweepRow | null = null;
+      try {
+        sweep = (await listJobs({ sweep: row.sweep, limit: '1' })).sweep;
+      } catch {
+        sweep = null; // told as the run it is
+      }
+      if (sweep && (sweep.running || this.sweepsSaid.has(row.sweep))) {
+        return;
+      }
+      if (sweep) {
         this.sweepsSaid.add(row.sweep);
         const parts = Object.entries(sweep.counts).map(([state, n]) => `${n} ${state}`);
         message = `sweep ${sweep.label} ended: ${parts.join(', ')}`;
         type = sweep.state === 'FAILED' ? 'error' : sweep.state === 'SUCCEEDED' ? 'success' : 'warning';
         handle = sweep.runs.length ? sweep.runs[0].handle : handle;
-      } else {
-        const detail = await getJob(row.handle);
-        const took = detail.span !== null ? ` in ${duration(detail.span)}` : '';
-        message = detail.reason || `${detail.name} ${detail.state}`;
-        if (detail.state === 'SUCCEEDED') {
-          message += took;
-        }
-        type = detail.state === 'SUCCEEDED' ? 'success' : detail.state === 'FAILED' ? 'error' : 'warning';
+        this.emit(message, type, handle);
+        return;
       }
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) {
-        return; // its records were removed: nothing to say
-      }
-      message = `${row.name} ended (${error instanceof Error ? error.message : error})`;
-      type = 'warning';
     }
-    Notification.emit(message, type, {
+    const took = row.span !== null ? ` in ${duration(row.span)}` : '';
+    message = row.reason || `${row.name} ${row.state}`;
+    if (row.state === 'SUCCEEDED') {
+      message += took;
+    }
+    type = row.state === 'SUCCEEDED' ? 'success' : row.state === 'FAILED' ? 'error' : 'warning';
+    this.emit(message, type, handle);
+  }
+
+  private emit(message: string, type: Notification.TypeOptions, handle: string): void {
+    // a job's name and reason are the job's words: their control and bidirectional characters show escaped
+    Notification.emit(visible(message), type, {
       autoClose: 10000,
       actions: [{ label: 'Open', caption: `open ${handle}`, callback: () => this.open(handle) }]
     });
   }
 
-  private known: Map<string, IEntry> | null = null;
   private sweepsSaid = new Set<string>();
 }
 
@@ -152,18 +205,18 @@ const jobs: JupyterFrontEndPlugin<void> = {
     });
     sidebar.title.icon = jobsIcon;
     const notifier = new EndNotifier(openJob);
+    notifier.showJobs = () => app.shell.activateById(sidebar.id);
     const poll = new Poll({
       name: 'jupyter-sched:jobs',
       factory: async () => {
         try {
-          const [list, running] = await Promise.all([
+          const [list] = await Promise.all([
             sidebar.isVisible ? listJobs(sidebar.query()) : Promise.resolve(null),
-            listJobs({ state: 'running', limit: '500' })
+            notifier.poll()
           ]);
           if (list) {
             sidebar.setList(list);
           }
-          notifier.update(running);
         } catch (error) {
           sidebar.showError(`cannot list jobs: ${error instanceof Error ? error.message : error}`);
           throw error;
@@ -208,6 +261,7 @@ const jobs: JupyterFrontEndPlugin<void> = {
       void settingRegistry.load(JOBS_PLUGIN).then(settings => {
         const apply = () => {
           notifier.enabled = settings.get('notifyOnEnd').composite as boolean;
+          notifier.scope = settings.get('notifyScope').composite as NotifyScope;
           interval = Math.max(0.5, settings.get('refreshInterval').composite as number);
           pace();
         };

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 
 import { ApiError, followLog, getJob, IJobDetail, ILogEvent, replicaRunning } from './api';
 import { askToCancel } from './cancel';
-import { bytes, clock, el, elapsed, exitText, pill } from './format';
+import { bytes, clock, el, elapsed, exitText, pill, setText, visible } from './format';
 import { MetricsSection } from './metricsview';
 
 const MAX_LINES = 2000;
@@ -45,8 +45,9 @@ export const frontEnd = {
   trustWhere: 'Trust Notebook in the command palette'
 };
 
+/** `text` for HTML, its control and bidirectional characters shown escaped (`visible`). */
 function escapeHTML(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return visible(text, '\n\t').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
 export class JobView extends Widget {
@@ -128,7 +129,7 @@ export class JobView extends Widget {
   }
 
   private showMessage(text: string): void {
-    this.message.textContent = text;
+    setText(this.message, text);
     this.message.hidden = false;
   }
 
@@ -136,13 +137,13 @@ export class JobView extends Widget {
     this.message.hidden = true;
     const running = detail.running;
     const now = Date.now() / 1000;
-    this.title.label = `${detail.name} (${detail.state})`;
+    this.title.label = visible(`${detail.name} (${detail.state})`);
     this.head.replaceChildren();
     const line = el('div', 'jsl-head-line');
     line.append(pill(detail.state), el('span', 'jsl-name', detail.name), el('code', 'jsl-handle', detail.handle));
     this.head.appendChild(line);
     const facts = el('div', 'jsl-facts');
-    facts.textContent = [
+    facts.textContent = visible([
       detail.scheduler,
       `session ${detail.session}`,
       `started ${clock(detail.started)}`,
@@ -150,7 +151,7 @@ export class JobView extends Widget {
       detail.notebook ? `from ${detail.notebook}` : ''
     ]
       .filter(Boolean)
-      .join(' · ');
+      .join(' · '));
     this.head.appendChild(facts);
     if (detail.reason && detail.state === 'FAILED') {
       this.head.appendChild(el('div', 'jsl-reason', detail.reason));
@@ -328,7 +329,7 @@ export class JobView extends Widget {
     // server-escaped HTML (see format.ts): log text never reaches the DOM unescaped
     this.log.innerHTML = lines.join('\n');
     this.log.hidden = shown === 0;
-    this.logFoot.textContent = (hidden ? `${hidden.toLocaleString()} earlier lines not shown · ` : '') + foot;
+    setText(this.logFoot, (hidden ? `${hidden.toLocaleString()} earlier lines not shown · ` : '') + foot);
     if (stick) {
       this.log.scrollTop = this.log.scrollHeight;
     }
@@ -473,6 +474,8 @@ export function recordOf(detail: IJobDetail, log: ILogTail, note: string): { htm
     ...rows.map(r => '  ' + r.values.join('  ')),
     ...(plain.length ? ['logs:', ...plain] : []),
     hint
-  ].join('\n');
+  ]
+    .map(line => visible(line, '\t'))
+    .join('\n');
   return { html, text };
 }

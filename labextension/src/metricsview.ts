@@ -11,7 +11,7 @@
  */
 import { ApiError, getMetrics } from './api';
 import { chart, downsample } from './charts';
-import { el } from './format';
+import { el, setText } from './format';
 import type { IJobMetricsAnswer, IMetricPoint, IMetricStats } from './model';
 
 /** Points kept per series (as the notebook's pane). */
@@ -77,7 +77,7 @@ export class MetricsSection {
         }
         this.busy = false;
         const message = error instanceof ApiError ? error.message : String(error);
-        this.foot.textContent = `cannot read the metrics: ${message}`;
+        setText(this.foot, `cannot read the metrics: ${message}`);
         this.node.hidden = false;
         if (!running) {
           this.finished = true;
@@ -127,7 +127,7 @@ export class MetricsSection {
     });
     const replica = this.role !== null ? `${this.role}/${this.k}` : '';
     const skipped = this.skipped ? ` · ${this.skipped} unreadable lines skipped` : '';
-    this.foot.textContent = `${replica}${skipped}`;
+    setText(this.foot, `${replica}${skipped}`);
   }
 
   private showReplicas(answer: IJobMetricsAnswer): void {

@@ -22,7 +22,7 @@ import { Widget } from '@lumino/widgets';
 import { getMetrics, IJobList, IJobRow, ISweepRow } from './api';
 import { askToCancel } from './cancel';
 import { downsample, formatValue, sparkline } from './charts';
-import { el, elapsed, pill, usageText } from './format';
+import { el, elapsed, pill, setText, usageText, visible } from './format';
 import type { IMetricPoint } from './model';
 
 export const PAGE = 50;
@@ -87,7 +87,7 @@ class RowView {
     const running = row.running;
     this.node.dataset.handle = row.handle;
     this.node.dataset.state = row.state;
-    this.node.title = row.reason ? `${row.reason}\n${row.handle}` : row.handle;
+    this.node.title = visible(row.reason ? `${row.reason}\n${row.handle}` : row.handle, '\n');
     if (this.pillSlot.dataset.state !== row.state) {
       this.pillSlot.dataset.state = row.state;
       this.pillSlot.replaceChildren(pill(row.state));
@@ -229,7 +229,7 @@ class SweepView {
     setText(this.caret, open ? '▾' : '▸');
     // the sweep's name as given (the server's label: without the random id that keeps two sweeps apart)
     setText(this.name, row.label);
-    this.head.title = `sweep ${row.sweep}`;
+    this.head.title = visible(`sweep ${row.sweep}`);
     const counts = Object.entries(row.counts)
       .sort((a, b) => b[1] - a[1])
       .map(([state, n]) => `${n} ${state.toLowerCase()}`);
@@ -283,11 +283,6 @@ class SweepView {
   private views = new Map<string, RowView>();
 }
 
-function setText(node: HTMLElement, text: string): void {
-  if (node.textContent !== text) {
-    node.textContent = text;
-  }
-}
 
 /** Makes `parent`'s children exactly `children`, in order, moving only what moved. */
 function place(parent: HTMLElement, children: HTMLElement[]): void {
