@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 import warnings
 from typing import Any, Dict, List
@@ -42,6 +43,14 @@ def write(path: str, *sources: str, params: str = PARAMS, kernelspec: bool = Tru
 def read(path: str) -> Dict[str, Any]:
     with open(path) as f:
         return dict(json.load(f))
+
+
+def outputs_text(path: str, index: int) -> str:
+    """Cell ``index``'s saved outputs as JSON text, "" while the output notebook is not written yet."""
+    try:
+        return json.dumps(read(path)["cells"][index]["outputs"])
+    except (OSError, ValueError, IndexError):
+        return ""
 
 
 def source(cell: Dict[str, Any]) -> str:
@@ -192,7 +201,7 @@ def test_cancel_stops_the_kernel_and_keeps_the_partial_output(tmp_path) -> None:
     job = jupyter_sched.submit(jupyter_sched.Notebook(path))
     until(lambda: (job.notebook_progress() or {}).get("line") == "import time", "the slow cell starts")
     kernels = until(lambda: kernels_of(job.job_dir), "the job's kernel is seen")
-    until(lambda: "tick 3" in json.dumps(read(job.output_path)["cells"][3]["outputs"]), "a long cell's output is saved")
+    until(lambda: "tick 3" in outputs_text(job.output_path, 3), "a long cell's output is saved")
     job.cancel()
     assert job.wait(timeout=60).state == AppState.CANCELLED
     until(lambda: not kernels_of(job.job_dir) and not any(os.path.exists(f"/proc/{p}") for p in kernels),
@@ -226,3 +235,18 @@ def test_a_sweep_of_a_notebook_gives_one_output_per_run(tmp_path) -> None:  # ty
     for lr, output in zip([0.5, 0.25], outputs):
         assert read(output)["metadata"]["papermill"]["parameters"] == {"lr": lr}
     assert sweep.best("loss", mode="min")[0].params == {"lr": 0.5}
+
+
+def test_a_replica_killed_outright_takes_its_kernel_with_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """SIGKILL leaves the replica no handler to run: the kernel, its child, ends on its own (its parent
+    poller), so an OOM kill or a node's hard stop leaves no kernel behind either."""
+    path = write(str(tmp_path / "hang.ipynb"), "import time\ntime.sleep(600)")
+    job = jupyter_sched.submit(jupyter_sched.Notebook(path))
+    (kernel,) = until(lambda: kernels_of(job.job_dir), "the job's kernel is seen")
+    with open(f"/proc/{kernel}/stat") as f:
+        replica = int(f.read().rsplit(")", 1)[1].split()[1])
+    with open(f"/proc/{kernel}/environ", "rb") as f:
+        assert f"JPY_PARENT_PID={replica}".encode() in f.read().split(b"\0"), "the replica started the kernel"
+    os.kill(replica, signal.SIGKILL)
+    until(lambda: not os.path.exists(f"/proc/{kernel}"), "the kernel ends with its replica", deadline=60)
+    assert job.wait(timeout=60).state == AppState.FAILED
