@@ -143,12 +143,9 @@ class NotebookRun:
 
 def kernel_manager(run: NotebookRun, scratch: str) -> Any:
     """An AsyncKernelManager for ``run``'s kernel, over IPC sockets in ``scratch``."""
-    try:
-        from jupyter_client.kernelspec import KernelSpecManager
-        from jupyter_client.manager import AsyncKernelManager
-    except ImportError as e:
-        raise ImportError(f"a notebook job needs nbclient in the replica's Python ({sys.executable}): {e};"
-                          " pip install nbclient ipykernel there") from e  # fmt: skip
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+
     if run.kernel is None:
         if importlib.util.find_spec("ipykernel") is None:
             raise ImportError(
@@ -176,10 +173,22 @@ def kernel_manager(run: NotebookRun, scratch: str) -> Any:
     return km
 
 
+def require(module: str) -> None:
+    """Fails at start, naming the fix, when the replica's Python lacks what a notebook job needs: nbclient,
+    nbformat and jupyter_client are not among jupyter_sched's own dependencies (they come with JupyterLab)."""
+    if importlib.util.find_spec(module) is None:
+        raise ImportError(
+            f"a notebook job needs {module} in the replica's Python ({sys.executable}); pip install nbclient"
+            " ipykernel there (JupyterLab brings them)"
+        )
+
+
 class Execution:
     """One run of a :class:`NotebookRun` in this replica: the client, the files, the records."""
 
     def __init__(self, run: NotebookRun, job_dir: str, rank: int, cwd: str, scratch: str) -> None:
+        for module in ("nbformat", "nbclient", "jupyter_client"):
+            require(module)
         import nbformat
 
         self.run_ = run
