@@ -235,6 +235,8 @@ def test_a_sweep_of_a_notebook_gives_one_output_per_run(tmp_path) -> None:  # ty
     for lr, output in zip([0.5, 0.25], outputs):
         assert read(output)["metadata"]["papermill"]["parameters"] == {"lr": lr}
     assert sweep.best("loss", mode="min")[0].params == {"lr": 0.5}
+    rows = sweep.records()
+    assert [(r["lr"], r["loss"], r["output_path"]) for r in rows] == [(0.5, 2.0, outputs[0]), (0.25, 4.0, outputs[1])]
 
 
 def test_a_replica_killed_outright_takes_its_kernel_with_it(tmp_path) -> None:  # type: ignore[no-untyped-def]

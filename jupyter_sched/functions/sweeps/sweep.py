@@ -417,10 +417,11 @@ class Sweep:
         """A pandas DataFrame, one row per run (index ``run``): the parameters, ``state``, ``handle``,
         ``submitted``/``started``/``ended`` (local times), ``elapsed_s``, ``peak_memory_bytes``,
         ``cpu_seconds``, the returned dict's fields flattened (``metrics.acc``; any other value is one
-        ``result`` column), ``stopped`` (why early stopping stopped the run, else None) and ``error`` (its
-        text). ``metrics="last"|"min"|"max"|"best"``: also a ``metrics.<key>`` column per key the runs
-        logged with ``jupyter_sched.track`` (rank 0's last, min or max value; ``best``: by the key's goal);
-        a result field of the same name is then ``result.<name>``. Needs pandas (an optional dependency)."""
+        ``result`` column), ``output_path`` (a notebook's runs: each one's output notebook), ``stopped`` (why
+        early stopping stopped the run, else None) and ``error`` (its text). ``metrics="last"|"min"|"max"|"best"``:
+        also a ``metrics.<key>`` column per key the runs logged with ``jupyter_sched.track`` (rank 0's last, min
+        or max value; ``best``: by the key's goal); a result field of the same name is then ``result.<name>``.
+        Needs pandas (an optional dependency)."""
         with self._lock:
             runs = list(self.runs)
         cells = None if metrics is None else metric_data.summary_columns(runs, metrics)

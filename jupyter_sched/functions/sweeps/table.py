@@ -192,8 +192,8 @@ def records(runs: Sequence[Any], metrics: Optional[Dict[int, Dict[str, Any]]] = 
     """One dict per run, in order: ``run``, the parameters, ``state``, ``handle``, ``submitted``,
     ``started``, ``ended`` (local datetimes), ``elapsed_s``, ``peak_memory_bytes``, ``cpu_seconds``, the
     result's fields (or ``result``), ``metrics``' cells of the run (``{run index: {"metrics.<key>":
-    value}}``; a result field of the same name is then ``result.<name>``), ``stopped`` (why early stopping
-    stopped it, or None) and ``error``."""
+    value}}``; a result field of the same name is then ``result.<name>``), ``output_path`` (a notebook's
+    run: its output notebook), ``stopped`` (why early stopping stopped it, or None) and ``error``."""
     params: Dict[str, None] = {}
     for run in runs:
         params.update(dict.fromkeys(run.params))
@@ -217,6 +217,9 @@ def records(runs: Sequence[Any], metrics: Optional[Dict[int, Dict[str, Any]]] = 
         elif returned(run):
             row["result"] = run.outcome.value
         row.update((metrics or {}).get(run.index, {}))
+        output = getattr(run.job, "output_path", None) if run.job is not None else None
+        if output:  # a notebook's run: its executed notebook
+            row["output_path"] = output
         row["stopped"] = stopped(run)
         row["error"] = run.error or None
         out.append(row)
