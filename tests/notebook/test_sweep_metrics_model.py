@@ -11,6 +11,7 @@ import os
 import jupyter_sched
 from jupyter_sched.frontend.jobs.metric_charts import MAX_POINTS
 from jupyter_sched.notebook.panes.sweep_metrics import SweepMetrics
+from jupyter_sched.notebook.panes.sweep_view import record_bundle, rows
 from jupyter_sched.track.layout import RECORDS_SUFFIX, replica_stem
 
 
@@ -74,3 +75,21 @@ def test_a_run_launched_again_is_read_anew_from_its_new_app() -> None:
     assert model.refresh(list(sweep.runs)), "the new app is read"
     assert model.runs[1].handle == sweep.runs[1].handle
     assert [p[0] for p in model.runs[1].series["loss"]] == [0, 1, 2], "from its own file, not appended to the old"
+
+
+def test_a_returned_field_named_like_a_metric_column_is_the_result_column() -> None:
+    def train(rate: float) -> dict:
+        from jupyter_sched import track
+
+        for step in range(3):
+            track.log({"loss": rate * (3 - step)})
+        return {"metrics": {"loss": -rate}}  # flattened: the field "metrics.loss", as the metric's column
+
+    sweep = jupyter_sched.sweep(train, {"rate": [1.0, 2.0]})
+    sweep.wait(timeout=180)
+    text = record_bundle(sweep)["text/plain"]  # reads the runs' metrics
+    names, data = rows(sweep)
+    assert names.count("metrics.loss") == 1 and "metrics.loss (result)" in names, names
+    assert [row[names.index("metrics.loss")] for row in data] == [1.0, 2.0], "the last value logged"
+    assert [row[names.index("metrics.loss (result)")] for row in data] == [-1.0, -2.0], "the returned field"
+    assert "metrics.loss (result)" in text.splitlines()[1]

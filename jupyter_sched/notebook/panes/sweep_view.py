@@ -58,7 +58,11 @@ def rows(sweep: Sweep, sort: Optional[str] = None, descending: bool = False) -> 
     if columns:
         model = metrics_of(sweep)
         at = next((i for i, n in enumerate(names) if n in ("stopped", "error")), len(names))
-        names = names[:at] + [PREFIX + k for k in columns] + names[at:]
+        added = [PREFIX + k for k in columns]
+        # a returned field of the same name ({"metrics": {"acc": ...}}) is "metrics.acc (result)", as a field
+        # named like a parameter is
+        names = [f"{n} (result)" if n in added else n for n in names]
+        names = names[:at] + added + names[at:]
         data = [row[:at] + [model.last(row[0], k) for k in columns] + row[at:] for row in data]
     if sort in names:
         data = sort_rows(data, names.index(sort), descending)
