@@ -150,8 +150,9 @@ def test_strict_refuses_unknown_names_before_launch_and_the_default_warns(tmp_pa
     with pytest.raises(ValueError, match="epocs"):  # a sweep refuses before any run starts
         jupyter_sched.sweep(jupyter_sched.Notebook(path, strict=True), {"lr": [0.1], "epocs": [1]})
     assert function_dirs() == before
-    with pytest.warns(UserWarning, match="learning_rate"):
+    with pytest.warns(UserWarning, match="learning_rate") as caught:
         job = jupyter_sched.submit(jupyter_sched.Notebook(path), learning_rate=0.2)
+    assert [w.filename for w in caught] == [__file__], "the warning points at the submit line"
     assert job.result(timeout=180) == {}
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
+from types import FrameType
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from jupyter_sched.functions.notebooks import params as nbparams
@@ -23,6 +25,16 @@ FORMATS = ("ipynb", "html", "markdown", "python", "script", "rst", "latex", "pdf
 FOLDER_LIMIT = 50 * 1024 * 1024
 """Bytes of the notebook's folder ``with_folder=True`` sends at most (it travels inside the job's call)."""
 SKIPPED_DIRS = (".ipynb_checkpoints", "__pycache__", ".git", "node_modules", ".venv")
+
+
+def outside_stacklevel() -> int:
+    """The ``stacklevel`` of a warning that points at the first caller outside jupyter_sched (the user's
+    ``submit`` or ``sweep`` line), however deep the call came in."""
+    frame: Optional[FrameType] = sys._getframe(1)
+    level = 1
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("jupyter_sched"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def read_notebook(path: str) -> Dict[str, Any]:
@@ -120,11 +132,11 @@ class Notebook:
             text = f"{self.path}: parameter{plural} {names} not defined in its parameters cell (it defines: {defined})"
             if self.strict:
                 raise ValueError(f"Notebook(strict=True) {text}; fix the name or drop strict=True")
-            warnings.warn(text, stacklevel=4)
+            warnings.warn(text, stacklevel=outside_stacklevel())
         nb, has_cell = nbparams.inject(nb, params, raw)
         if not has_cell and (params or raw):
             warnings.warn(f"{self.path} has no cell tagged 'parameters': the parameters go in a first cell",
-                          stacklevel=4)  # fmt: skip
+                          stacklevel=outside_stacklevel())  # fmt: skip
         nb["metadata"]["papermill"]["default_parameters"] = {k: v["default"] for k, v in known.items()}
         return NotebookRun(
             nb, stem=self.stem, input_path=self.path, cwd=os.path.dirname(self.path), kernel=self.kernel,
