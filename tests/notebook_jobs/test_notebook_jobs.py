@@ -253,3 +253,34 @@ def test_a_replica_killed_outright_takes_its_kernel_with_it(tmp_path) -> None:  
     os.kill(replica, signal.SIGKILL)
     until(lambda: not os.path.exists(f"/proc/{kernel}"), "the kernel ends with its replica", deadline=60)
     assert job.wait(timeout=60).state == AppState.FAILED
+
+
+def test_with_folder_timeout_formats_and_scrapbook_glue(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``with_folder`` runs in a copy of the folder (the user's is not written); a cell past ``timeout``
+    fails naming it; ``output_formats`` writes the HTML beside the notebook; scrapbook's JSON scraps count
+    as recorded values."""
+    (tmp_path / "data.txt").write_text("42")
+    scrap = (
+        "{'application/scrapbook.scrap.json+json': {'name': 'glued', 'data': [1, 2], 'encoder': 'json', 'version': 1}}"
+    )
+    path = write(
+        str(tmp_path / "folder.ipynb"),
+        "import jupyter_sched, os\njupyter_sched.record('data', open('data.txt').read())\n"
+        "open('written.txt', 'w').write('x')\njupyter_sched.record('cwd', os.getcwd())",
+        f"from IPython.display import display\ndisplay({scrap}, raw=True)",
+        "import time\nif slow: time.sleep(120)",
+        params="slow = False",
+    )
+    notebook = jupyter_sched.Notebook(path, with_folder=True, timeout=3, output_formats=("ipynb", "html"))
+    job = jupyter_sched.submit(notebook)
+    got = job.result(timeout=180)
+    assert got["data"] == "42" and got["glued"] == [1, 2]
+    assert got["cwd"] == os.path.join(job.job_dir, "folder"), "it ran in the copy"
+    assert not (tmp_path / "written.txt").exists(), "the user's folder is not written"
+    html = job.output_path[: -len(".ipynb")] + ".html"
+    assert "<html" in open(html).read()
+
+    slow = jupyter_sched.submit(notebook, slow=True)
+    with pytest.raises(FunctionError) as info:
+        slow.result(timeout=180)
+    assert info.value.message == "cell 6 (In [5]) ran longer than timeout=3.0 s", info.value.message
