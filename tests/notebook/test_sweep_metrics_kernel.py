@@ -169,3 +169,8 @@ def test_a_run_stopped_early_is_marked_with_its_reason_in_the_view_and_the_recor
     ))  # fmt: skip
     assert "stopped early" in text.splitlines()[1] and reason in text, text
     assert "0.25 *" in text, "the winner's last loss (1 / (1 + 3)) is the best cell"
+    # an ended sweep sorts by a logged metric from code too (its column is the view's, not the table's)
+    out = run_ok(kc, "sw.sort('metrics.loss', descending=True)\nprint(sw.order)\n"
+                     "try:\n    sw.sort('metrics.nope')\nexcept ValueError as e:\n    print(e)")  # fmt: skip
+    assert out.splitlines()[0] == "('metrics.loss', True)", out
+    assert "sort: no column 'metrics.nope'" in out and "'metrics.loss'" in out, out

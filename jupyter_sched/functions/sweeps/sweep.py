@@ -460,13 +460,17 @@ class Sweep:
         return metric_data.best(runs, key, mode, "last")
 
     def sort(self, by: str = "#", descending: bool = False) -> "Sweep":
-        """Orders the table by column ``by`` (a parameter, ``state``, ``elapsed``, a result field, ...), in
-        a front end's live view and in the record a saved notebook keeps. Returns the sweep, so
+        """Orders the table by column ``by`` (a parameter, ``state``, ``elapsed``, a result field, a logged
+        metric's ``metrics.<key>``, ...), in a front end's live view and in the record a saved notebook
+        keeps. Returns the sweep, so
         ``sweep.sort("loss")`` at the end of a cell shows it."""
         with self._lock:
-            names = table.column_names(list(self.runs))
+            runs = list(self.runs)
+            names = table.column_names(runs)
         if by not in names and self.finished:
-            raise ValueError(f"sort: no column {by!r}; the columns are: {', '.join(map(repr, names))}")
+            names += [f"metrics.{key}" for key in metric_data.logged_keys(runs)]  # the view's metric columns
+            if by not in names:
+                raise ValueError(f"sort: no column {by!r}; the columns are: {', '.join(map(repr, names))}")
         self.order = (by, bool(descending))
         self._notify()
         return self
