@@ -72,8 +72,17 @@ def messages_html(status: AppStatus) -> str:
     return "".join(out)
 
 
+def shown_ui_url(status: AppStatus) -> Optional[str]:
+    """The app's UI URL if it is one a person can open (a dashboard's ``http(s)://``), else None: the local
+    and Slurm backends report the ``file://`` URL of the directory where they keep the app's records, an
+    internal path a browser will not open from a notebook."""
+    url = status.ui_url
+    return url if url and not url.lower().startswith("file:") else None
+
+
 def app_status_html(status: AppStatus) -> str:
-    ui = f" &middot; {esc(status.ui_url)}" if status.ui_url else ""
+    url = shown_ui_url(status)
+    ui = f" &middot; {esc(url)}" if url else ""
     return (
         f'<div class="jsched-appstatus">{pill(status.state)}{ui}'
         f"{replica_table_html(status)}{totals_html(status)}{messages_html(status)}</div>"
@@ -81,7 +90,9 @@ def app_status_html(status: AppStatus) -> str:
 
 
 def app_status_text(status: AppStatus) -> str:
-    return "AppStatus:\n" + masked_copy(status).format()  # masked before format() quotes and wraps its errors
+    shown = masked_copy(status)  # masked before format() quotes and wraps its errors
+    shown.ui_url = shown_ui_url(shown)
+    return "AppStatus:\n" + shown.format()
 
 
 def appdef_rows(app: AppDef) -> List[Tuple[str, ...]]:
