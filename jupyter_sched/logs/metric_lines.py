@@ -21,10 +21,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Optional, Union
 
+from jupyter_sched.track.layout import LINE_MARK, TRACKER_MARK
 from jupyter_sched.track.values import KEY_RE, NON_FINITE, decode_number
 from jupyter_sched.track.values import json_value as encode_number
 
-MARK = "@@jupyter_sched:metrics "
+MARK = LINE_MARK
 WRITER_RE = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 
 SummaryValue = Union[None, bool, float, str]
@@ -118,6 +119,26 @@ def marked_payload(line: str) -> Optional[str]:
     if not line.startswith(MARK, start):
         return None
     return line[start + len(MARK) :].rstrip("\r\n")
+
+
+def tracker_payload(line: str) -> Optional[str]:
+    """The JSON after :data:`TRACKER_MARK` when ``line`` is a TorchX tracker entry printed on stderr (the mark
+    at its start, or right after its last ``\\r``), else None. Only a JSON object is a payload."""
+    start = line.rfind("\r") + 1
+    if not line.startswith(TRACKER_MARK, start):
+        return None
+    return line[start + len(TRACKER_MARK) :].rstrip("\r\n")
+
+
+def tracker_entry(payload: str) -> Optional[Dict[str, Any]]:
+    """A tracker entry's JSON as a dict (``run_id`` text and a ``kind``), else None (strict JSON only)."""
+    try:
+        obj = json.loads(payload, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(obj, dict) and isinstance(obj.get("run_id"), str) and isinstance(obj.get("kind"), str):
+        return obj
+    return None
 
 
 def parse_marked_line(line: str) -> Optional[MetricRecord]:

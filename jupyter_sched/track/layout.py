@@ -51,6 +51,8 @@ STOP_ALL = "stop"
 
 LINE_MARK = "@@jupyter_sched:metrics "
 """The prefix of a record written as one line on stderr (where no metrics directory is shared)."""
+TRACKER_MARK = "@@jupyter_sched:tracker "
+"""The prefix of a TorchX tracker entry written as one line on stderr (where no metrics directory is shared)."""
 
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 

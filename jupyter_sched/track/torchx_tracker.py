@@ -11,7 +11,8 @@ Where: the config ``auto`` (what the Runner sets) means the replica's metrics di
 (``JUPYTER_SCHED_METRICS_DIR``): each replica appends one JSON line per call to ``<role>.<k>.tracker.jsonl``
 there, and reading merges every replica's file. Any other config is a directory to use instead. Without a
 directory (a container without the mount), each call is a marked stderr line, ``@@jupyter_sched:tracker
-{...}``, for the log followers to collect (not yet collected: a later part of issue 34).
+{...}``, which the log followers hide and store in the app's metrics directory
+(``frontend.logview.metric_lines``).
 
 TorchX is needed only to load this module as a backend (``TrackerBase``); :func:`read_entries`,
 :func:`merged_metadata` and :func:`artifacts_by_name` read the files without it.
@@ -32,6 +33,7 @@ from jupyter_sched.track.layout import (
     REPLICA_ENV,
     ROLE_ENV,
     TRACKER_CONFIG_AUTO,
+    TRACKER_MARK,
     TRACKER_SUFFIX,
     hand_over,
     replica_stem,
@@ -42,7 +44,6 @@ try:
 except ImportError:  # pragma: no cover - without TorchX nothing loads this as a backend
     TrackerBase = object
 
-TRACKER_MARK = "@@jupyter_sched:tracker "
 
 
 def plain(value: Any) -> Any:

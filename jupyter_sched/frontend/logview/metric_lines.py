@@ -15,6 +15,10 @@ one already there (written by the replica itself, or stored by another follower:
 follow the same log). The check and the append hold an exclusive ``flock`` on the file, so followers in
 several processes of this machine store each record once. A line that is marked but not a valid record is
 hidden too (the mark says it is not for people), and counted.
+
+TorchX tracker entries printed the same way (``@@jupyter_sched:tracker {...}``, by
+``track.torchx_tracker`` without a metrics directory) are hidden too and go to the replica's
+``<role>.<k>.tracker.jsonl`` (:class:`TrackerStore`), so ``jupyter-sched describe`` shows them.
 """
 
 from __future__ import annotations
@@ -23,10 +27,17 @@ import os
 import threading
 from typing import Callable, Dict, Generic, Iterable, Iterator, List, Optional, Protocol, Tuple, TypeVar
 
-from jupyter_sched.logs.metric_lines import MetricRecord, format_record, marked_payload, parse_record
-from jupyter_sched.track.layout import RECORDS_SUFFIX, replica_stem
+from jupyter_sched.logs.metric_lines import (
+    MetricRecord,
+    format_record,
+    marked_payload,
+    parse_record,
+    tracker_entry,
+    tracker_payload,
+)
+from jupyter_sched.track.layout import RECORDS_SUFFIX, TRACKER_SUFFIX, replica_stem
 
-__all__ = ["MetricLineFilter", "RecordStore", "timed_text", "without_metric_lines"]
+__all__ = ["MetricLineFilter", "RecordStore", "TrackerStore", "timed_text", "without_metric_lines"]
 
 T = TypeVar("T")
 
@@ -132,6 +143,80 @@ class RecordStore:
             self._cursor += end
 
 
+class TrackerStore:
+    """Appends TorchX tracker entries of one replica, printed as ``@@jupyter_sched:tracker {...}`` lines, to its
+    ``<role>.<k>.tracker.jsonl`` in the app's metrics directory, where ``describe`` reads them. An entry
+    carries no sequence number, so one counts once by its text (it holds the time it was made, to the
+    microsecond): a line already in the file is not appended again (the pane and the server follow the same
+    log). The check and the append hold an exclusive ``flock``, as :class:`RecordStore`'s."""
+
+    def __init__(self, directory: Callable[[], Optional[str]], role: str, replica: int) -> None:
+        self._directory = directory
+        self.role, self.replica = role, replica
+        self._path: Optional[str] = None
+        self._resolved = False
+        self.stored = 0
+        self.failed: Optional[str] = None
+        self._seen: set = set()
+        self._cursor = 0
+        self._lock = threading.Lock()
+
+    def path(self) -> Optional[str]:
+        if not self._resolved:
+            self._resolved = True
+            try:
+                directory = self._directory()
+            except Exception as e:  # noqa: BLE001 - as RecordStore.path
+                directory, self.failed = None, f"no metrics directory ({e})"
+            if directory:
+                self._path = os.path.join(directory, replica_stem(self.role, self.replica) + TRACKER_SUFFIX)
+            elif self.failed is None:
+                self.failed = "the app has no metrics directory"
+        return self._path
+
+    def add(self, payload: str) -> bool:
+        """Appends the entry ``payload`` (its JSON text) unless the file has it; never raises."""
+        path = self.path()
+        if path is None or self.failed is not None:
+            return False
+        import fcntl
+
+        with self._lock:
+            try:
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    self._catch_up(fd)
+                    if payload in self._seen:
+                        return False
+                    data = (payload + "\n").encode("utf-8")
+                    written = 0
+                    while written < len(data):
+                        written += os.write(fd, data[written:])
+                    self._seen.add(payload)
+                    self._cursor += len(data)
+                    self.stored += 1
+                    return True
+                finally:
+                    os.close(fd)  # (the lock goes with it)
+            except OSError as e:
+                self.failed = f"cannot store tracker entries in {path}: {e}"
+                return False
+
+    def _catch_up(self, fd: int) -> None:
+        size = os.fstat(fd).st_size
+        if size < self._cursor:
+            self._cursor, self._seen = 0, set()
+        while self._cursor < size:
+            data = os.pread(fd, min(size - self._cursor, 1 << 20), self._cursor)
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                break
+            self._seen.update(raw.decode("utf-8", "replace").strip() for raw in data[:end].split(b"\n"))
+            self._cursor += end
+
+
 class MetricLineFilter(Generic[T]):
     """The items of a log without its marked metric lines, whose records go to ``store`` (None: hidden only).
 
@@ -139,9 +224,11 @@ class MetricLineFilter(Generic[T]):
     another thread). ``text`` gives an item's text (``(time, text)`` items: its second part).
     """
 
-    def __init__(self, items: Iterable[T], store: Optional[RecordStore], text: Callable[[T], str] = str) -> None:
+    def __init__(self, items: Iterable[T], store: Optional[RecordStore], text: Callable[[T], str] = str,
+                 tracker: Optional[TrackerStore] = None) -> None:  # fmt: skip
         self._items = items
         self._store = store
+        self._tracker = tracker
         self._text = text
         self.hidden = 0
         """Marked lines taken out."""
@@ -149,12 +236,21 @@ class MetricLineFilter(Generic[T]):
         """Of those, lines that were not valid records (not stored)."""
 
     def __iter__(self) -> Iterator[T]:
-        text, store = self._text, self._store
+        text, store, tracker = self._text, self._store, self._tracker
         try:
             for item in self._items:
-                payload = marked_payload(text(item))
+                line = text(item)
+                payload = marked_payload(line)
                 if payload is None:
-                    yield item
+                    entry = tracker_payload(line)
+                    if entry is None:
+                        yield item
+                        continue
+                    self.hidden += 1
+                    if tracker_entry(entry) is None:
+                        self.invalid += 1
+                    elif tracker is not None:
+                        tracker.add(entry.strip())
                     continue
                 self.hidden += 1
                 record = parse_record(payload)
@@ -181,7 +277,8 @@ def without_metric_lines(
 ) -> MetricLineFilter[T]:
     """``items`` of replica ``k`` of ``role`` without its marked lines, their records stored in the app's
     metrics directory (``runner.metrics_dir(handle)``, asked at the first marked line)."""
-    return MetricLineFilter(items, RecordStore(lambda: runner.metrics_dir(handle), role, k), text)
+    directory = lambda: runner.metrics_dir(handle)  # noqa: E731 - asked by each store at its first line
+    return MetricLineFilter(items, RecordStore(directory, role, k), text, TrackerStore(directory, role, k))
 
 
 def timed_text(item: Tuple[float, str]) -> str:

@@ -242,3 +242,35 @@ def test_records_a_torchx_job_prints_are_collected_by_its_log_readers(tmp_path) 
         assert [text.split("|", 1)[1].strip() for text in job.logs()] == ["hi"]
         frame = job.metrics()
         assert list(zip(frame["step"], frame["key"], frame["value"], strict=True)) == [(0, "loss", 0.5)]
+
+
+TRACKED = (
+    "from torchx.tracker import app_run_from_env; run = app_run_from_env(); "
+    "run.add_metadata(lr=0.1); run.add_metadata(lr=0.01, epochs=3); run.add_artifact('model', '/out/m.pt'); "
+    "print('trained', flush=True)"
+)
+
+
+def test_tracker_entries_a_torchx_job_prints_reach_describe(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """TorchX's tracker API in a TorchX backend's replica (no metrics directory there) prints its entries as
+    marked stderr lines: the log readers hide them and store them where ``describe`` reads them."""
+    import sys
+
+    from jupyter_sched.frontend.job import Job
+    from jupyter_sched.frontend.jobs.tracked import read_tracked
+
+    with get_runner("bridge", log_dir=str(tmp_path)) as runner:
+        handle = runner.run(_app("-c", TRACKED, n=1, entrypoint=sys.executable), "torchx:local_cwd")
+        job = Job(handle, runner)
+        status = job.wait(timeout=120)
+        assert status is not None and status.state == AppState.SUCCEEDED, "\n".join(job.logs())
+        assert read_tracked(runner.metrics_dir(handle), handle) == [], "nothing read the log yet"
+        assert [text.split("|", 1)[1].strip() for text in job.logs()] == ["trained"]
+        assert [text.split("|", 1)[1].strip() for text in job.logs()] == ["trained"]  # read twice: stored once
+        [run] = read_tracked(runner.metrics_dir(handle), handle)
+        assert run.run_id == handle and run.metadata == {"lr": 0.01, "epochs": 3}
+        assert run.artifacts == {"model": {"name": "model", "path": "/out/m.pt", "metadata": None}}
+        tracker_files = [n for n in os.listdir(runner.metrics_dir(handle) or "") if n.endswith(".tracker.jsonl")]
+        [name] = tracker_files
+        with open(os.path.join(runner.metrics_dir(handle) or "", name)) as f:
+            assert len(f.read().splitlines()) == 3  # two metadata entries and one artifact, each once
