@@ -284,3 +284,16 @@ def test_with_folder_timeout_formats_and_scrapbook_glue(tmp_path) -> None:  # ty
     with pytest.raises(FunctionError) as info:
         slow.result(timeout=180)
     assert info.value.message == "cell 6 (In [5]) ran longer than timeout=3.0 s", info.value.message
+
+
+def test_metrics_logged_in_the_notebook_reach_the_job(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The kernel inherits the replica's environment, so ``jupyter_sched.track`` in a cell records for the
+    job; the kernel is shut down gracefully at the end so that its buffered records are written."""
+    path = write(
+        str(tmp_path / "m.ipynb"),
+        "from jupyter_sched import track\nfor i in range(3):\n    track.log({'loss': 1 / (i + 1)})",
+    )
+    job = jupyter_sched.submit(jupyter_sched.Notebook(path))
+    assert job.result(timeout=180) == {}
+    frame = job.metrics()
+    assert list(frame["value"]) == pytest.approx([1.0, 0.5, 1 / 3]) and set(frame["key"]) == {"loss"}

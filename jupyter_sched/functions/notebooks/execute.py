@@ -390,9 +390,11 @@ def make_client(execution: Execution, km: Any) -> Any:
             return getattr(self, "_async_cleanup_kernel_future", None) is not None
 
     client = Client(
-        execution.nb, km=km, timeout=execution.run_.timeout, startup_timeout=120, shutdown_kernel="immediate",
+        execution.nb, km=km, timeout=execution.run_.timeout, startup_timeout=120, shutdown_kernel="graceful",
         on_cell_start=execution.cell_start, on_cell_executed=execution.cell_executed,
         on_cell_error=execution.cell_error, resources={"metadata": {"path": execution.cwd}},
     )  # fmt: skip
+    # graceful: the kernel exits by itself (its atexit handlers run, so jupyter_sched.track's buffered records
+    # are written), and is killed only if it has not after jupyter_client's shutdown_wait_time (5 s)
     client.owns_km = True  # we made the manager, but the client stops its kernel at the end as if it had
     return client
