@@ -64,10 +64,11 @@ class EndNotifier {
   /** Asks what ended since the kept cursor, keeps the new one, and tells each end in scope. */
   async poll(): Promise<void> {
     const stored = window.localStorage.getItem(this.key);
-    const answer = await endedSince(stored);
+    let answer = await endedSince(stored);
     const latest = window.localStorage.getItem(this.key);
-    if (latest !== stored && latest !== null && Number(latest) >= Number(answer.cursor)) {
-      return; // another tab of this server asked meanwhile and told these
+    if (latest !== stored && latest !== null) {
+      // another tab of this server asked meanwhile and told what ended up to its cursor: only what is newer
+      answer = await endedSince(latest);
     }
     window.localStorage.setItem(this.key, answer.cursor);
     if (stored === null || !this.enabled) {

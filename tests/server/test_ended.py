@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import time
 import urllib.parse
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import jsonschema
 
 from jupyter_sched.frontend.jobs import schema
+from jupyter_sched.frontend.jobs.rows import JobRow
+from jupyter_sched.server.ended import RECALL_S, EndedJobs
 from tests.server.conftest import Cli, JobsServer
 
 
@@ -64,3 +66,34 @@ def test_a_bad_cursor_is_a_400_naming_the_fix(jobs_server: JobsServer) -> None:
         assert reply.status == 400, (bad, reply.status, reply.body)
         message = reply.json()["message"]
         assert message.startswith("since=") and "give the cursor of a previous answer" in message, message
+
+
+# -- the ring itself (pure): which ends a listing adds --------------------------------------------------
+
+
+def a_row(handle: str, running: bool, ended: Optional[float] = None) -> JobRow:
+    return JobRow(handle=handle, app_id=handle, name=handle, label=handle, scheduler="local_cwd", session="s",
+                  state="RUNNING" if running else "FAILED", running=running, started=None, ended=ended, span=None,
+                  seen=0.0, sweep=None, sweep_label=None, notebook=None, reason="", replicas=1,
+                  replicas_running=int(running), usage=None, metrics=None)  # fmt: skip
+
+
+def test_the_first_listing_tells_recent_ends_by_their_time_and_later_ones_once() -> None:
+    start = 1_000_000.0
+    ring = EndedJobs(started=start, size=3)
+    cursor0, _, _ = ring.since(None)
+    ring.observe([a_row("old", False, start - 2 * RECALL_S), a_row("down", False, start - 60),
+                  a_row("fresh", False, start + 1), a_row("long", True)], now=start + 2)  # fmt: skip
+    # a client of this server (cursor of its start) hears of the end after it; one of the server before
+    # (cursor of an hour before) also of the end while the server was down; nobody of the old one
+    assert [r.handle for r in ring.since(cursor0)[1]] == ["fresh"]
+    assert [r.handle for r in ring.since(int((start - 3600) * 1000))[1]] == ["down", "fresh"]
+    now, _, _ = ring.since(cursor0)
+    ring.observe([a_row("long", False, start + 3), a_row("fresh", False, start + 1),
+                  a_row("blink", False, start + 3)], now=start + 4)  # fmt: skip
+    cursor, told, truncated = ring.since(now)
+    assert sorted(r.handle for r in told) == ["blink", "long"] and not truncated and cursor > now
+    ring.observe([a_row("long", False, start + 3), a_row("blink", False, start + 3)], now=start + 5)
+    assert ring.since(cursor)[1] == []
+    ring.observe([a_row("x1", False), a_row("x2", False)], now=start + 6)  # the ring (3) drops the oldest
+    assert ring.since(cursor0)[2] is True and ring.since(cursor)[2] is False
