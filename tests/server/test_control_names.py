@@ -18,8 +18,8 @@ SUBMIT = f"""
 from jupyter_sched.runner import get_runner
 from jupyter_sched.specs import AppDef, Role
 with get_runner("default") as runner:
-    print(runner.run(AppDef({NAME!r}, [Role({ROLE!r}, image="", entrypoint="sh", args=["-c", "echo said-by-the-role"])]),
-                     "local_cwd", cfg={{"outlive_owner": True}}))
+    role = Role({ROLE!r}, image="", entrypoint="sh", args=["-c", "echo said-by-the-role"])
+    print(runner.run(AppDef({NAME!r}, [role]), "local_cwd", cfg={{"outlive_owner": True}}))
 """
 
 
