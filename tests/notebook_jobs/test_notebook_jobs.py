@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 import warnings
 from typing import Any, Dict, List
@@ -172,6 +173,8 @@ def test_a_failing_cell_fails_the_job_naming_it_and_keeps_the_output(tmp_path) -
     with pytest.raises(FunctionError) as info:
         job.result(timeout=180)
     assert info.value.message == "cell 5 (In [4]) raised ZeroDivisionError: division by zero", info.value.message
+    if sys.version_info >= (3, 11):  # exception notes are printed from 3.11 on
+        assert "the cell's traceback:" in info.value.remote_traceback and "----> 2 x / 0" in info.value.remote_traceback
     assert job.state == AppState.FAILED
     cells = read(job.output_path)["cells"]
     failed, later = cells[4], cells[5]

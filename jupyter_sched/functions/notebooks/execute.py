@@ -49,7 +49,10 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 class NotebookCellError(Exception):
-    """A cell of a notebook job raised (or ran past the timeout); the message names the cell."""
+    """A cell of a notebook job raised (or ran past the timeout); the message names the cell, a note (PEP
+    678) holds the cell's own traceback."""
+
+    __notes__: List[str]
 
 
 class KernelNotFound(LookupError):
@@ -319,10 +322,23 @@ class Execution:
         finally:
             self.end(failure, reason)
         if isinstance(failure, (CellExecutionError, CellTimeoutError)):
-            raise NotebookCellError(reason) from None
+            error = NotebookCellError(reason)
+            trace = self.cell_traceback()
+            if trace:  # shown after the message in the remote traceback (Python 3.11+), not in str(error)
+                error.__notes__ = [f"the cell's traceback:\n{trace}"]
+            raise error from None
         if failure is not None:
             raise failure
         return dict(self.records)
+
+    def cell_traceback(self) -> str:
+        """The failed cell's traceback as the kernel printed it, without colours ("" if it printed none)."""
+        if self.current is None:
+            return ""
+        for out in self.nb.cells[self.current].get("outputs", []):
+            if out.get("output_type") == "error":
+                return ANSI.sub("", "\n".join(out.get("traceback") or []))
+        return ""
 
     def cell_reason(self, what: str) -> str:
         index = self.current
