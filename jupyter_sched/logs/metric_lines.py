@@ -112,22 +112,34 @@ def parse_record(line: str) -> Optional[MetricRecord]:
     return record_from_json(obj)
 
 
-def marked_payload(line: str) -> Optional[str]:
-    """The JSON after :data:`MARK` when ``line`` is a marked line (the mark at its start, or right after its
-    last ``\\r``), else None."""
+FORWARDER_PREFIX = re.compile(
+    r"(?:\x1b\[[0-9;]*m)*\((?:[A-Za-z_][\w.:-]* )?pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?\)(?:\x1b\[[0-9;]*m)* "
+)
+"""What a log forwarder puts before a worker's line: Ray prints ``(CommandActor pid=5529) `` (and
+``(pid=12, ip=10.0.0.2) ``), coloured, before each line of a ``torchx:ray`` replica."""
+
+
+def _after_mark(line: str, mark: str) -> Optional[str]:
+    """The text after ``mark`` when it starts ``line``, follows its last ``\\r`` (a progress bar left the line
+    open) or a log forwarder's :data:`FORWARDER_PREFIX` there; else None."""
     start = line.rfind("\r") + 1
-    if not line.startswith(MARK, start):
-        return None
-    return line[start + len(MARK) :].rstrip("\r\n")
+    if not line.startswith(mark, start):
+        prefix = FORWARDER_PREFIX.match(line, start)
+        if prefix is None or not line.startswith(mark, prefix.end()):
+            return None
+        start = prefix.end()
+    return line[start + len(mark) :].rstrip("\r\n")
+
+
+def marked_payload(line: str) -> Optional[str]:
+    """The JSON after :data:`MARK` when ``line`` is a marked line (see :func:`_after_mark`), else None."""
+    return _after_mark(line, MARK)
 
 
 def tracker_payload(line: str) -> Optional[str]:
-    """The JSON after :data:`TRACKER_MARK` when ``line`` is a TorchX tracker entry printed on stderr (the mark
-    at its start, or right after its last ``\\r``), else None. Only a JSON object is a payload."""
-    start = line.rfind("\r") + 1
-    if not line.startswith(TRACKER_MARK, start):
-        return None
-    return line[start + len(TRACKER_MARK) :].rstrip("\r\n")
+    """The JSON after :data:`TRACKER_MARK` when ``line`` is a TorchX tracker entry printed on stderr (placed
+    as :func:`marked_payload`'s mark), else None."""
+    return _after_mark(line, TRACKER_MARK)
 
 
 def tracker_entry(payload: str) -> Optional[Dict[str, Any]]:

@@ -17,6 +17,7 @@ from jupyter_sched.logs.metric_lines import (
     parse_marked_line,
     parse_record,
     summarize,
+    tracker_payload,
 )
 
 KEYS = st.from_regex(r"[A-Za-z0-9_./-]{1,128}", fullmatch=True)
@@ -86,3 +87,21 @@ def test_summarize_keeps_the_step_of_last_min_and_max_and_skips_nan() -> None:
     loss = summarize(records)["loss"]
     assert (loss["count"], loss["last"], loss["last_step"]) == (4, 2.0, 3)
     assert (loss["min"], loss["min_step"], loss["max"], loss["max_step"], loss["goal"]) == (1.0, 2, 3.0, 0, "min")
+
+
+def test_a_mark_after_a_log_forwarders_prefix_is_found() -> None:
+    """Ray prints each worker line of a ``torchx:ray`` replica after a coloured ``(Actor pid=N)``."""
+    body = '{"v":1,"w":"w","seq":0,"t":1.0,"step":0,"metrics":{"loss":1.0}}'
+    for prefix in ("", "\x1b[36m(CommandActor pid=8272)\x1b[0m ", "(pid=12, ip=10.0.0.2) ", "(raylet) x\r"):
+        line = f"{prefix}@@jupyter_sched:metrics {body}\n"
+        assert marked_payload(line) == body, prefix
+        assert tracker_payload(f"{prefix}@@jupyter_sched:tracker {{}}\n") == "{}", prefix
+    for other in ("x (pid=12) @@jupyter_sched:metrics {}", "(pid=x) @@jupyter_sched:metrics {}",
+                  "(CommandActor pid=1)@@jupyter_sched:metrics {}", "(a b pid=1) @@jupyter_sched:metrics {}"):
+        assert marked_payload(other) is None, other  # only a forwarder's prefix, at the start
+
+
+@given(st.text(max_size=60))
+def test_any_prefix_is_a_payload_or_none_never_an_exception(prefix: str) -> None:
+    marked_payload(prefix + "@@jupyter_sched:metrics {}")
+    tracker_payload(prefix + "@@jupyter_sched:tracker {}")

@@ -177,7 +177,13 @@ def early(ray_cluster: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     scale = 10
 
     def train(lr: float) -> Dict[str, Any]:
+        from jupyter_sched import track
+
         print("training at", lr)
+        track.define_metric("loss", goal="min")
+        for step in range(5):
+            track.log({"loss": scale / (1 + lr) / (step + 1)})
+        track.flush()
         return {"loss": scale / (1 + lr), "rank": os.environ.get("RANK")}
 
     started["fn"] = jupyter_sched.submit(train, lr=0.5, scheduler="torchx:ray")
@@ -275,5 +281,11 @@ def test_a_function_job_runs_on_a_local_ray_head(early: Dict[str, Any]) -> None:
     assert job.handle.startswith("torchx:ray://")
     assert job.result(timeout=180) == {"loss": 10 / 1.5, "rank": "0"}
     assert any("training at 0.5" in line for line in job.logs())
+    # its track.log records came as marked stderr lines (no directory is shared with a Ray cluster): the
+    # log read above hid them and stored them on this machine, where job.metrics() reads them
+    assert not any("@@jupyter_sched" in line for line in job.logs())
+    frame = job.metrics()
+    assert list(frame["step"]) == [0, 1, 2, 3, 4] and set(frame["key"]) == {"loss"}
+    assert list(frame["value"]) == [10 / 1.5 / (step + 1) for step in range(5)]
 
 
