@@ -300,3 +300,25 @@ def test_metrics_logged_in_the_notebook_reach_the_job(tmp_path) -> None:  # type
     assert job.result(timeout=180) == {}
     frame = job.metrics()
     assert list(frame["value"]) == pytest.approx([1.0, 0.5, 1 / 3]) and set(frame["key"]) == {"loss"}
+
+
+def test_early_stopping_reaches_a_notebook_through_track(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A sweep's stop rule marks the losing notebook run; ``track.should_stop()`` in its cell turns true, the
+    notebook records where it stopped and ends on its own; the winner runs to its end."""
+    path = write(
+        str(tmp_path / "stop.ipynb"),
+        "import time, jupyter_sched\nfrom jupyter_sched import track\nfor step in range(600 if rate == 0 else 3):\n"
+        "    track.log({'loss': 10.0 if rate == 0 else 1 / (1 + step)})\n    if track.should_stop():\n"
+        "        jupyter_sched.record('stopped_at', step)\n        break\n    time.sleep(0.1)\n"
+        "jupyter_sched.record('steps', step + 1)",
+        params="rate = 1.0",
+    )
+
+    def losing(run: Any, history: Any) -> Any:
+        return "losing" if run.params["rate"] == 0 and len(run.values("loss")) >= 3 else None
+
+    sweep = jupyter_sched.sweep(jupyter_sched.Notebook(path), {"rate": [1.0, 0.0]}, stop=losing, stop_grace=120)
+    winner, loser = sweep.results(timeout=240)
+    assert winner == {"steps": 3}
+    assert loser["stopped_at"] >= 2 and loser["steps"] == loser["stopped_at"] + 1
+    assert "losing" in (sweep.runs[1].stopped or "") and sweep.runs[0].stopped is None
