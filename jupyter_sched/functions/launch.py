@@ -98,9 +98,11 @@ def prepare(
     if not isinstance(num_replicas, int) or num_replicas < 1:
         raise ValueError(f"num_replicas must be an integer of 1 or more (got {num_replicas!r})")
     source = ""
-    as_call = getattr(fn, "__jupyter_sched_call__", None)
+    # looked up on the type, as Python looks up special methods: an object whose __getattr__ answers every
+    # name (a proxy) is not taken for a runnable
+    as_call = getattr(type(fn), "__jupyter_sched_call__", None)
     if as_call is not None:  # a runnable that is not itself the call (a Notebook): checked and snapshotted now
-        fn, args, kwargs, extra = as_call(tuple(args), dict(kwargs or {}))
+        fn, args, kwargs, extra = as_call(fn, tuple(args), dict(kwargs or {}))
         source = str(extra.get("source") or "")
         meta = {**extra, **dict(meta or {})}
     payload = pack(fn, tuple(args), dict(kwargs or {}))
