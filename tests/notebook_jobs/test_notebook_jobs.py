@@ -220,13 +220,15 @@ def test_four_notebooks_in_parallel_each_get_their_own_kernel(tmp_path) -> None:
     path = write(
         str(tmp_path / "par.ipynb"),
         "import jupyter_sched, os, time, json\ntime.sleep(2)\n"
-        "jupyter_sched.record('me', {'tag': tag, 'kernel': os.getpid(), 'parent': os.getppid()})",
+        "jupyter_sched.record('me', {'tag': tag, 'kernel': os.getpid(), 'parent': os.getppid(),"
+        " 'history': str(get_ipython().history_manager.hist_file)})",
     )
     notebook = jupyter_sched.Notebook(path)
     jobs = [jupyter_sched.submit(notebook, tag=f"run{i}") for i in range(4)]
     got = [job.result(timeout=240)["me"] for job in jobs]
     assert [g["tag"] for g in got] == ["run0", "run1", "run2", "run3"]
     assert len({g["kernel"] for g in got}) == 4 and len({g["parent"] for g in got}) == 4
+    assert {g["history"] for g in got} == {":memory:"}, "no shared history file to lock"
     assert len({job.output_path for job in jobs}) == 4
 
 

@@ -157,7 +157,16 @@ def kernel_manager(run: NotebookRun, scratch: str) -> Any:
             )
         spec_dir = os.path.join(scratch, "kernels", KERNEL_NAME)
         os.makedirs(spec_dir)
-        spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        # history in memory: kernels run side by side would otherwise share (and lock) one SQLite file
+        argv = [
+            sys.executable,
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+            "--HistoryManager.hist_file=:memory:",
+        ]
+        spec = {"argv": argv,
                 "display_name": f"Python ({sys.executable})", "language": "python"}  # fmt: skip
         with open(os.path.join(spec_dir, "kernel.json"), "w") as f:
             json.dump(spec, f)
