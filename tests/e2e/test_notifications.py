@@ -4,6 +4,7 @@
 - three failing jobs of under a second each, run while the sidebar is closed (the list is then asked every
   5 s, so each starts and ends between two asks), each notify exactly once; after a page reload none
   notifies again (the cursor is kept in localStorage). Screenshots: ``notification-short-{light,dark}.png``.
+  The same with the sidebar open (asked every second).
 - a job and a role named with U+202E (which writes what follows backwards) and ESC show those characters
   escaped (``\\u202e``) in the notification, the sidebar and the job view, and the job view follows that
   role's log. Screenshot: ``notification-bidi-light.png``.
@@ -84,20 +85,27 @@ def env_of(server: LabServer) -> Dict[str, str]:
     return dict(os.environ, JUPYTER_SCHED_LOG_DIR=str(server.sched_log_dir), NO_COLOR="1")
 
 
-def test_short_failures_notify_once_each_with_the_sidebar_closed_and_not_after_a_reload(
-    closed: Lab, lab_server: LabServer, tmp_path: Path
-) -> None:  # fmt: skip
+def short_failures(lab: Lab, server: LabServer, tmp_path: Path) -> List[str]:
+    """Runs three failing jobs of 0.3 s one after the other and waits until each has notified; their names."""
     tag = secrets.token_hex(3)
     names = [f"blip{i}x{tag}" for i in range(3)]
     for i, name in enumerate(names):
         # in the foreground: the command returns when the job has ended, well under the 5 s between two asks
         done = subprocess.run([SCRIPT, "run", "-s", "local_cwd", "--wait", "utils.sh", "--name", name,
-                               f"sleep 0.3; exit {i + 1}"], env=env_of(lab_server), cwd=tmp_path,
+                               f"sleep 0.3; exit {i + 1}"], env=env_of(server), cwd=tmp_path,
                               capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
         assert done.returncode != 0, done.stdout + done.stderr
-    page = closed.page
     for i, name in enumerate(names):
-        page.locator(".Toastify__toast", has_text=f"{name} FAILED: sh/0 exit code {i + 1}").wait_for(timeout=60_000)
+        toast = lab.page.locator(".Toastify__toast", has_text=f"{name} FAILED: sh/0 exit code {i + 1}")
+        toast.wait_for(timeout=60_000)
+    return names
+
+
+def test_short_failures_notify_once_each_with_the_sidebar_closed_and_not_after_a_reload(
+    closed: Lab, lab_server: LabServer, tmp_path: Path
+) -> None:  # fmt: skip
+    names = short_failures(closed, lab_server, tmp_path)
+    page = closed.page
     assert not page.locator(".jsl-sidebar").is_visible()
     closed.screenshot_themes(page.locator(".Toastify__toast", has_text=names[0]).first, "notification-short")
     asks_more(closed, 2)  # two more answers: nothing is told again
@@ -112,6 +120,18 @@ def test_short_failures_notify_once_each_with_the_sidebar_closed_and_not_after_a
     asks_more(closed, 2)
     again = toasts(closed)
     assert not [text for text in again if any(name in text for name in names)], again
+
+
+def test_short_failures_notify_once_each_with_the_sidebar_open(closed: Lab, lab_server: LabServer,
+                                                                tmp_path: Path) -> None:  # fmt: skip
+    page = closed.page
+    page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jupyter-sched-jobs"]').click()
+    page.locator(".jsl-sidebar").wait_for(state="visible")
+    names = short_failures(closed, lab_server, tmp_path)
+    asks_more(closed, 3)
+    told = toasts(closed)
+    for name in names:
+        assert sum(name in text for text in told) == 1, (name, told)
 
 
 ROLE = "tr\u202eain\x1b"
