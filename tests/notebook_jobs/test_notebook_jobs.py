@@ -284,6 +284,8 @@ def test_with_folder_timeout_formats_and_scrapbook_glue(tmp_path) -> None:  # ty
     assert not (tmp_path / "written.txt").exists(), "the user's folder is not written"
     html = job.output_path[: -len(".ipynb")] + ".html"
     assert "<html" in open(html).read()
+    for written in (html, job.output_path, os.path.join(job.job_dir, "progress.json")):
+        assert os.stat(written).st_mode & 0o777 == 0o600, f"{written} holds the parameters: private"
 
     slow = jupyter_sched.submit(notebook, slow=True)
     with pytest.raises(FunctionError) as info:

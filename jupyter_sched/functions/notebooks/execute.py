@@ -36,7 +36,7 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from jupyter_sched.functions.notebooks import record as records
 
@@ -67,13 +67,14 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat()
 
 
-def save_atomic(path: str, text: str) -> None:
-    """``path`` replaced at once by a private file holding ``text``: a reader sees the old or the new."""
+def save_atomic(path: str, data: Union[str, bytes]) -> None:
+    """``path`` replaced at once by a private file holding ``data``: a reader sees the old or the new. Private
+    (0600) as the job's call is: the output holds the parameters."""
     tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -387,11 +388,7 @@ class Execution:
                 body, resources = get_exporter(fmt)().from_notebook_node(self.nb)
                 ext = str(resources.get("output_extension") or f".{fmt}").lstrip(".")
                 path = os.path.join(self.job_dir, output_name(self.run_.stem, self.rank, ext))
-                if isinstance(body, bytes):
-                    with open(path, "wb") as f:
-                        f.write(body)
-                else:
-                    save_atomic(path, body)
+                save_atomic(path, body)
             except Exception as e:  # noqa: BLE001 - the notebook is saved; a missing converter is a note
                 print(f"jupyter_sched: could not convert the output to {fmt}: {type(e).__name__}: {e}", file=sys.stderr)
 
