@@ -326,3 +326,11 @@ def test_early_stopping_reaches_a_notebook_through_track(tmp_path) -> None:  # t
     assert winner == {"steps": 3}
     assert loser["stopped_at"] >= 2 and loser["steps"] == loser["stopped_at"] + 1
     assert "losing" in (sweep.runs[1].stopped or "") and sweep.runs[0].stopped is None
+
+
+def test_a_notebook_called_here_runs_in_this_process_and_leaves_its_environment(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``Notebook(path)(**params)`` runs it here (what ``err.rerun_here()`` does); only the kernel gets the
+    mark that makes ``record`` publish, so this process's own ``record`` calls stay no-ops."""
+    path = write(str(tmp_path / "here.ipynb"), "import jupyter_sched\njupyter_sched.record('twice', lr * 2)")
+    assert jupyter_sched.Notebook(path)(lr=2) == {"twice": 4}
+    assert "JUPYTER_SCHED_NOTEBOOK_JOB" not in os.environ

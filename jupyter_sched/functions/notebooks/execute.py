@@ -312,13 +312,14 @@ class Execution:
         self.prepare_metadata()
         self.save()
         self.progress("starting", None)
-        os.environ[records.JOB_ENV] = "1"  # the kernel inherits it: record() publishes
         km = kernel_manager(self.run_, self.scratch)
         client = make_client(self, km)
         failure: Optional[BaseException] = None
         reason = ""
         try:
-            client.execute(cwd=self.cwd)
+            # the kernel's environment is this process's (the job's variables: track, RANK...) and the mark
+            # that makes record() publish; this process's own is left as it is (a Notebook called by hand)
+            client.execute(cwd=self.cwd, env={**os.environ, records.JOB_ENV: "1"})
         except CellTimeoutError as e:
             failure, reason = e, self.cell_reason(f"ran longer than timeout={self.run_.timeout} s")
         except CellExecutionError as e:
@@ -376,6 +377,7 @@ class Execution:
         self.progress(state, self.current, reason)
         if reason:
             print(f"jupyter_sched: {reason}", file=sys.stderr, flush=True)
+        print(f"jupyter_sched: the output notebook is {self.output_path}", flush=True)
 
     def convert(self) -> None:
         """The other formats asked for, beside the output notebook; a failure is logged, not raised."""
