@@ -217,7 +217,7 @@ def records(runs: Sequence[Any], metrics: Optional[Dict[int, Dict[str, Any]]] = 
         elif returned(run):
             row["result"] = run.outcome.value
         row.update((metrics or {}).get(run.index, {}))
-        output = getattr(run.job, "output_path", None) if run.job is not None else None
+        output = getattr(getattr(run, "job", None), "output_path", None)
         if output:  # a notebook's run: its executed notebook
             row["output_path"] = output
         row["stopped"] = stopped(run)
