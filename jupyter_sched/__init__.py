@@ -15,7 +15,7 @@ Its layers, from the data model up (README's "Architecture" draws them):
 * ``runner`` -- sessions, handles, wait, status and logs; ``components`` -- ready-made AppDefs.
 * ``track`` -- metrics logged from inside a job (``jupyter_sched.track.log``).
 * ``frontend`` -- what every front end shares: the one model of a job and a jobs list, the log follower.
-* ``functions`` -- a notebook's functions, sweeps and maps as jobs.
+* ``functions`` -- a notebook's functions, sweeps and maps as jobs, and notebooks run as jobs (``Notebook``).
 * ``cli`` (``__main__``: ``python -m jupyter_sched``), ``notebook`` and ``server`` -- the front ends.
 * ``version`` -- ``__version__``, a leaf.
 """
