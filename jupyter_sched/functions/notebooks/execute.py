@@ -188,11 +188,12 @@ def kernel_manager(run: NotebookRun, scratch: str) -> Any:
 
 def require(module: str) -> None:
     """Fails at start, naming the fix, when the replica's Python lacks what a notebook job needs: nbclient,
-    nbformat and jupyter_client are not among jupyter_sched's own dependencies (they come with JupyterLab)."""
+    nbformat, jupyter_client and ipykernel are not among jupyter_sched's own dependencies (they come with
+    JupyterLab, or with the ``notebooks`` extra)."""
     if importlib.util.find_spec(module) is None:
         raise ImportError(
-            f"a notebook job needs {module} in the replica's Python ({sys.executable}); pip install nbclient"
-            " ipykernel there (JupyterLab brings them)"
+            f"a notebook job needs {module} in the replica's Python ({sys.executable}); pip install"
+            " 'jupyter_sched[notebooks]' there (or JupyterLab, which brings nbclient and ipykernel)"
         )
 
 
