@@ -5,7 +5,7 @@
                                            ``?notebook=&session=&scheduler=&state=&sweep=`` filters
 ``GET  jobs/ended``                        the jobs that ended since ``?since=CURSOR`` (each once, with its row) and
                                            the cursor to give next; without ``since``, the cursor of now
-``GET  jobs/<handle>``                     one job: its row, status per replica (secrets masked), usage
+``GET  jobs/<handle>``                     one job: its row, status per replica (secrets masked), usage, tracker
 ``GET  jobs/<handle>/logs``                a snapshot of replica ``?role=&k=`` (``&lines=&stream=``)
 ``GET  jobs/<handle>/logs/stream``         the same replica live, as server-sent events (``event: log``)
 ``GET  jobs/<handle>/metrics``             one replica's metric series (``?role=&k=``, the first role's replica

@@ -44,6 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from jupyter_sched.frontend.jobs import listing as jobs_listing
 from jupyter_sched.frontend.jobs.listing import Lister, first_role, one_line
 from jupyter_sched.frontend.jobs.rows import job_row
+from jupyter_sched.frontend.jobs.tracked import TrackedCache
 from jupyter_sched.runner import Runner, get_runner
 from jupyter_sched.schedulers.common.state_dir import NOTEBOOK_REGISTRY
 from jupyter_sched.server.ended import EndedJobs
@@ -104,6 +105,8 @@ class JobIndex:
                              status_cache=settings.status_cache, notebook_path=self._notebook_path)  # fmt: skip
         #: the jobs each listing saw end, with cursors (``GET jobs/ended``): fed by the listing thread alone
         self.ended = EndedJobs()
+        #: each job's TorchX tracker block (``GET jobs/<h>``'s ``tracker``), read again only when it changed
+        self.tracked = TrackedCache()
 
     # -- runners ----------------------------------------------------------------------------------------
     def runner(self, session: str) -> Runner:
@@ -278,8 +281,8 @@ class JobIndex:
         return status
 
     def detail(self, handle: str) -> Dict[str, Any]:
-        """The app's row (from the last listing, else built now), its status per replica (secrets masked)
-        and each replica's usage."""
+        """The app's row (from the last listing, else built now), its status per replica (secrets masked),
+        each replica's usage, and what it told TorchX's tracker API (masked; read when its files changed)."""
         status = self.status(handle)
         parsed = parse_app_handle(handle)
         listed = next((r for r in self._listing.rows if r.handle == handle), None)
@@ -300,7 +303,8 @@ class JobIndex:
             usage = [{**s.to_json(), "running": s.running} for s in self.runner_for(handle).usage(handle)]
         except Exception:  # noqa: BLE001 - a backend that cannot measure usage shows none
             usage = []
-        return {**row.to_json(), "status": mask_out(status.to_json()), "usage": usage}
+        tracker = self.tracked.of(self.lister.metrics.directory(self.runner_for(handle), handle), handle)
+        return {**row.to_json(), "status": mask_out(status.to_json()), "usage": usage, "tracker": tracker}
 
     def cancel(self, handle: str) -> Dict[str, Any]:
         status = self.status(handle)

@@ -193,10 +193,27 @@ export interface IJobMetricsAnswer {
   state: string;
 }
 
+/** An artifact a run added with TorchX's tracker API (the last one added under its name). */
+export interface ITrackerArtifactJson {
+  name: string;
+  path: string;
+  metadata: { [key: string]: unknown } | null;
+}
+
+/** What one run id told TorchX's tracker API (``app_run_from_env()``), bounded for a live view (``frontend.jobs.tracked.tracker_json``): metadata values as the job stored them (any JSON), masked. */
+export interface ITrackerRunJson {
+  run_id: string;
+  metadata: { [key: string]: unknown };
+  more_metadata: number;
+  artifacts: ITrackerArtifactJson[];
+  more_artifacts: number;
+}
+
 /** ``GET jobs/<handle>``: the job's row with these fields over it. */
 export interface IJobDetail extends Omit<IJobRow, 'usage'> {
   status: IStatusJson;
   usage: IUsageSampleJson[];
+  tracker: ITrackerRunJson[];
 }
 
 /** One line of the jobs list. */

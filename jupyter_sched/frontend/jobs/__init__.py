@@ -16,7 +16,9 @@
 * :mod:`.metrics` -- ``job.metrics``: what the replicas logged with ``jupyter_sched.track``, read back from the
   app's metrics directory (records from a cursor, torn lines skipped and counted, the summaries), as DataFrames.
 * :mod:`.tracked` -- what a job told TorchX's tracker API (``app_run_from_env()``): metadata, artifacts and
-  sources per run id, merged as TorchX's fsspec backend does; ``describe`` shows them.
+  sources per run id, merged as TorchX's fsspec backend does; ``describe`` shows them, and its bounded, masked
+  block (read again only when the files changed) is the server's ``tracker`` field, the job pane's and the
+  JupyterLab job view's.
 * :mod:`.metric_charts` -- a metric's chart: one small SVG line chart per key (axes, the last and the best
   value, NaN as gaps), as an ``<img>`` that survives JupyterLab's sanitizer; the job pane's Metrics section.
 

@@ -10,7 +10,7 @@ replica's usage instead of the summed usage).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from jupyter_sched.frontend.jobs.rows import JobRow, SweepRow
 
@@ -129,11 +129,36 @@ class UsageSampleJson:
 
 
 @dataclass
+class TrackerArtifactJson:
+    """An artifact a run added with TorchX's tracker API (the last one added under its name)."""
+
+    name: str
+    path: str
+    metadata: Optional[Dict[str, Any]]
+
+
+@dataclass
+class TrackerRunJson:
+    """What one run id told TorchX's tracker API (``app_run_from_env()``), bounded for a live view
+    (``frontend.jobs.tracked.tracker_json``): metadata values as the job stored them (any JSON), masked."""
+
+    run_id: str
+    metadata: Dict[str, Any]
+    more_metadata: int
+    """Keys left out (past the first 50)."""
+    artifacts: List[TrackerArtifactJson]
+    more_artifacts: int
+    """Artifacts left out (past the first 50)."""
+
+
+@dataclass
 class DetailExtra:
     """``GET jobs/<handle>``: the job's row with these fields over it."""
 
     status: StatusJson
     usage: List[UsageSampleJson]
+    tracker: List[TrackerRunJson]
+    """What the job told TorchX's tracker API, its own run first (none: empty)."""
 
 
 @dataclass

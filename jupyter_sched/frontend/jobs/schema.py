@@ -11,7 +11,8 @@ fails a test. Rewrite the TypeScript with::
     python -m jupyter_sched.frontend.jobs.schema --typescript > labextension/src/model.ts
 
 Hand-written rather than pydantic's: the hints used are few (str, int, float, bool, None, Optional,
-Union, List, Dict[str, X], Literal and dataclasses) and the package carries no model library.
+Union, List, Dict[str, X], Literal, Any for any JSON, and dataclasses) and the package carries no model
+library.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from jupyter_sched.frontend.jobs.payloads import (
     ReplicaJson,
     RoleJson,
     StatusJson,
+    TrackerArtifactJson,
+    TrackerRunJson,
     UsageJson,
     UsageSampleJson,
 )
@@ -40,7 +43,8 @@ from jupyter_sched.frontend.jobs.rows import JobRow, MetricLast, SweepRow, Usage
 
 CLASSES: Tuple[Type[Any], ...] = (
     UsageSummary, MetricLast, JobRow, SweepRow, JobPage, EndedPage, GpuJson, UsageJson, ReplicaJson, RoleJson,
-    StatusJson, UsageSampleJson, MetricPoint, MetricStats, MetricsReplica, JobMetricsAnswer,
+    StatusJson, UsageSampleJson, MetricPoint, MetricStats, MetricsReplica, JobMetricsAnswer, TrackerArtifactJson,
+    TrackerRunJson,
 )  # fmt: skip
 """Every dataclass of the payloads, in the order model.ts declares them; ``JobDetail`` is made from
 :class:`JobRow` and :class:`~.payloads.DetailExtra`."""
@@ -65,6 +69,8 @@ def _optional(f: dataclasses.Field) -> bool:
 # -- JSON Schema --------------------------------------------------------------------------------------------
 def _type_schema(hint: Any) -> Dict[str, Any]:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:  # a value the job stored as it liked (tracker metadata): any JSON
+        return {}
     if hint in _PRIMITIVES:
         if hint is float:  # JSON does not tell 1 from 1.0
             return {"type": "number"}
@@ -120,6 +126,8 @@ def schema_for(payload: str) -> Dict[str, Any]:
 # -- TypeScript ---------------------------------------------------------------------------------------------
 def _ts_type(hint: Any) -> str:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return "unknown"
     if hint in _TS:
         return _TS[hint]
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
