@@ -5,6 +5,8 @@
 * :mod:`.usage_view`, :mod:`.usage_chart` -- the status pane's usage part and its CPU/memory chart.
 * :mod:`.metrics_view` -- the job view's Metrics section: a live chart per key of one replica's
   ``jupyter_sched.track`` records (``frontend.jobs.metric_charts``), with a replica picker.
+* :mod:`.tracker_view` -- the Metrics section's tracker block: what the job told TorchX's tracker API
+  (``app_run_from_env()``), metadata as ``key = value``, artifacts as ``name → path``.
 * :mod:`.log_pane` -- one replica's or all replicas' logs, live; :mod:`.log_model` the log model as HTML.
 * :mod:`.list_pane` -- ``%sched_list`` as a live table of the frontend's jobs list.
 * :mod:`.sweep_view` -- a sweep as one table, a row per run, with a live column per metric and a chart of

@@ -1,4 +1,5 @@
-"""A job on screen: the live view (status pane, the Metrics section once the job logged metrics, log pane;
+"""A job on screen: the live view (status pane, the Metrics section once the job logged metrics or told TorchX's
+tracker API something, log pane;
 their controls in one row) and the record its cell keeps (:mod:`.record`), with or without the view.
 
 ``JobView`` owns the panes' threads and knows when the app has ended *and* its logs are read, which is
@@ -33,6 +34,7 @@ from jupyter_sched.notebook.panes.log_pane import LogPane, follow_limit, frame_h
 from jupyter_sched.notebook.panes.metrics_view import MetricsPane, MetricsView
 from jupyter_sched.notebook.panes.status_pane import StatusPane, failures_text, status_html
 from jupyter_sched.notebook.panes.theme import PANE_STYLE, code, esc, fmt_clock, pill
+from jupyter_sched.notebook.panes.tracker_view import TrackedMetricsView
 from jupyter_sched.specs.output.masking import masked_copy
 
 
@@ -247,13 +249,14 @@ class JobView(RecordSource):
 
 def metrics_view(job: Job, status: Any) -> MetricsView:
     """The Metrics section's model of ``job``: its metrics directory (asked of the runner once: it does not
-    move; none if the runner cannot say) and its first role, whose replica 0 is shown first."""
+    move; none if the runner cannot say) and its first role, whose replica 0 is shown first; with the block
+    of what the job told TorchX's tracker API under the charts (:mod:`.tracker_view`)."""
     try:
         directory = job.runner.metrics_dir(job.handle)
     except Exception:  # noqa: BLE001 - a pane without metrics beats no pane
         directory = None
     roles = getattr(status, "roles", None) or []
-    return MetricsView(directory, roles[0].role if roles else None)
+    return TrackedMetricsView(directory, roles[0].role if roles else None, job.handle)
 
 
 # -- a Job's displays, registered as IPython formatters ----------------------------------------------------
