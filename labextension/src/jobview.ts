@@ -10,6 +10,7 @@ import { ApiError, followLog, getJob, IJobDetail, ILogEvent, replicaRunning } fr
 import { askToCancel } from './cancel';
 import { bytes, clock, el, elapsed, exitText, pill, setText, visible } from './format';
 import { MetricsSection } from './metricsview';
+import { fillTracker, trackerHTML, trackerText } from './trackerview';
 
 const MAX_LINES = 2000;
 const COMPACT_LINES = 40;
@@ -71,8 +72,9 @@ export class JobView extends Widget {
     if (this.metrics) {
       this.node.appendChild(this.metrics.node);
     }
-    this.node.append(this.logbar, this.log, this.logFoot);
+    this.node.append(this.tracker, this.logbar, this.log, this.logFoot);
     this.message.hidden = true;
+    this.tracker.hidden = true;
     void this.refresh();
   }
 
@@ -175,6 +177,12 @@ export class JobView extends Widget {
     }
     this.renderTable(detail, now);
     this.renderReplicaTabs(detail);
+    const tracker = JSON.stringify(detail.tracker ?? []);
+    if (tracker !== this.trackerShown) {
+      // rebuilt only when the server's block changed: it is read again only when the job's files did
+      this.trackerShown = tracker;
+      fillTracker(this.tracker, detail.tracker ?? [], detail.handle);
+    }
   }
 
   private renderTable(detail: IJobDetail, now: number): void {
@@ -354,6 +362,8 @@ export class JobView extends Widget {
   private head = el('div', 'jsl-head');
   private message = el('div', 'jsl-message');
   private table = el('table', 'jsl-replicas');
+  private tracker = el('div', 'jsl-tracker');
+  private trackerShown = '';
   private logbar = el('div', 'jsl-logbar');
   private log = el('pre', 'jsl-log');
   private logFoot = el('div', 'jsl-log-foot');
@@ -455,6 +465,7 @@ export function recordOf(detail: IJobDetail, log: ILogTail, note: string): { htm
     `<table style="${TABLE_STYLE}"><thead><tr style="${ROW_STYLE}">` +
     heads.map(h => `<th style="${CELL_STYLE};font-weight:600">${h}</th>`).join('') +
     `</tr></thead><tbody>${rows.map(r => r.html).join('')}</tbody></table>` +
+    trackerHTML(detail.tracker ?? [], detail.handle) +
     `<div class="jsched-hint" style="${NOTE_STYLE}">${escapeHTML(hint)}</div></div>` +
     (log.lines.length
       ? `<div class="jsched-log" style="margin-top:4px"><div style="font-size:12px"><b>logs</b> · ` +
@@ -472,6 +483,7 @@ export function recordOf(detail: IJobDetail, log: ILogTail, note: string): { htm
     `${detail.name} ${appId} on ${detail.scheduler} ${detail.state} · ${when}`,
     ...(failed ? [failed] : []),
     ...rows.map(r => '  ' + r.values.join('  ')),
+    ...trackerText(detail.tracker ?? [], detail.handle),
     ...(plain.length ? ['logs:', ...plain] : []),
     hint
   ]

@@ -24,8 +24,9 @@ MAX_VALUE_CHARS = 200
 
 
 def shown_value(value: Any) -> str:
-    """A metadata value as the block shows it: text as it is, anything else as compact JSON; cut."""
-    text = value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "), allow_nan=False)
+    """A metadata value as the block shows it: text as it is, anything else as compact JSON (as the
+    JupyterLab view shows it); cut."""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), allow_nan=False)
     return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
 
 
