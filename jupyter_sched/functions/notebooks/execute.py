@@ -36,9 +36,10 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple
 
 from jupyter_sched.functions.notebooks import record as records
+from jupyter_sched.schedulers.common.private_files import write_private  # private (0600): outputs hold the parameters
 
 AUTOSAVE_S = 5.0
 """At most this often, a long cell's new output is saved into the partial notebook."""
@@ -65,23 +66,6 @@ def output_name(stem: str, rank: int, ext: str = "ipynb") -> str:
 
 def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat()
-
-
-def save_atomic(path: str, data: Union[str, bytes]) -> None:
-    """``path`` replaced at once by a private file holding ``data``: a reader sees the old or the new. Private
-    (0600) as the job's call is: the output holds the parameters."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def first_line(source: str) -> str:
@@ -223,7 +207,7 @@ class Execution:
     def save(self) -> None:
         import nbformat
 
-        save_atomic(self.output_path, nbformat.writes(self.nb))
+        write_private(self.output_path, nbformat.writes(self.nb))
         self.last_save = time.monotonic()
 
     def progress(self, state: str, index: Optional[int], error: str = "") -> None:
@@ -236,7 +220,7 @@ class Execution:
             "started": (cell.metadata.get("papermill") or {}).get("start_time") if cell else None,
             "output": self.output_path, "updated": now_iso(), **({"error": error} if error else {}),
         }  # fmt: skip
-        save_atomic(os.path.join(self.job_dir, PROGRESS_FILE), json.dumps(entry))
+        write_private(os.path.join(self.job_dir, PROGRESS_FILE), json.dumps(entry))
 
     # -- the client's hooks ------------------------------------------------------------------------------
 
@@ -391,7 +375,7 @@ class Execution:
                 body, resources = get_exporter(fmt)().from_notebook_node(self.nb)
                 ext = str(resources.get("output_extension") or f".{fmt}").lstrip(".")
                 path = os.path.join(self.job_dir, output_name(self.run_.stem, self.rank, ext))
-                save_atomic(path, body)
+                write_private(path, body)
             except Exception as e:  # noqa: BLE001 - the notebook is saved; a missing converter is a note
                 print(f"jupyter_sched: could not convert the output to {fmt}: {type(e).__name__}: {e}", file=sys.stderr)
 
