@@ -42,6 +42,20 @@ __all__ = ["MetricLineFilter", "RecordStore", "TrackerStore", "timed_text", "wit
 T = TypeVar("T")
 
 
+def replica_file(
+    directory: Callable[[], Optional[str]], role: str, replica: int, suffix: str
+) -> Tuple[Optional[str], Optional[str]]:
+    """The replica's file ending in ``suffix`` in the app's metrics ``directory`` (asked now), and why there
+    is none (None when there is one)."""
+    try:
+        found = directory()
+    except Exception as e:  # noqa: BLE001 - a scheduler that cannot say: the lines are hidden, not stored
+        return None, f"no metrics directory ({e})"
+    if not found:
+        return None, "the app has no metrics directory"
+    return os.path.join(found, replica_stem(role, replica) + suffix), None
+
+
 class RecordStore:
     """Appends records of one replica to its records file in ``directory`` (see the module docstring)."""
 
@@ -63,14 +77,7 @@ class RecordStore:
     def path(self) -> Optional[str]:
         if not self._resolved:
             self._resolved = True
-            try:
-                directory = self._directory()
-            except Exception as e:  # noqa: BLE001 - a scheduler that cannot say: the lines are hidden, not stored
-                directory, self.failed = None, f"no metrics directory ({e})"
-            if directory:
-                self._path = os.path.join(directory, replica_stem(self.role, self.replica) + RECORDS_SUFFIX)
-            elif self.failed is None:
-                self.failed = "the app has no metrics directory"
+            self._path, self.failed = replica_file(self._directory, self.role, self.replica, RECORDS_SUFFIX)
         return self._path
 
     def add(self, records: List[Tuple[MetricRecord, Optional[str]]]) -> int:
@@ -164,14 +171,7 @@ class TrackerStore:
     def path(self) -> Optional[str]:
         if not self._resolved:
             self._resolved = True
-            try:
-                directory = self._directory()
-            except Exception as e:  # noqa: BLE001 - as RecordStore.path
-                directory, self.failed = None, f"no metrics directory ({e})"
-            if directory:
-                self._path = os.path.join(directory, replica_stem(self.role, self.replica) + TRACKER_SUFFIX)
-            elif self.failed is None:
-                self.failed = "the app has no metrics directory"
+            self._path, self.failed = replica_file(self._directory, self.role, self.replica, TRACKER_SUFFIX)
         return self._path
 
     def add(self, payload: str) -> bool:
