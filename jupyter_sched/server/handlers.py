@@ -267,15 +267,34 @@ class LogHandler(Base):
         self.finish(json.dumps(body))
 
 
-class LogStreamHandler(Base):
-    """Server-sent events: ``event: log`` with ``data:`` one JSON object per change (see
-    :meth:`jupyter_sched.server.logs.ReplicaLog.diff`), at most every :data:`TICK_S`; the stream ends after
-    the event that says ``"ended": true``."""
+class EventStream(Base):
+    """A route that answers with server-sent events until it ends or its client leaves (``_closed``)."""
 
     _closed = False
 
     def on_connection_close(self) -> None:
         self._closed = True
+
+    def open_stream(self) -> None:
+        self.set_status(200)
+        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")
+
+    async def send(self, text: str) -> None:
+        """One event (``event: ...\\ndata: ...\\n\\n``) or comment, sent now."""
+        self.write(text)
+        await self.flush()
+
+    def end_stream(self) -> None:
+        if not self._closed:
+            self.finish(set_content_type="text/event-stream; charset=utf-8")
+
+
+class LogStreamHandler(EventStream):
+    """Server-sent events: ``event: log`` with ``data:`` one JSON object per change (see
+    :meth:`jupyter_sched.server.logs.ReplicaLog.diff`), at most every :data:`TICK_S`; the stream ends after
+    the event that says ``"ended": true``."""
 
     @web.authenticated
     @authorized("read")
@@ -287,24 +306,19 @@ class LogStreamHandler(Base):
             log = self.ctx.followers.attach(self.ctx.index.runner_for(handle), handle, role, k, stream)
         except TooManyFollowers as e:
             raise web.HTTPError(503, str(e)) from None
-        self.set_status(200)
-        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.set_header("Cache-Control", "no-cache")
-        self.set_header("X-Accel-Buffering", "no")
+        self.open_stream()
         cursor = Cursor()
         quiet = 0.0
         try:
             while not self._closed:
                 event = log.diff(cursor)
                 if event is not None:
-                    self.write(f"event: log\ndata: {json.dumps(event)}\n\n")
-                    await self.flush()
+                    await self.send(f"event: log\ndata: {json.dumps(event)}\n\n")
                     quiet = 0.0
                     if event["ended"]:
                         break
                 elif quiet >= KEEPALIVE_S:
-                    self.write(": keepalive\n\n")
-                    await self.flush()
+                    await self.send(": keepalive\n\n")
                     quiet = 0.0
                 await asyncio.sleep(TICK_S)
                 quiet += TICK_S
@@ -312,8 +326,7 @@ class LogStreamHandler(Base):
             self._closed = True
         finally:
             self.ctx.followers.detach(log)
-        if not self._closed:
-            self.finish(set_content_type="text/event-stream; charset=utf-8")
+        self.end_stream()
 
 
 class MetricsHandler(Base):
@@ -336,7 +349,7 @@ class MetricsHandler(Base):
         self.finish(json.dumps(mask_out(body), allow_nan=False))
 
 
-class MetricsStreamHandler(Base):
+class MetricsStreamHandler(EventStream):
     """Server-sent events: ``event: metrics`` with ``data:`` the body of ``GET jobs/<handle>/metrics`` (same
     query) holding only the records written since the previous event, the first event every record so far.
     The replica's records are read every :data:`METRICS_TICK_S`; an event is sent only when there are new
@@ -344,11 +357,6 @@ class MetricsStreamHandler(Base):
     event says ``"ended": true``; the stream ends after it. Like the log stream: at most
     ``max_log_streams`` open at once (a 503 beyond), a keepalive comment every :data:`KEEPALIVE_S`, and a
     client that leaves ends its stream at the next tick (nothing is kept for it)."""
-
-    _closed = False
-
-    def on_connection_close(self) -> None:
-        self._closed = True
 
     @web.authenticated
     @authorized("read")
@@ -362,10 +370,7 @@ class MetricsStreamHandler(Base):
         if not slots.take():
             raise web.HTTPError(503, f"{slots.limit} live metric streams are open, the most this server keeps; "
                                      "close a job view, or raise c.JobsServer.max_log_streams")  # fmt: skip
-        self.set_status(200)
-        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.set_header("Cache-Control", "no-cache")
-        self.set_header("X-Accel-Buffering", "no")
+        self.open_stream()
         first, summary, quiet, asked = True, None, 0.0, 0.0
         try:
             while not self._closed:
@@ -374,14 +379,12 @@ class MetricsStreamHandler(Base):
                 query["cursor"] = parse_cursor(body["cursor"])
                 if first or ended or body["points"] or body["summary"] != summary:
                     body["ended"] = ended
-                    self.write(f"event: metrics\ndata: {json.dumps(mask_out(body), allow_nan=False)}\n\n")
-                    await self.flush()
+                    await self.send(f"event: metrics\ndata: {json.dumps(mask_out(body), allow_nan=False)}\n\n")
                     first, summary, quiet = False, body["summary"], 0.0
                     if ended:
                         break
                 elif quiet >= KEEPALIVE_S:
-                    self.write(": keepalive\n\n")
-                    await self.flush()
+                    await self.send(": keepalive\n\n")
                     quiet = 0.0
                 await asyncio.sleep(METRICS_TICK_S)
                 quiet += METRICS_TICK_S
@@ -392,8 +395,7 @@ class MetricsStreamHandler(Base):
             self._closed = True
         finally:
             slots.give()
-        if not self._closed:
-            self.finish(set_content_type="text/event-stream; charset=utf-8")
+        self.end_stream()
 
 
 def metrics_query(arg: Callable[[str, Optional[str]], Optional[str]],
