@@ -122,8 +122,9 @@ def masked_copy(value: Any, secrets: Sequence[str]) -> Any:
             return tuple(fix(x) for x in item)
         elif hasattr(item, "__dict__") and not isinstance(item, type):
             fields = vars(item)
-            for key in list(fields):
-                fields[key] = fix(fields[key])
+            if isinstance(fields, dict):  # not a read-only mappingproxy: a typing alias (os.PathLike[str])
+                for key in list(fields):  # reached through an object's annotations answers its class's
+                    fields[key] = fix(fields[key])
         return item
 
     return fix(clone)

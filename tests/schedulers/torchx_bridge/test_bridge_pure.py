@@ -40,3 +40,20 @@ def test_a_failed_ray_jobs_log_names_the_failed_replicas_last_line_and_exit_code
     ]
     assert failure_summary(log) == "KeyError: 'y'; exit code 1"
     assert failure_summary(["just a line\n"]) is None
+
+
+def test_a_masked_request_may_reach_a_typing_alias() -> None:
+    """A request's object graph can reach a typing alias (``os.PathLike[str]``), whose ``vars()`` is its
+    class's read-only mappingproxy: masking walks past it (a CI run's Kubernetes dry run raised TypeError)."""
+    import os
+
+    from jupyter_sched.schedulers.torchx_bridge.text import masked_copy
+
+    class Holder:
+        pass
+
+    holder = Holder()
+    holder.alias = os.PathLike[str]  # type: ignore[attr-defined]
+    holder.arg = "--token=SECRET"  # type: ignore[attr-defined]
+    masked = masked_copy(holder, ["SECRET"])
+    assert masked.arg == "--token=********" and masked.alias == os.PathLike[str]
