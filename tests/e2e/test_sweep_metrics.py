@@ -31,7 +31,8 @@ def test_a_sweep_shows_its_metric_columns_the_best_cell_and_a_chart_per_run(lab:
     view = lab.cell(1).locator(".jp-OutputArea .jsched-sweep").first
     view.wait_for(timeout=60_000)
     lab.page.wait_for_function(
-        "(el) => el.innerText.includes('4 SUCCEEDED') && el.querySelector('table').innerText.includes('metrics.loss')",
+        "(el) => el.innerText.includes('4 SUCCEEDED') && el.querySelector('table').innerText.includes('metrics.loss')"
+        " && el.querySelectorAll('table .jsched-stopped').length === 1",  # the mark may come a redraw after the state
         arg=view.element_handle(), timeout=120_000,
     )  # fmt: skip
     best = view.locator("table .jsched-best")
