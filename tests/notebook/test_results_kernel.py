@@ -154,6 +154,8 @@ def test_an_ended_sweep_keeps_its_controls_and_its_record_follows_the_sort(
     assert WIDGET in final, "the ended sweep keeps its controls"
     assert "as of" not in final["text/plain"]
     # the user sorts by loss, descending, in the menu: the view and the record follow
+    # (the menu lists a result field once the view's next redraw has read the results)
+    wait_for(lambda: "'loss'" in run_ok(kc, "print(sw.view().sort.options)"), 60, "loss in the sort menu")
     options = run_ok(kc, "print(sw.view().sort.options)")
     _choose(kc, models[("DropdownModel", "sort by")], index=eval(options).index("loss"))
     _choose(kc, models[("CheckboxModel", "descending")], value=True)
