@@ -157,16 +157,48 @@ def _step_text(points: Sequence[Point], i: int) -> str:
     return f" @ {step}" if step is not None and len(str(step)) <= 12 else ""
 
 
+def _drawable(points: Sequence[Point], max_points: int) -> Tuple[List[Point], List[float]]:
+    """``points`` downsampled to ``max_points`` and their x positions, without points whose x is not finite."""
+    pts = downsample(list(points), max_points, _value)
+    xs = _xs(pts)
+    keep = [i for i, x in enumerate(xs) if math.isfinite(x)]
+    return [pts[i] for i in keep], [xs[i] for i in keep]
+
+
+def _title(key: str) -> str:
+    return key if len(key) <= MAX_KEY_CHARS else key[: MAX_KEY_CHARS - 1] + "\u2026"
+
+
+def _frame(
+    finite: Sequence[float], xs: Sequence[float], box: Tuple[float, float, float, float], x_count: int
+) -> Tuple[List[float], List[float], Callable[[float], float], Callable[[float], float]]:
+    """A plot's scales in ``box`` (left, top, right, bottom): the y ticks over the ``finite`` values, about
+    ``x_count`` integer x ticks over ``xs`` (one, centred, when all are at one x), and the maps from a step
+    and a value to pixels. Halves are compared, so the largest floats do not overflow."""
+    left, top, right, bottom = box
+    lo, hi, yticks = nice_scale(*value_range(min(finite), max(finite)))
+    x_lo, x_hi = min(xs), max(xs)
+    if x_hi / 2 - x_lo / 2 > 0:
+        x_lo, x_hi, xticks = nice_scale(x_lo, x_hi, x_count, integer=True)
+    else:
+        xticks = [x_lo]
+    y_half, x_half = hi / 2 - lo / 2, x_hi / 2 - x_lo / 2
+
+    def px(x: float) -> float:
+        return left + (right - left) / 2 if not x_half > 0 else left + (x / 2 - x_lo / 2) / x_half * (right - left)
+
+    def py(v: float) -> float:
+        return bottom - (v / 2 - lo / 2) / y_half * (bottom - top)
+
+    return yticks, xticks, px, py
+
+
 def chart_svg(key: str, points: Sequence[Point], goal: Optional[str] = None) -> str:
     """The SVG document of ``key``'s chart (see the module docstring); a chart that says "no values yet"
     for an empty series."""
-    pts = downsample(list(points), MAX_POINTS, _value)
-    xs = _xs(pts)
-    keep = [i for i, x in enumerate(xs) if math.isfinite(x)]
-    pts, xs = [pts[i] for i in keep], [xs[i] for i in keep]
+    pts, xs = _drawable(points, MAX_POINTS)
     left, top, bottom, right = float(_LEFT), float(_TOP), float(_TOP + PLOT_H), float(_LEFT + PLOT_W)
-    title = key if len(key) <= MAX_KEY_CHARS else key[: MAX_KEY_CHARS - 1] + "\u2026"
-    parts = [_text(4, 12, html.escape(title), weight="bold", fill=LINE_COLOR)]
+    parts = [_text(4, 12, html.escape(_title(key)), weight="bold", fill=LINE_COLOR)]
     finite = [v for _s, v in pts if math.isfinite(v)]
     if pts:
         last = len(pts) - 1
@@ -181,20 +213,7 @@ def chart_svg(key: str, points: Sequence[Point], goal: Optional[str] = None) -> 
         parts.append(_text(left + PLOT_W / 2, top + PLOT_H / 2 + 4, "no finite value yet" if pts else "no values yet",
                            anchor="middle"))  # fmt: skip
         return _document(parts)
-    lo, hi, yticks = nice_scale(*value_range(min(finite), max(finite)))
-    x_lo, x_hi = min(xs), max(xs)
-    if x_hi / 2 - x_lo / 2 > 0:
-        x_lo, x_hi, xticks = nice_scale(x_lo, x_hi, 4, integer=True)
-    else:
-        xticks = [x_lo]
-    y_half, x_half = hi / 2 - lo / 2, x_hi / 2 - x_lo / 2
-
-    def px(x: float) -> float:
-        return left + PLOT_W / 2 if not x_half > 0 else left + (x / 2 - x_lo / 2) / x_half * PLOT_W
-
-    def py(v: float) -> float:
-        return bottom - (v / 2 - lo / 2) / y_half * PLOT_H
-
+    yticks, xticks, px, py = _frame(finite, xs, (left, top, right, bottom), 4)
     _axes(parts, (left, top, right, bottom), yticks, xticks, px, py)
     bad = _line(parts, xs, pts, px, py, LINE_COLOR)
     if bad:
@@ -351,16 +370,12 @@ def runs_chart_svg(key: str, series: Sequence[RunSeries], goal: Optional[str] = 
     share = max(MIN_SERIES_POINTS, RUNS_MAX_POINTS // max(1, len(series)))
     drawn: List[Tuple[str, List[Point], List[float]]] = []
     for name, points in series:
-        pts = downsample(list(points), share, _value)
-        xs = _xs(pts)
-        keep = [i for i, x in enumerate(xs) if math.isfinite(x)]
-        drawn.append((name, [pts[i] for i in keep], [xs[i] for i in keep]))
+        drawn.append((name, *_drawable(points, share)))
     width, height = RUNS_WIDTH, RUNS_HEIGHT
     left, top = float(_RUNS_LEFT), float(_RUNS_TOP)
     right, bottom = float(width - _RUNS_RIGHT), float(height - _RUNS_BOTTOM)
     plot_w, plot_h = right - left, bottom - top
-    title = key if len(key) <= MAX_KEY_CHARS else key[: MAX_KEY_CHARS - 1] + "\u2026"
-    parts = [_text(4, 12, html.escape(title), weight="bold", fill=LINE_COLOR),
+    parts = [_text(4, 12, html.escape(_title(key)), weight="bold", fill=LINE_COLOR),
              _text(4, 26, f"{sum(1 for _n, p, _x in drawn if p)} of {len(drawn)} runs logged it")]  # fmt: skip
     best = best_of_runs([(n, p) for n, p, _x in drawn], goal)
     if best is not None:
@@ -374,21 +389,8 @@ def runs_chart_svg(key: str, series: Sequence[RunSeries], goal: Optional[str] = 
         empty = "no finite value yet" if any(p for _n, p, _x in drawn) else "no values yet"
         parts.append(_text(left + plot_w / 2, top + plot_h / 2 + 4, empty, anchor="middle"))
         return _document(parts, width, height)
-    lo, hi, yticks = nice_scale(*value_range(min(finite), max(finite)))
     all_x = [x for _n, _p, xs in drawn for x in xs]
-    x_lo, x_hi = min(all_x), max(all_x)
-    if x_hi / 2 - x_lo / 2 > 0:
-        x_lo, x_hi, xticks = nice_scale(x_lo, x_hi, 5, integer=True)
-    else:
-        xticks = [x_lo]
-    y_half, x_half = hi / 2 - lo / 2, x_hi / 2 - x_lo / 2
-
-    def px(x: float) -> float:
-        return left + plot_w / 2 if not x_half > 0 else left + (x / 2 - x_lo / 2) / x_half * plot_w
-
-    def py(v: float) -> float:
-        return bottom - (v / 2 - lo / 2) / y_half * plot_h
-
+    yticks, xticks, px, py = _frame(finite, all_x, (left, top, right, bottom), 5)
     _axes(parts, (left, top, right, bottom), yticks, xticks, px, py)
     def color(i: int) -> str:
         return run_color(colors[i] if colors is not None and i < len(colors) else i)
