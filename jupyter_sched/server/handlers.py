@@ -165,6 +165,16 @@ class Base(APIHandler):
     async def job_status(self, handle: str) -> Any:
         return await self.on_job(self.ctx.index.status, handle)
 
+    async def metrics_request(self, raw: str) -> Tuple[str, Dict[str, Any], Any]:
+        """A metrics route's handle, checked query and the job's status (400/404 as the other routes)."""
+        handle = self.handle_arg(raw)
+        query = metrics_query(self.get_query_argument, self.query_arg)
+        return handle, query, await self.job_status(handle)
+
+    def metrics_sources(self, handle: str) -> Tuple[Any, job_metrics.LastValues]:
+        """The job's runner and the index's metrics directories (what :func:`metrics_answer` reads)."""
+        return self.ctx.index.runner_for(handle), self.ctx.index.lister.metrics
+
     def replica_args(self, status: Any) -> Tuple[str, int, str]:
         """``?role=&k=&stream=``, checked against the job's replicas: 400 if malformed, 404 if absent."""
         role = self.query_arg("role")
@@ -340,12 +350,8 @@ class MetricsHandler(Base):
     @web.authenticated
     @authorized("read")
     async def get(self, raw: str) -> None:
-        handle = self.handle_arg(raw)
-        query = metrics_query(self.get_query_argument, self.query_arg)
-        status = await self.job_status(handle)
-        runner = self.ctx.index.runner_for(handle)
-        directories = self.ctx.index.lister.metrics
-        body = await self.on_job(lambda h: metrics_answer(runner, directories, h, status, query), handle)
+        handle, query, status = await self.metrics_request(raw)
+        body = await self.on_job(metrics_answer, handle, *self.metrics_sources(handle), status, query)
         self.finish(json.dumps(mask_out(body), allow_nan=False))
 
 
@@ -361,11 +367,8 @@ class MetricsStreamHandler(EventStream):
     @web.authenticated
     @authorized("read")
     async def get(self, raw: str) -> None:
-        handle = self.handle_arg(raw)
-        query = metrics_query(self.get_query_argument, self.query_arg)
-        status = await self.job_status(handle)
-        runner = self.ctx.index.runner_for(handle)
-        directories = self.ctx.index.lister.metrics
+        handle, query, status = await self.metrics_request(raw)
+        runner, directories = self.metrics_sources(handle)
         slots = self.ctx.metric_streams
         if not slots.take():
             raise web.HTTPError(503, f"{slots.limit} live metric streams are open, the most this server keeps; "
@@ -375,7 +378,7 @@ class MetricsStreamHandler(EventStream):
         try:
             while not self._closed:
                 ended = status.is_terminal()  # seen before this read: the read then has every record
-                body = await self.on_job(metrics_answer_of, handle, runner, directories, status, query)
+                body = await self.on_job(metrics_answer, handle, runner, directories, status, query)
                 query["cursor"] = parse_cursor(body["cursor"])
                 if first or ended or body["points"] or body["summary"] != summary:
                     body["ended"] = ended
@@ -453,9 +456,10 @@ def parse_cursor(text: str) -> Tuple[str, int, int]:
     return role, k, offset
 
 
-def metrics_answer(runner: Any, directories: job_metrics.LastValues, handle: str, status: Any,
+def metrics_answer(handle: str, runner: Any, directories: job_metrics.LastValues, status: Any,
                    query: Dict[str, Any]) -> Dict[str, Any]:  # fmt: skip
-    """The body of ``GET jobs/<handle>/metrics`` (blocking: reads files)."""
+    """The body of ``GET jobs/<handle>/metrics`` (blocking: reads files; the handle first, as
+    :meth:`Base.on_job` calls it)."""
     directory = directories.directory(runner, handle)
     with_files = job_metrics.replicas(directory)
     roles = [r.role for r in status.roles]
@@ -483,12 +487,6 @@ def metrics_answer(runner: Any, directories: job_metrics.LastValues, handle: str
         "max_points": query["max_points"], "replicas": [{"role": r, "replica": i} for r, i in with_files],
         "state": status.state.name,
     }  # fmt: skip
-
-
-def metrics_answer_of(handle: str, runner: Any, directories: job_metrics.LastValues, status: Any,
-                      query: Dict[str, Any]) -> Dict[str, Any]:  # fmt: skip
-    """:func:`metrics_answer` with the handle first, as :meth:`Base.on_job` calls it."""
-    return metrics_answer(runner, directories, handle, status, query)
 
 
 def backend_failure(handle: str, e: BaseException) -> web.HTTPError:
