@@ -42,6 +42,13 @@ __all__ = ["MetricLineFilter", "RecordStore", "TrackerStore", "timed_text", "wit
 T = TypeVar("T")
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """Appends all of ``data`` (``os.write`` may write less than asked)."""
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])
+
+
 def replica_file(
     directory: Callable[[], Optional[str]], role: str, replica: int, suffix: str
 ) -> Tuple[Optional[str], Optional[str]]:
@@ -112,9 +119,7 @@ class RecordStore:
                     lines.append((text if text is not None else format_record(r)) + "\n")
             if lines:
                 data = "".join(lines).encode("utf-8")
-                written = 0
-                while written < len(data):
-                    written += os.write(fd, data[written:])
+                _write_all(fd, data)
                 self._cursor += len(data)
                 self.stored += len(lines)
             return len(lines)
@@ -191,9 +196,7 @@ class TrackerStore:
                     if payload in self._seen:
                         return False
                     data = (payload + "\n").encode("utf-8")
-                    written = 0
-                    while written < len(data):
-                        written += os.write(fd, data[written:])
+                    _write_all(fd, data)
                     self._seen.add(payload)
                     self._cursor += len(data)
                     self.stored += 1
