@@ -15,7 +15,7 @@ directory (a container without the mount), each call is a marked stderr line, ``
 (``frontend.logview.metric_lines``).
 
 TorchX is needed only to load this module as a backend (``TrackerBase``); :func:`read_entries`,
-:func:`merged_metadata` and :func:`artifacts_by_name` read the files without it.
+:func:`merged_metadata`, :func:`artifacts_by_name` and :func:`sources_of` read the files without it.
 """
 
 from __future__ import annotations
@@ -108,6 +108,15 @@ def artifacts_by_name(entries: Iterable[Mapping[str, Any]], run_id: str) -> Dict
     return out
 
 
+def sources_of(entries: Iterable[Mapping[str, Any]], run_id: str) -> List[Dict[str, Any]]:
+    """The run's sources in the order added: ``[{source_id, artifact_name}]``."""
+    return [
+        {"source_id": e["source_id"], "artifact_name": e.get("artifact_name")}
+        for e in entries
+        if e.get("run_id") == run_id and e.get("kind") == "source" and isinstance(e.get("source_id"), str)
+    ]
+
+
 class JupyterSchedTracker(TrackerBase):
     """TorchX's ``TrackerBase`` over a metrics directory (None: marked stderr lines, nothing to read back)."""
 
@@ -158,10 +167,9 @@ class JupyterSchedTracker(TrackerBase):
 
     def sources(self, run_id: str, artifact_name: Optional[str] = None) -> Iterable["TrackerSource"]:
         return [
-            TrackerSource(e["source_id"], e.get("artifact_name"))
-            for e in self.entries()
-            if e.get("run_id") == run_id and e.get("kind") == "source" and isinstance(e.get("source_id"), str)
-            if artifact_name is None or e.get("artifact_name") == artifact_name
+            TrackerSource(src["source_id"], src["artifact_name"])
+            for src in sources_of(self.entries(), run_id)
+            if artifact_name is None or src["artifact_name"] == artifact_name
         ]
 
     def lineage(self, run_id: str) -> "Lineage":

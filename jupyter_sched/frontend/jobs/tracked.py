@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from jupyter_sched.specs.output.masking import mask_out
 from jupyter_sched.track.layout import TRACKER_SUFFIX
-from jupyter_sched.track.torchx_tracker import artifacts_by_name, merged_metadata, read_entries
+from jupyter_sched.track.torchx_tracker import artifacts_by_name, merged_metadata, read_entries, sources_of
 
 MAX_RUNS = 10
 """Runs a live view shows at most (the job's own first); ``describe`` shows them all."""
@@ -62,11 +62,7 @@ def read_tracked(directory: Optional[str], handle: str) -> List[TrackedRun]:
             run_id,
             merged_metadata(entries, run_id),
             artifacts_by_name(entries, run_id),
-            [
-                {"source_id": e["source_id"], "artifact_name": e.get("artifact_name")}
-                for e in entries
-                if e.get("run_id") == run_id and e.get("kind") == "source" and isinstance(e.get("source_id"), str)
-            ],
+            sources_of(entries, run_id),
         )
         for run_id in ids
     ]
