@@ -103,14 +103,25 @@ def render_request(tx_info: Any, fmt: Callable[[Any], str], secrets: Sequence[st
 
 def masked_copy(value: Any, secrets: Sequence[str]) -> Any:
     """A deep copy of ``value`` (TorchX's request: dataclasses, dicts, lists, Kubernetes client models)
-    in which every string has ``secrets`` masked (:func:`jupyter_sched.specs.output.masking.mask_values`)."""
-    clone = copy.deepcopy(value)
+    in which every string has ``secrets`` masked (:func:`jupyter_sched.specs.output.masking.mask_values`).
+
+    Only the objects the copy made are changed. What ``deepcopy`` shares rather than copies (a module, a
+    function, a class, a typing alias such as ``os.PathLike[str]``, a logger) is left as it is, and so is
+    everything reached through it: masking a shared object would rewrite the program's own state (a CI run
+    once masked a test module's constant through a reference in the request)."""
+    memo: dict = {}
+    clone = copy.deepcopy(value, memo)
+    # memo maps each original's id to its copy; memo[id(memo)] keeps the originals alive; a logger's copy
+    # is the logger itself (its reduce is getLogger(name))
+    made = {id(v) for k, v in memo.items() if k != id(memo) and k != id(v)}
     seen: set = set()
 
     def fix(item: Any) -> Any:
         if isinstance(item, str):
             return mask_values(item, secrets)
-        if id(item) in seen or isinstance(item, (int, float, bool, bytes, type(None))):
+        if isinstance(item, tuple) and not hasattr(item, "_fields"):
+            return tuple(fix(x) for x in item)  # a new tuple: nothing shared is changed
+        if id(item) not in made or id(item) in seen:
             return item
         seen.add(id(item))
         if isinstance(item, dict):
@@ -118,13 +129,10 @@ def masked_copy(value: Any, secrets: Sequence[str]) -> Any:
                 item[key] = fix(item[key])
         elif isinstance(item, list):
             item[:] = [fix(x) for x in item]
-        elif isinstance(item, tuple) and not hasattr(item, "_fields"):
-            return tuple(fix(x) for x in item)
-        elif hasattr(item, "__dict__") and not isinstance(item, type):
+        elif hasattr(item, "__dict__") and isinstance(vars(item), dict):
             fields = vars(item)
-            if isinstance(fields, dict):  # not a read-only mappingproxy: a typing alias (os.PathLike[str])
-                for key in list(fields):  # reached through an object's annotations answers its class's
-                    fields[key] = fix(fields[key])
+            for key in list(fields):
+                fields[key] = fix(fields[key])
         return item
 
     return fix(clone)

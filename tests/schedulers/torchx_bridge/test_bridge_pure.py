@@ -57,3 +57,30 @@ def test_a_masked_request_may_reach_a_typing_alias() -> None:
     holder.arg = "--token=SECRET"  # type: ignore[attr-defined]
     masked = masked_copy(holder, ["SECRET"])
     assert masked.arg == "--token=********" and masked.alias == os.PathLike[str]
+
+
+def test_masking_a_request_changes_nothing_the_request_shares() -> None:
+    """What a deep copy shares rather than copies (a logger, an object that copies as itself) is never
+    masked, nor what it reaches: a CI run's Kubernetes dry run reached a test module's globals through its
+    request and masked the test's own constant there."""
+    import logging
+    import types
+
+    from jupyter_sched.schedulers.torchx_bridge.text import masked_copy
+
+    class Shared:
+        def __deepcopy__(self, memo: dict) -> "Shared":
+            return self
+
+    module = types.ModuleType("holds_a_secret")
+    module.TOKEN = "SECRET"  # type: ignore[attr-defined]
+    shared = Shared()
+    shared.module = module  # type: ignore[attr-defined]
+    shared.note = "SECRET"  # type: ignore[attr-defined]
+    logger = logging.getLogger("jupyter_sched.test.SECRET")
+    request = {"env": {"HF_TOKEN": "SECRET"}, "shared": shared, "logger": logger, "args": ("a", ["SECRET"])}
+    masked = masked_copy(request, ["SECRET"])
+    assert masked["env"] == {"HF_TOKEN": "********"} and masked["args"] == ("a", ["********"])
+    assert masked["shared"] is shared and shared.note == "SECRET" and module.TOKEN == "SECRET"
+    assert masked["logger"] is logger and logger.name == "jupyter_sched.test.SECRET"
+    assert request["env"] == {"HF_TOKEN": "SECRET"} and request["args"] == ("a", ["SECRET"])
