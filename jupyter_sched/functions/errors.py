@@ -7,7 +7,9 @@ than one through our code (``_render_traceback_``). :meth:`FunctionError.rerun_h
 function with the same arguments in this process, where ``%debug`` and breakpoints work.
 
 An error of a sweep's run also names the run by its parameters (``run``, e.g. ``lr=1.0, epochs=4``) and
-says how to get the other runs' values (``hint``): see :meth:`RunContext.in_run`.
+says how to get the other runs' values (``hint``): see :meth:`RunContext.in_run`. Every error that can be
+run again here says how to debug it in one sentence, :func:`debug_hint`, whether it came from
+``job.result()``, ``sweep.results()`` or ``%sched_run --wait``: only the call that re-runs it differs.
 """
 
 from __future__ import annotations
@@ -18,31 +20,57 @@ from jupyter_sched.specs.output.labels import app_label
 
 E = TypeVar("E", bound="RunContext")
 
+#: How a notebook re-runs the call of a job's FunctionError, for the debug hint (``job`` is the name the docs and
+#: ``job = %sched_run ...`` use; the magic puts the assigned name instead).
+JOB_RERUN = "job.exception().rerun_here()"
+
+
+def debug_hint(rerun_call: str) -> str:
+    """How to debug a failed call, the same words wherever it failed: ``rerun_call`` is the code that runs
+    it again here (``job.exception().rerun_here()``, ``sweep.rerun_here(1)``)."""
+    return f"to debug it here: {rerun_call} raises it again in this kernel, then %debug opens the failing frame"
+
 
 class RunContext:
-    """What an error of one run of a sweep adds: the run's parameters and how to get the others."""
+    """What an error of one run of a sweep adds: the run's parameters and how to get the others; and for
+    any error that can be run again here, how to debug it."""
 
     run: str = ""
     """The run, by its parameters (``lr=1.0, epochs=4``); empty outside a sweep."""
     hint: str = ""
     """What to do instead (``sweep.results(errors="return")`` ...); empty outside a sweep."""
+    rerun_call: str = ""
+    """The code that runs the failed call again here (``sweep.rerun_here(1)``); empty: no debug hint."""
 
-    def in_run(self: E, run: str, hint: str = "") -> E:
-        """This error, naming the sweep's run ``run`` (its parameters) and ending with ``hint``."""
+    def in_run(self: E, run: str, hint: str = "", rerun_call: str = "") -> E:
+        """This error, naming the sweep's run ``run`` (its parameters) and ending with ``hint`` and, when
+        ``rerun_call`` is given, how to debug it with that call."""
         self.run, self.hint = run, hint
+        if rerun_call:
+            self.rerun_call = rerun_call
         return self
 
+    def advice(self) -> List[str]:
+        """The lines after the error: the hint, then how to debug it (see :func:`debug_hint`)."""
+        return [line for line in (self.hint, debug_hint(self.rerun_call) if self.rerun_call else "") if line]
+
     def run_text(self, text: str) -> str:
-        """``text`` with the run in front and the hint after, as set by :meth:`in_run`."""
+        """``text`` with the run in front and the advice after, as set by :meth:`in_run`."""
         head = f"run {self.run}: {text}" if self.run else text
-        return f"{head}\n{self.hint}" if self.hint else head
+        return "\n".join([head, *self.advice()])
 
 
 class FunctionError(RunContext, RuntimeError):
     """The function raised in a replica. ``.replica`` is ``role/k``, ``.rank`` the replica's rank,
     ``.remote_traceback`` the text the replica printed, ``.exc_type`` the exception's qualified type name,
     ``.exception`` the exception itself when it could be unpickled here (else None), ``.handle`` the app,
-    ``.call_file`` the pickled call (``call.pkl`` in the job directory) that :meth:`rerun_here` runs."""
+    ``.call_file`` the pickled call (``call.pkl`` in the job directory) that :meth:`rerun_here` runs.
+
+    ``.shown_above``: where its traceback was already shown (``%sched_run --wait`` sets it to the job's log
+    in the cell's panes), so IPython shows the error's line and what to do, not the same traceback twice."""
+
+    rerun_call = JOB_RERUN
+    shown_above = ""
 
     def __init__(
         self,
@@ -66,6 +94,8 @@ class FunctionError(RunContext, RuntimeError):
         self.exception = exception
         self.call_file = call_file
         self.world_size = world_size
+        if not call_file:  # nothing to re-run (rerun_here says why): no hint to follow
+            self.rerun_call = ""
 
     def __str__(self) -> str:
         head = self.run_text(super().__str__())
@@ -79,10 +109,16 @@ class FunctionError(RunContext, RuntimeError):
     def _render_traceback_(self) -> List[str]:
         app = app_label(self.handle)  # not the handle: JupyterLab would link half of it in error output
         where = f"run {self.run} (replica {self.replica} of {app})" if self.run else f"replica {self.replica} of {app}"
+        if self.shown_above:
+            return [
+                f"\x1b[31mFunctionError\x1b[0m in {where}: {self.exc_type}: {_short(self.message)}",
+                f"(its traceback is {self.shown_above})",
+                *self.advice(),
+            ]
         return [
             f"\x1b[31mFunctionError\x1b[0m in {where}:",
             *self.remote_traceback.rstrip().splitlines(),
-            *([self.hint] if self.hint else []),
+            *self.advice(),
         ]
 
     def rerun_here(self) -> Any:

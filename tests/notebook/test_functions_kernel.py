@@ -1,6 +1,8 @@
 """Function jobs and sweeps in a real kernel (nbclient, as nbconvert --execute and papermill run it):
 the magic launches a notebook function with flags, --dryrun shows its facts, a raising function shows
-its remote traceback, the kernel itself is refused, and a sweep's saved output is its final table."""
+its remote traceback once (in the job's record; the error says where it is), a job's error and a sweep's
+say how to debug them in the same words, the kernel itself is refused, and a sweep's saved output is its
+final table."""
 
 from __future__ import annotations
 
@@ -41,6 +43,9 @@ CELLS = [
     "    sys.path.insert(0, os.path.abspath('replica_pkgs'))\n"
     "    return importlib.import_module('replica_only_mod').Weights()\n"
     "%sched_run --wait replica_only",
+    # 10, 11: a job's error and a sweep's say how to debug them, in the same words
+    "job = jupyter_sched.submit(explode, 5)\njob.result(timeout=60)",
+    "sw2 = jupyter_sched.sweep(explode, {'n': [0, 5]})\nsw2.results(timeout=120)",
 ]
 
 
@@ -88,15 +93,21 @@ def test_an_unknown_flag_names_the_functions_parameters(saved) -> None:  # type:
     assert "no parameter 'lrr'" in text and "--lr, --epochs, --tag" in text
 
 
-def test_a_raising_function_shows_its_remote_traceback(saved) -> None:  # type: ignore[no-untyped-def]
+def test_a_raising_function_shows_its_remote_traceback_once(saved) -> None:  # type: ignore[no-untyped-def]
     (error,) = [o for o in saved.cells[4].outputs if o.output_type == "error"]
     assert error.ename == "FunctionError"
-    tb = "\n".join(error.traceback)
-    assert "IndexError: list index out of range" in tb and "in explode" in tb and "/0" in tb
+    # the job's record above holds the traceback in its log tail, each frame with its cell and line ...
+    record = "".join(str(o.get("data", {}).get("text/plain", "")) for o in saved.cells[4].outputs)
     cell = f"Cell In[{saved.cells[4].execution_count}]"  # as IPython prints a local traceback's frames
-    assert f"{cell}, line 4, in explode\n    return pick([1, 2], n)" in tb, tb
-    assert f"{cell}, line 2, in pick\n    return xs[n]" in tb, tb
-    assert "<dynamic-code>" not in tb
+    assert f"{cell}, line 4, in explode" in record and "return pick([1, 2], n)" in record, record
+    assert f"{cell}, line 2, in pick" in record and "return xs[n]" in record, record
+    assert "<dynamic-code>" not in record
+    # ... so the error is its line, where the traceback is, and how to debug it: the traceback once
+    tb = "\n".join(error.traceback)
+    assert "explode/0" in tb and "IndexError: list index out of range" in tb
+    assert "its traceback is in the job's log above" in tb
+    assert "return pick([1, 2], n)" not in tb and "Traceback (most recent call last)" not in tb, tb
+    assert "job.exception().rerun_here() (after job = %sched_job explode-" in tb and "%debug" in tb
 
 
 def test_the_kernel_is_refused_before_launch_naming_it(saved) -> None:  # type: ignore[no-untyped-def]
@@ -122,3 +133,13 @@ def test_a_value_the_kernel_cannot_unpickle_is_one_line_naming_the_module(saved)
     assert "cannot read the result of replica replica_only/0 of replica_only-" in line and "result-0.pkl" in line
     assert " on local_cwd from " in line
     assert "module 'replica_only_mod'" in line
+
+
+def test_a_jobs_error_and_a_sweeps_say_how_to_debug_them_alike(saved) -> None:  # type: ignore[no-untyped-def]
+    (job_error,) = [o for o in saved.cells[10].outputs if o.output_type == "error"]
+    (sweep_error,) = [o for o in saved.cells[11].outputs if o.output_type == "error"]
+    job_tb, sweep_tb = "\n".join(job_error.traceback), "\n".join(sweep_error.traceback)
+    assert "IndexError: list index out of range" in job_tb and "IndexError: list index out of range" in sweep_tb
+    said = " raises it again in this kernel, then %debug opens the failing frame"
+    assert f"to debug it here: job.exception().rerun_here(){said}" in job_tb, job_tb
+    assert f"to debug it here: sweep.rerun_here(1){said}" in sweep_tb, sweep_tb

@@ -375,10 +375,10 @@ class Sweep:
         advice = (
             f"(sweep {self.name}: {self.counts_text()}) sweep.results(errors=\"return\") gives every run's value"
             f" with errors in place, errors=\"skip\" only the values; sweep.retry_failed() runs the failed ones"
-            f" again; sweep.rerun_here({run.index}) calls this one here, for %debug"
+            f" again"
         )
-        if hasattr(err, "in_run"):
-            err.in_run(run.label, advice if hint else "")
+        if hasattr(err, "in_run"):  # how to debug it: the same sentence as a job's error (errors.debug_hint)
+            err.in_run(run.label, advice if hint else "", f"sweep.rerun_here({run.index})")
         return err
 
     def cancel(self) -> None:

@@ -1,5 +1,5 @@
-"""``SchedMagics``: ``%sched_run``, ``%%sched_run``, ``%sched_logs``, ``%sched_status``, ``%sched_job``,
-``%sched_list``, ``%sched_cancel``, ``%sched_describe`` and ``%sched_metrics``.
+"""``SchedMagics``: ``%sched_run``, ``%%sched_run``, ``%sched_notebook``, ``%sched_logs``, ``%sched_status``,
+``%sched_job``, ``%sched_list``, ``%sched_cancel``, ``%sched_describe`` and ``%sched_metrics``.
 
 The methods are thin: they parse (bad arguments raise ``UsageError`` with the usage), then hand over to
 :mod:`.run_plan`, :mod:`.session` and the panes. ``%sched_run`` reads as the steps of a run (parse, dry run,
@@ -24,6 +24,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from jupyter_sched.frontend.job import Job
 from jupyter_sched.frontend.launch.line_vars import expand as expand_vars
+from jupyter_sched.functions.errors import FunctionError
 from jupyter_sched.notebook.displays.job_display import compact_in_this_cell, shown_in_this_cell
 from jupyter_sched.notebook.kernel.config import SchedConfig, checked_config
 from jupyter_sched.notebook.kernel.session import Session
@@ -46,6 +47,18 @@ class Detached(KeyboardInterrupt):
 
 def _usage(e: Exception) -> UsageError:
     return UsageError(str(e))
+
+
+def _point_to(failure: FunctionError, job: Any, site: Optional[CallSite], logs_shown: bool) -> None:
+    """A function's error raised by ``%sched_run --wait``: its traceback is in the job's log the cell showed
+    (then the error is its line, not the traceback again), and its debug hint names the variable the line
+    assigned, or how to get the Job when it assigned none."""
+    if logs_shown:
+        failure.shown_above = "in the job's log above"
+    if failure.rerun_call:
+        name = site.global_name if site is not None else None
+        failure.rerun_call = (f"{name}.exception().rerun_here()" if name
+                              else f"job.exception().rerun_here() (after job = %sched_job {job.app_id})")  # fmt: skip
 
 
 def _no_app(job: Any) -> UsageError:
@@ -118,11 +131,13 @@ class SchedMagics(Magics, SchedConfig):
                 f"Interrupted: stopped waiting for {app_label(job.handle)} (the app was not stopped)."
             ) from None
 
-    def _wait(self, job: Any, site: Optional[CallSite] = None, before: Any = None) -> None:
+    def _wait(self, job: Any, site: Optional[CallSite] = None, before: Any = None, logs_shown: bool = False) -> None:
         """Wait: blocks until the app ends (after calling ``before``), waiting in short slices so that an
         interrupt arrives at once; clicks in the job's panes are handled meanwhile (ipykernel 7). Raises
         :class:`JobFailed` (a function's own error) unless the app succeeded (or was cancelled from this
-        kernel), binding the Job first if the line assigns it: ``job`` is there to inspect."""
+        kernel), binding the Job first if the line assigns it: ``job`` is there to inspect. ``logs_shown``:
+        the cell showed the job's log (its panes, or ``--log``'s lines), so a function's error says so instead
+        of showing the same traceback a second time, and names the call that debugs it in this cell's terms."""
         with self.detach_on_interrupt(job, site):
             if before is not None:
                 before()
@@ -131,6 +146,8 @@ class SchedMagics(Magics, SchedConfig):
         if failure is not None:
             if site is not None:
                 site.bind(self.shell.user_ns if self.shell is not None else {}, job)
+            if isinstance(failure, FunctionError):
+                _point_to(failure, job, site, logs_shown)
             raise failure
 
     # -- %sched_run -------------------------------------------------------------------------------------
@@ -171,7 +188,50 @@ class SchedMagics(Magics, SchedConfig):
         """
         namespace = self._namespace(local_ns)
         expanded, variables = expand_vars(line, namespace)
-        plan = self._plan_run(expanded, cell, namespace)
+        return self._carry_out(self._plan_run(expanded, cell, namespace), line, expanded, variables)
+
+    @needs_local_scope
+    @line_magic
+    @no_var_expand
+    def sched_notebook(self, line: str = "", local_ns: Optional[Dict[str, Any]] = None) -> Any:
+        """Run a notebook as a job, its parameters injected as papermill does, and show it live.
+
+        Usage::
+
+            %sched_notebook [--quiet] [--detach] [--no-wait] [RUN OPTIONS] NOTEBOOK [-p NAME VALUE]...
+                            [-r NAME VALUE]... [-f FILE]... [-y YAML]... [--strict] [OPTIONS]
+            %sched_notebook --help-notebook NOTEBOOK       (its parameters: name, type, default, help)
+
+        Run options and notebook switches are exactly ``%sched_run``'s. ``-p``: a value read as a Python
+        literal where it is one, else a string; ``-r``: a string as typed; ``-f``: a YAML file; ``-y``: YAML
+        text; ``--expr NAME EXPR``: a Python expression; ``--strict``: refuse names the notebook's
+        ``parameters`` cell does not define. Also ``--kernel``, ``--timeout``, ``--output-format``,
+        ``--with-folder`` and the job's ``--num_replicas``, ``--name``, ``--image``, ``--h`` (``--help``
+        lists them). The same flags as ``jupyter-sched notebook`` (one parser,
+        :mod:`jupyter_sched.functions.notebooks.args`). The live view's status pane has the notebook's
+        progress (``cell 5/23 · model.fit(...)``) and output path; returns the Job (``job.result()`` is what
+        the notebook recorded, ``job.output_path`` the executed notebook).
+
+        Examples::
+
+            %sched_notebook train.ipynb -p lr 0.01 -p epochs 3
+            job = %sched_notebook -s slurm --wait train.ipynb -y 'lr: 0.1' --strict
+        """
+        from jupyter_sched.notebook.magics.notebook_magic import plan_notebook
+
+        namespace = self._namespace(local_ns)
+        expanded, variables = expand_vars(line, namespace)
+        defaults: Dict[str, Any] = {"default_scheduler": self.default_scheduler, "scheduler_cfg": self.scheduler_cfg}
+        try:
+            run_line = split_run_line(split_line(expanded), ("quiet", "detach", "no_wait"), "%sched_notebook")
+            plan = plan_notebook(run_line, self.session.runner, **defaults)
+        except ArgsError as e:
+            raise _usage(e) from None
+        return self._carry_out(plan, line, expanded, variables)
+
+    def _carry_out(self, plan: Plan, line: str, expanded: str, variables: List[str]) -> Any:
+        """Help, a dry run, or launch, show and wait: the steps after a line became a Plan, one way for
+        ``%sched_run`` and ``%sched_notebook``."""
         if plan.help is not None:  # argparse, or the component, printed its help: nothing runs
             if plan.help:
                 print(plan.help)
@@ -184,7 +244,8 @@ class SchedMagics(Magics, SchedConfig):
         job = self._launch(plan)
         if not plan.waits(self.wait):
             return self._show(job, plan, site)
-        self._wait(job, site, before=lambda: self._show_waiting(job, plan))
+        logs_shown = not plan.line.flag("quiet") and (self.interactive or bool(plan.run_args and plan.run_args.log))
+        self._wait(job, site, before=lambda: self._show_waiting(job, plan), logs_shown=logs_shown)
         if self.interactive or plan.line.flag("quiet"):
             compact_in_this_cell(job)  # the live view above (or nothing, --quiet) was this cell's display of it
         return job
