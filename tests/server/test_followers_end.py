@@ -11,7 +11,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable, List, Union
 
 import psutil
 import pytest
@@ -29,10 +29,11 @@ def silent(replicas: int = 1) -> AppDef:
                                   num_replicas=replicas)])  # fmt: skip
 
 
-def until(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+def until(condition: Callable[[], bool], what: Union[str, Callable[[], str]], timeout: float = 30.0) -> None:
+    """Waits for ``condition``; ``what`` (or what it returns, asked at the failure) says what was awaited."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        assert time.monotonic() < deadline, f"{what() if callable(what) else what}: not within {timeout} s"
         time.sleep(0.05)
 
 
@@ -139,8 +140,8 @@ def test_a_hundred_job_views_opened_and_closed_leave_the_server_as_it_was(tmp_pa
         threads, fds = usage(pid)
         for i in range(100):
             stream_once(server, handle, i % 8)
-        until(lambda: usage(pid) <= (threads, fds), f"back to {threads} threads and {fds} files"
-              f" (now {usage(pid)})")  # fmt: skip
+        until(lambda: usage(pid) <= (threads, fds), lambda: f"back to {threads} threads and {fds} files"
+              f" (now {usage(pid)}, holding {sorted(open_logs(pid, str(server.log_dir)))})")  # fmt: skip
         proc = psutil.Process(pid)
         before = proc.cpu_times()
         time.sleep(5.0)
