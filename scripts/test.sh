@@ -53,14 +53,15 @@ if [ $# -eq 0 ]; then
     step python-versions bash scripts/ci/python_versions.sh  # a subset on 3.10 (lower bounds), 3.12, 3.13
     step newest bash scripts/ci/newest.sh               # a subset against the newest releases, not the lock
 fi
-step pytest .venv/bin/python -m pytest tests -p no:cacheprovider "$@"
+# --durations: the slowest tests, at the end of the step's log, for keeping the run under its time
+step pytest .venv/bin/python -m pytest tests -p no:cacheprovider --durations=40 "$@"
 bash scripts/setup/ray.sh stop
 trap - EXIT
 # Again on the local backend's portable path (no epoll, pidfd or /proc, as on macOS; see
-# jupyter_sched/schedulers/local/processes/posix.py): the local, runner, CLI and notebook tests (not the two that need
-# the Ray head, stopped above). That
-# path starts every replica with exec, so the local function-job tests run here on the fallback of the warm
-# zygote too (jupyter_sched/schedulers/local/warm_starts/zygote.py; JUPYTER_SCHED_ZYGOTE=0 selects the same fallback).
+# jupyter_sched/schedulers/local/processes/posix.py): the local, runner, CLI and notebook tests (not the two
+# that need the Ray head, stopped above). That path starts every replica with exec, so the local function-job
+# tests run here on the fallback of the warm zygote too (jupyter_sched/schedulers/local/warm_starts/zygote.py;
+# JUPYTER_SCHED_ZYGOTE=0 selects the same fallback).
 step portable env JUPYTER_SCHED_PORTABLE=1 .venv/bin/python -m pytest -p no:cacheprovider \
     tests/schedulers/local tests/runner/test_runner.py tests/cli tests/frontend tests/notebook \
     tests/functions/test_submit_local.py tests/functions/test_remote_sources.py \
