@@ -58,10 +58,10 @@ def fail(message: str, server_log: Optional[Path] = None) -> NoReturn:
     sys.exit(1)
 
 
-def get(url: str, token: str) -> Any:
+def get(url: str, token: str, timeout: float = 10.0) -> Any:
     """GET ``url`` with the token; the parsed JSON (raises on a status that is not 200 or a body that is not JSON)."""
     req = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(req, timeout=10) as resp:
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
         if resp.status != 200:
             raise ValueError(f"status {resp.status}")
         return json.loads(resp.read())
@@ -86,12 +86,18 @@ def wait_for_server(url: str, token: str, pid: Optional[int], server_log: Path) 
 
 def check_api(url: str, token: str, server_log: Path) -> List[str]:
     """The server extension's job list, straight from the API; the handles of its ``local_cwd`` jobs."""
-    try:
-        body: Dict[str, Any] = get(f"{url}/jupyter-sched/api/jobs", token)
-    except urllib.error.HTTPError as e:
-        fail(f"GET /jupyter-sched/api/jobs answered {e.code} (is the wheel's server extension enabled?)", server_log)
-    except (OSError, ValueError) as e:
-        fail(f"GET /jupyter-sched/api/jobs gave no JSON: {e}", server_log)
+    deadline = time.monotonic() + DEADLINE_S
+    while True:  # the first listing asks every backend (Docker, Slurm), which a busy machine may make slow
+        try:
+            body: Dict[str, Any] = get(f"{url}/jupyter-sched/api/jobs", token, timeout=30.0)
+            break
+        except urllib.error.HTTPError as e:
+            fail(f"GET /jupyter-sched/api/jobs answered {e.code} (is the wheel's server extension enabled?)",
+                 server_log)  # fmt: skip
+        except (OSError, ValueError) as e:
+            if time.monotonic() > deadline:
+                fail(f"GET /jupyter-sched/api/jobs gave no JSON in {DEADLINE_S:.0f} s: {e}", server_log)
+            print(f"wheel_browser: GET /jupyter-sched/api/jobs: {e}; asking again", file=sys.stderr)
     if not isinstance(body, dict) or not isinstance(body.get("jobs"), list):
         fail(f"GET /jupyter-sched/api/jobs answered JSON without a job list: {str(body)[:300]}", server_log)
     print(f"server extension: GET /jupyter-sched/api/jobs answered 200 JSON listing {body.get('apps')} job(s)")
