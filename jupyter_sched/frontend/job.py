@@ -174,6 +174,16 @@ class Job:
             return None
         return JobFailed(self, status, failure_message(self, status, self.fail_fast))
 
+    def failure_reason(self, status: Optional[AppStatus]) -> str:
+        """Why the app that ended with ``status`` failed, in the words of its panes and ``JobFailed``: its
+        first failed replica's reason (the kernel's restart that stopped it, out of memory, its last stderr
+        line, its exit code), else the app's message; "" if nothing says. A sweep's row shows it for a run
+        that ended without a result."""
+        first = first_failure(status, stderr_of(self.runner, self.handle), self.kernel_pid)
+        if first is not None:
+            return first[1]
+        return " ".join(app_message(status).split())[:300] if status is not None else ""
+
     def cancel(self) -> None:
         """Asks the app to stop (returns at once; ``wait()`` to see it end)."""
         self.cancel_requested = True

@@ -211,3 +211,28 @@ def test_restart_finds_docker_apps_again(kernel: Tuple[Any, Any], docker_engine:
                              capture_output=True, text=True).stdout.split()  # fmt: skip
         if ids:
             subprocess.run(["docker", "rm", "-f", *ids], capture_output=True)
+
+
+def test_a_sweeps_runs_stopped_by_a_restart_say_so_in_the_next_kernel(kernel: Tuple[Any, Any]) -> None:
+    km, kc = kernel
+    out = run_ok(kc, (
+        "%load_ext jupyter_sched\n%config SchedMagics.interactive = False\nimport jupyter_sched, os, time\n"
+        "def slow(k):\n    time.sleep(120)\n    return k\n"
+        "sw = jupyter_sched.sweep(slow, {'k': [1, 2, 3]}, max_concurrent=2)\n"
+        "while sw.counts().get('RUNNING', 0) < 2:\n    time.sleep(0.05)\n"
+        "print(sw.name, os.getpid())"
+    ))  # fmt: skip
+    name, kernel_pid = out.split()
+    km.restart_kernel(now=False)  # as JupyterLab restarts it: the kernel exits, and its local replicas with it
+    kc.wait_for_ready(timeout=60)
+    shown = run_ok(kc, (
+        "%load_ext jupyter_sched\n%config SchedMagics.interactive = False\nimport jupyter_sched\n"
+        f"sw = jupyter_sched.load_sweep({name!r})\nsw.wait(timeout=60)\nprint(sw.counts_text())\n"
+        "print([r['error'] for r in sw.records()])"
+    ))  # fmt: skip
+    counts, errors = shown.strip().splitlines()
+    assert counts == "1 CANCELLED, 2 FAILED", shown
+    said = f"stopped when the kernel that launched it (process {kernel_pid}) was restarted or shut down"
+    first, second, queued = eval(errors)
+    assert said in (first or "") and said in (second or ""), f"the reason a job of that kernel gives: {errors}"
+    assert queued == "was queued in an earlier kernel; never started"

@@ -241,6 +241,8 @@ class Sweep:
             run.error = f"{run.outcome.exc_type}: {run.outcome.message}"
         elif run.outcome is None and run.state == AppState.SUCCEEDED.name:
             run.error = "no result written"
+        elif run.outcome is None and run.state == AppState.FAILED.name:  # killed: why, as a job's panes say it
+            run.error = run.job.failure_reason(run.status)
 
     def _steer(self) -> bool:
         """Early stopping, one pass (the feeder's thread, without the lock while it reads files): reads the
@@ -680,6 +682,8 @@ def load_sweep(
         if handle and job_dir:
             meta = read_meta(job_dir)
             run.job = FunctionJob(handle, runner, job_dir, int(meta.get("num_replicas", 1)), str(meta.get("role", "")))
+            if launcher.adopt is not None:  # known to the front end, which knows the kernel that launched it
+                launcher.adopt(run.job)
             run.state = "SUBMITTED"
             run.attempts = int(meta.get("attempt") or 1)
             run.stopped = entry.get("stopped") or None
