@@ -98,12 +98,14 @@ def attach(handle, cfg=None):  # type: ignore[no-untyped-def]
     return _launcher().attach(handle, cfg)
 
 
-def map(fn, items, **kwargs):  # type: ignore[no-untyped-def]  # noqa: A001 - jupyter_sched.map, as dask's
-    """Runs ``fn(item)`` for each item, as a sweep over that one argument; ``.results()`` in order.
-    Keywords are :func:`sweep`'s. See :func:`jupyter_sched.functions.sweeps.sweep.map_sweep`."""
-    from jupyter_sched.functions.sweeps.sweep import map_sweep
+def map(fn, items, chunksize=None, max_concurrent=None, errors="raise", **kwargs):  # type: ignore[no-untyped-def]  # noqa: A001
+    """Runs ``fn(item)`` for each item, ``chunksize`` items per app (default: about four chunks per
+    concurrent slot; a small map gets one app per item), ``max_concurrent`` apps at a time (default 4);
+    ``.results()`` is one value per item, in order (``errors="raise"|"return"|"skip"``: what a failed item
+    gives). Other keywords are :func:`sweep`'s. See :func:`jupyter_sched.functions.sweeps.maps.map_sweep`."""
+    from jupyter_sched.functions.sweeps.maps import map_sweep
 
-    return map_sweep(_launcher(), fn, items, **kwargs)
+    return map_sweep(_launcher(), fn, items, chunksize, max_concurrent, errors, **kwargs)
 
 
 def as_completed(jobs_or_sweep, timeout=None):  # type: ignore[no-untyped-def]

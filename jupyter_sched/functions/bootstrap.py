@@ -16,6 +16,12 @@ The call carries a source map (``jupyter_sched.functions.calls.sources``): where
 written and its lines. A traceback's frames are matched against it by code (name, first line, bytecode),
 so they show the user's file, or the cell as IPython names it (``Cell In[12], line 3``), and the source
 line, whatever file name the code arrived with.
+
+A chunk of ``jupyter_sched.map`` (its keyword :data:`ITEMS_KEY` holds ``[(index, item), ...]``) calls the
+function once per item, in order, and appends each item's outcome to ``items-<rank>.pkl`` in frames (an
+8-byte length, then a pickled list of ``(index, ok, value or error)``), flushed a few times a second, so
+the kernel reads the items done so far while the chunk runs. An item that raises is recorded and the
+next one runs; the chunk's own result then names how many raised and its exit code is 1.
 """
 
 import os
@@ -23,6 +29,10 @@ import sys
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 OUTCOME_FORMAT = 1
+ITEMS_KEY = "jupyter_sched:items"
+"""The keyword of a map chunk's call that holds its items (not a Python identifier: no function's own)."""
+ITEMS_FLUSH = 0.2
+"""Seconds between two writes of a chunk's finished items (each write is one frame)."""
 
 
 def _rank() -> int:
@@ -194,6 +204,8 @@ def main(argv: List[str]) -> int:
         sys.stderr.write(text)
         _write(job_dir, rank, _error(e, text, cloudpickle), cloudpickle)
         return 1
+    if ITEMS_KEY in kwargs:
+        return _run_chunk(job_dir, rank, fn, kwargs.pop(ITEMS_KEY), sources, cloudpickle)
     try:
         value = fn(*args, **kwargs)
     except BaseException as e:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are outcomes too
@@ -206,6 +218,65 @@ def main(argv: List[str]) -> int:
     sys.stdout.flush()
     ok = _write(job_dir, rank, {"format": OUTCOME_FORMAT, "ok": True, "value": value}, cloudpickle)
     return 0 if ok else 1
+
+
+def _run_chunk(job_dir: str, rank: int, fn: Any, items: List[Tuple[int, Any]], sources: List[Any],
+               cloudpickle: Any) -> int:  # fmt: skip
+    """Calls ``fn(item)`` for each ``(index, item)``, appending the outcomes to ``items-<rank>.pkl``;
+    then the chunk's own outcome: how many items ran, or how many raised (exit code 1)."""
+    import struct
+    import time
+
+    failed: List[Tuple[int, str]] = []
+    batch: List[Tuple[int, bool, Any]] = []
+    path = os.path.join(job_dir, f"items-{rank}.pkl")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)  # private, as the job's logs
+    with os.fdopen(fd, "ab", buffering=0) as out:
+        _owned_by_job_owner(out.fileno(), job_dir)
+
+        def flush() -> None:
+            try:
+                data = cloudpickle.dumps(batch)
+            except Exception:  # noqa: BLE001 - some value cannot be pickled: each alone, that one as an error
+                data = cloudpickle.dumps([_picklable(entry, cloudpickle) for entry in batch])
+            out.write(struct.pack(">Q", len(data)) + data)
+            batch.clear()
+
+        last = time.monotonic()
+        for index, item in items:
+            try:
+                batch.append((index, True, fn(item)))
+            except BaseException as e:  # noqa: BLE001 - the item's outcome; the next item runs
+                tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+                text = _format_error(e, tb, sources)
+                sys.stderr.write(f"item {index}: {text}")
+                failed.append((index, f"{_type_name(e)}: {e}"))
+                batch.append((index, False, _error(e, text, cloudpickle)))
+            if time.monotonic() - last >= ITEMS_FLUSH:
+                flush()
+                last = time.monotonic()
+        if batch:
+            flush()
+    sys.stdout.flush()
+    if not failed:
+        ok = _write(job_dir, rank, {"format": OUTCOME_FORMAT, "ok": True, "value": len(items)}, cloudpickle)
+        return 0 if ok else 1
+    first, what = failed[0]
+    message = f"{len(failed)} of {len(items)} items raised; the first, item {first}: {what}"
+    _write(job_dir, rank, {"format": OUTCOME_FORMAT, "ok": False, "type": "MapItemsFailed", "message": message,
+                           "traceback": "", "exception": None}, cloudpickle)  # fmt: skip
+    return 1
+
+
+def _picklable(entry: Tuple[int, bool, Any], cloudpickle: Any) -> Tuple[int, bool, Any]:
+    """``entry`` if it pickles, else its item's error saying that its value cannot be pickled."""
+    try:
+        cloudpickle.dumps(entry)
+        return entry
+    except Exception as e:  # noqa: BLE001
+        message = f"the function returned a {type(entry[2]).__name__} that cannot be pickled: {e}"
+        return (entry[0], False, {"format": OUTCOME_FORMAT, "ok": False, "type": "TypeError", "message": message,
+                                  "traceback": "", "exception": None})  # fmt: skip
 
 
 if __name__ == "__main__":

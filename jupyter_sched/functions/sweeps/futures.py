@@ -6,7 +6,8 @@ running, in short slices (:data:`SLICE`) so the others are seen too; the local b
 the moment the app ends, Docker at the engine's event, other backends poll. Over a sweep it waits on the
 sweep's own change notices (its feeder already watches the runs), so runs launched later, and runs
 retried while it iterates, are yielded when they end. Runs that never started (cancelled while queued)
-have no job and are not yielded: ``sweep.runs`` lists them.
+have no job and are not yielded: ``sweep.runs`` lists them. Over a chunked map it yields each item (a
+future of its own, :class:`jupyter_sched.functions.sweeps.maps.Item`) as its chunk reports it done.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ def as_completed(jobs_or_sweep: Any, timeout: Optional[float] = None) -> Iterato
     """Yields the jobs of ``jobs_or_sweep`` (an iterable of Jobs, or a Sweep) as they end (succeeded,
     failed or cancelled: ``job.exception()`` tells which). ``TimeoutError`` if some have not ended
     ``timeout`` seconds after the first ``next()``."""
+    if hasattr(jobs_or_sweep, "completed_since"):  # a chunked map (:mod:`.maps`): its items, one by one
+        return iter(jobs_or_sweep.as_completed(timeout))
     deadline = None if timeout is None else time.monotonic() + timeout
     if hasattr(jobs_or_sweep, "runs") and hasattr(jobs_or_sweep, "on_change"):
         return _sweep_completed(jobs_or_sweep, deadline, timeout)

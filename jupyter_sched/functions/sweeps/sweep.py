@@ -36,7 +36,7 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from jupyter_sched.functions.calls import rerun
 from jupyter_sched.functions.errors import MissingResultError, ResultError
@@ -44,7 +44,6 @@ from jupyter_sched.functions.job import FunctionJob, Launcher, start
 from jupyter_sched.functions.launch import FunctionRequest, clean_name, job_root, prepare, read_meta
 from jupyter_sched.functions.results import CALL_FILE, Outcome
 from jupyter_sched.functions.sweeps import metric_data, retry, stopping, table
-from jupyter_sched.functions.sweeps.futures import map_calls
 from jupyter_sched.functions.sweeps.grid import Grid, expand
 from jupyter_sched.schedulers.common.private_files import make_private_dirs, write_private
 from jupyter_sched.specs import AppState, AppStatus, random_id
@@ -83,6 +82,7 @@ class Run:
     stopped: Optional[str] = None  # why early stopping stopped it (the rule's reason); None: not stopped
     stop_asked: Optional[float] = None  # when its stop file was written
     stop_cancelled: bool = False  # it outlived stop_grace and was cancelled
+    name: str = ""  # how errors name it, where its parameters are not enough (a map's item: "#3 (x=3)")
 
     @property
     def handle(self) -> str:
@@ -95,7 +95,7 @@ class Run:
     @property
     def label(self) -> str:
         """The run by its parameters: ``lr=1.0, epochs=4``."""
-        return table.param_label(self.params) or f"#{self.index}"
+        return self.name or table.param_label(self.params) or f"#{self.index}"
 
     @property
     def job_dir(self) -> str:
@@ -121,6 +121,8 @@ class Sweep:
         #: The table's order, ``(column, descending)``: a front end's live view and record (see sort()).
         self.order: Tuple[str, bool] = ("#", False)
         self.cancelled = False
+        #: What :meth:`results` does with a run without a value when not told (``map(..., errors=...)``).
+        self.errors = "raise"
         #: Early stopping (:mod:`jupyter_sched.functions.sweeps.stopping`): the rule, the grace before a run
         #: asked to stop is cancelled, and why the rule was turned off (it raised), if it was.
         self.stop = stopping.as_rule(stop)
@@ -326,6 +328,11 @@ class Sweep:
 
     # -- the API ---------------------------------------------------------------------------------------
     @property
+    def lock(self) -> Any:
+        """The lock under which the feeder changes the runs (a subclass's readers of its own state take it)."""
+        return self._lock
+
+    @property
     def finished(self) -> bool:
         return self._done.is_set()
 
@@ -337,12 +344,14 @@ class Sweep:
                 break
         return self
 
-    def results(self, timeout: Optional[float] = None, errors: str = "raise") -> List[Any]:
+    def results(self, timeout: Optional[float] = None, errors: Optional[str] = None) -> List[Any]:
         """Rank 0's return value of every run, in grid order, once all have ended. ``errors``: what a run
-        without a value gives. ``"raise"`` (default): the first such run's error is raised, naming the
+        without a value gives (default: the sweep's ``errors``, ``"raise"`` unless ``map`` was told otherwise).
+        ``"raise"``: the first such run's error is raised, naming the
         run by its parameters (its function's FunctionError, a ResultError if its result cannot be read,
         a MissingResultError if it ended without one); ``"return"``: the error takes the run's place in
         the list; ``"skip"``: only the values of the runs that returned, in grid order."""
+        errors = self.errors if errors is None else errors
         if errors not in ("raise", "return", "skip"):
             raise ValueError(f'errors={errors!r}: give errors="raise", "return" (errors in place) or "skip"')
         self.wait(timeout)
@@ -503,6 +512,7 @@ class Sweep:
             for run in runs:
                 run.request, run.job, run.state, run.error, run.problem = requests[run.index], None, QUEUED, "", None
                 run.outcome = run.status = None
+                self._reset(run)
                 run.launched = run.started = run.ended = None
                 run.stopped, run.stop_asked, run.stop_cancelled = None, None, False
             self.cancelled = False
@@ -510,6 +520,10 @@ class Sweep:
                 self._start_feeder()
         self._notify()
         return self
+
+    def _reset(self, run: Run) -> None:
+        """Run ``run`` is about to launch again (the caller holds the lock): what a subclass keeps per run
+        starts over (a chunked map's items)."""
 
     def rerun_here(self, index: int) -> Any:
         """Calls run ``index``'s function with its arguments in this process (as rank 0) and returns its
@@ -613,28 +627,14 @@ def sweep(
     runs log with ``jupyter_sched.track``. A run it stops sees ``track.should_stop()`` turn true and is
     cancelled if it still runs ``stop_grace`` seconds later; its row says ``stopped`` and why, and its slot
     goes to the next run."""
-    rule, grace = _stopping(stop, stop_grace)
-    points = [(params, ()) for params in expand(grid)]
+    rule, grace = stopping_options(stop, stop_grace)
+    points = [Point(params, (), params) for params in expand(grid)]
     options = dict(scheduler=scheduler, num_replicas=num_replicas, cfg=cfg, resource=resource, image=image)
     base = name or f"{getattr(fn, '__name__', 'fn')}-sweep"
-    return _start(launcher, fn, points, options, max_concurrent, base, rule, grace)
+    return start_sweep(launcher, fn, points, options, max_concurrent, base, rule, grace)
 
 
-def map_sweep(launcher: Launcher, fn: Any, items: Iterable[Any], *, scheduler: str = "local_cwd",
-              max_concurrent: int = 4, num_replicas: int = 1, cfg: Optional[Mapping[str, Any]] = None,
-              resource: Any = None, image: Optional[str] = None, name: Optional[str] = None, stop: Any = None,
-              stop_grace: float = STOP_GRACE) -> Sweep:  # fmt: skip
-    """Runs ``fn(item)`` for every item, as a sweep over that one argument (its column is named after
-    ``fn``'s first parameter): ``jupyter_sched.map(score, range(10)).results()`` is the ten values in
-    order. The options are :func:`sweep`'s."""
-    rule, grace = _stopping(stop, stop_grace)
-    _, calls = map_calls(fn, items)
-    options = dict(scheduler=scheduler, num_replicas=num_replicas, cfg=cfg, resource=resource, image=image)
-    base = name or f"{getattr(fn, '__name__', 'fn')}-map"
-    return _start(launcher, fn, calls, options, max_concurrent, base, rule, grace)
-
-
-def _stopping(stop: Any, stop_grace: Any) -> Tuple[Optional[stopping.Rule], float]:
+def stopping_options(stop: Any, stop_grace: Any) -> Tuple[Optional[stopping.Rule], float]:
     """``stop=`` and ``stop_grace=`` checked before anything is prepared: a bad one is an error naming it."""
     rule = stopping.as_rule(stop)
     if isinstance(stop_grace, bool) or not isinstance(stop_grace, (int, float)) or not stop_grace >= 0:
@@ -643,25 +643,36 @@ def _stopping(stop: Any, stop_grace: Any) -> Tuple[Optional[stopping.Rule], floa
     return rule, float(stop_grace)
 
 
-def _start(launcher: Launcher, fn: Any, points: List[Tuple[Dict[str, Any], Tuple[Any, ...]]],
-           options: Dict[str, Any], max_concurrent: int, base: str, stop: Optional[stopping.Rule] = None,
-           stop_grace: float = STOP_GRACE) -> Sweep:  # fmt: skip
-    """Prepares every point (all or none: a refusal raises before anything runs) and starts the feeder."""
-    if not isinstance(max_concurrent, int) or max_concurrent < 1:
+class Point(NamedTuple):
+    """One run to prepare: its row's parameters, and the call's positional and keyword arguments."""
+
+    params: Dict[str, Any]
+    args: Tuple[Any, ...]
+    kwargs: Dict[str, Any]
+    name: str = ""  # the run's name in errors, where its parameters are not enough (Run.name)
+
+
+def start_sweep(launcher: Launcher, fn: Any, points: List[Point], options: Dict[str, Any], max_concurrent: int,
+                base: str, stop: Optional[stopping.Rule] = None, stop_grace: float = STOP_GRACE,
+                make: Optional[Callable[..., Sweep]] = None) -> Sweep:  # fmt: skip
+    """Prepares every point (all or none: a refusal raises before anything runs) and starts the feeder of
+    the Sweep that ``make`` builds (``Sweep``'s own arguments; default: a Sweep)."""
+    if isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int) or max_concurrent < 1:
         raise ValueError(f"max_concurrent must be an integer of 1 or more (got {max_concurrent!r})")
     runner = launcher.runner
     sweep_name = clean_name(base)[:20] + "-" + random_id()
     runs = []
-    for i, (params, args) in enumerate(points):
+    for i, point in enumerate(points):
         request = prepare(
-            runner, fn, args, {} if args else params, name=f"{sweep_name}-{i:03d}",
+            runner, fn, point.args, point.kwargs, name=f"{sweep_name}-{i:03d}",
             meta={"sweep": sweep_name, "index": i}, **options,
         )  # fmt: skip
-        runs.append(Run(i, params, request, args=args))
+        runs.append(Run(i, point.params, request, args=point.args, name=point.name))
     root = os.path.dirname(runs[0].request.job_dir) if runs[0].request else ""
     manifest = os.path.join(os.path.dirname(root), "sweeps", f"{sweep_name}.json")
     fn_name = getattr(fn, "__qualname__", None) or type(fn).__name__
-    return Sweep(sweep_name, fn_name, runs, max_concurrent, launcher, manifest, options, stop, stop_grace).start()
+    build = make or Sweep
+    return build(sweep_name, fn_name, runs, max_concurrent, launcher, manifest, options, stop, stop_grace).start()
 
 
 def load_sweep(
