@@ -23,7 +23,10 @@ from typing import List, Optional
 BEGIN = "# >>> jupyter_sched autoload (managed by `python -m jupyter_sched.notebook.autoload`) >>>"
 END = "# <<< jupyter_sched autoload <<<"
 CONFIG_FILE = "ipython_kernel_config.py"
-MAGICS = ("sched_run", "sched_logs", "sched_status", "sched_job", "sched_list", "sched_cancel", "sched_describe")
+MAGICS = (
+    "sched_run", "sched_notebook", "sched_logs", "sched_status", "sched_job", "sched_list", "sched_cancel",
+    "sched_describe",
+)  # fmt: skip
 
 
 def block(lazy: bool = False) -> str:

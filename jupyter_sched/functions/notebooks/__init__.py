@@ -10,5 +10,7 @@ here: the kernel is a separate process. Rooms:
 * :mod:`.notebook` -- the user's side: ``Notebook``, ``inspect_notebook``, the snapshot and parameter checks.
 * :mod:`.params` -- papermill's conventions: reading the ``parameters`` cell, injecting the values.
 * :mod:`.execute` -- the replica's side: the kernel, the run, the saved output and progress, the endings.
+* :mod:`.args` -- a typed line (``train.ipynb -p lr 0.01 -y ...``) to a Notebook and its parameters, by
+  papermill's flags: the one parser of ``%sched_notebook`` and ``jupyter-sched notebook``.
 * :mod:`.record` -- ``jupyter_sched.record(name, value)``, run in the notebook's kernel.
 """

@@ -62,6 +62,8 @@ def cell_label(source: str) -> str:
 class FunctionDryRun:
     """What ``%sched_run --dryrun FUNCTION`` shows: the function's facts over the scheduler's request."""
 
+    kind = "function job"
+
     def __init__(self, request: Any) -> None:
         self.request = request
 
@@ -76,11 +78,11 @@ class FunctionDryRun:
 
     def __repr__(self) -> str:
         facts = "\n".join(f"  {k}: {v}" for k, v in self.facts().items())
-        return f"function job on {self.request.scheduler} (dry run, nothing runs):\n{facts}\n{dryrun_text(self.info)}"
+        return f"{self.kind} on {self.request.scheduler} (dry run, nothing runs):\n{facts}\n{dryrun_text(self.info)}"
 
     def _repr_html_(self) -> str:
         facts = table(["", ""], list(self.facts().items()))
-        heading = f"<b>function job on {esc(self.request.scheduler)}</b> (dry run)"
+        heading = f"<b>{esc(self.kind)} on {esc(self.request.scheduler)}</b> (dry run)"
         return f'<div class="{NO_MATH}">{heading}{facts}</div>{dryrun_html(self.info)}'
 
 

@@ -32,7 +32,7 @@ from jupyter_sched.notebook.kernel.config import PaneSettings
 from jupyter_sched.notebook.panes.log_model import HtmlLogMux
 from jupyter_sched.notebook.panes.log_pane import LogPane, follow_limit, frame_html
 from jupyter_sched.notebook.panes.metrics_view import MetricsPane, MetricsView
-from jupyter_sched.notebook.panes.status_pane import StatusPane, failures_text, status_html
+from jupyter_sched.notebook.panes.status_pane import StatusPane, failures_text, notebook_text, status_html
 from jupyter_sched.notebook.panes.theme import PANE_STYLE, code, esc, fmt_clock, pill
 from jupyter_sched.notebook.panes.tracker_view import TrackedMetricsView
 from jupyter_sched.specs.output.masking import masked_copy
@@ -237,6 +237,8 @@ class JobView(RecordSource):
             return self.in_logs(role, k, lines, text_lines)
 
         failures = failures_text(status, self.stderr_tail, self.job.kernel_pid, in_text)
+        with self.status_pane.lock:  # a notebook job's progress and output path, above why it failed
+            failures = notebook_text(self.status_pane.notebook) + failures
         saved = links_html(self.saved, None if self.saved_final else self.saved_at, ended)
         if ended:  # the ticker's last read may still be to come: the final record reads to the end itself
             self.metrics.view.refresh()

@@ -48,6 +48,8 @@ REASON_LINES = 6
 FAIL_COLOR = "#e75c58"
 #: ``(role, k) -> last stderr lines`` of a replica (empty when unknown): :mod:`~jupyter_sched.frontend.jobs.reasons`'.
 StderrTail = StderrOf
+#: A notebook job's ``(progress record or None, output notebook path)``: see :func:`notebook_state`.
+NotebookState = Tuple[Optional[Dict[str, Any]], str]
 
 
 
@@ -139,15 +141,52 @@ def app_message_html(status: AppStatus) -> str:
     return f'<div class="jsched-message" style="font-size:12px">{esc(message)}</div>' if message else ""
 
 
+def notebook_html(notebook: Optional[NotebookState]) -> str:
+    """A notebook job's line under the header: its progress (``cell 5/23 · model.fit(...)``, escaped: the
+    cell's first line is the user's text) and the output notebook's path; "" for any other job."""
+    if notebook is None:
+        return ""
+    from jupyter_sched.functions.notebooks.args import progress_text
+
+    progress, output = notebook
+    line = progress_text(progress) or "waiting for the kernel to start"
+    color = f";color:{FAIL_COLOR}" if progress and progress.get("state") in ("failed", "cancelled") else ""
+    return (
+        f'<div class="jsched-notebook" style="font-size:12px;margin:2px 0{color}">{esc(line)}</div>'
+        f'<div class="jsched-notebook-output" style="font-size:12px">output: {code(output)}</div>'
+    )
+
+
+def notebook_text(notebook: Optional[NotebookState]) -> List[str]:
+    """:func:`notebook_html` as text lines, for the cell's record and text front ends."""
+    if notebook is None:
+        return []
+    from jupyter_sched.functions.notebooks.args import progress_text
+
+    progress, output = notebook
+    return [progress_text(progress) or "waiting for the kernel to start", f"output: {output}"]
+
+
+def notebook_state(job: "Job") -> Optional[NotebookState]:
+    """A notebook job's last progress record and output path, None for any other job (read from its job
+    directory: a file or two, once per tick)."""
+    output = getattr(job, "output_path", None)
+    if not isinstance(output, str):
+        return None
+    return job.notebook_progress(), output  # type: ignore[attr-defined]
+
+
 def status_html(
     job: "Job", status: Optional[AppStatus], now: Optional[float], stderr_tail: Optional[StderrTail] = None,
     as_of_ts: Optional[float] = None, usage_html: Optional[str] = None, shown: Optional[ShownInLogs] = None,
+    notebook: Optional[NotebookState] = None,
 ) -> str:  # fmt: skip
-    """The pane's body: header, replica table, usage (``usage_html``; default: the kept totals of an ended
-    app), why replicas failed (without what the log pane below shows, ``shown``), the app's message."""
+    """The pane's body: header, a notebook job's progress (``notebook``), replica table, usage (``usage_html``;
+    default: the kept totals of an ended app), why replicas failed (without what the log pane below shows,
+    ``shown``), the app's message."""
     found = failures(status, stderr_tail, job.kernel_pid)
     first = (found[0][0], found[0][1]) if found else None
-    body = header_html(job, status, now, first, as_of_ts)
+    body = header_html(job, status, now, first, as_of_ts) + notebook_html(notebook)
     if status is None:
         unknown = '<div style="font-size:12px">the scheduler does not know this app (any more)</div>'
         return f'<div style="{PANE_STYLE}">{body}{unknown}</div>'
@@ -177,6 +216,9 @@ class StatusPane:
         self.ticker: Optional[Ticker] = None
         self._confirm_until = 0.0
         self.usage = UsageView()
+        #: A notebook job's progress and output path, read on each tick (None for other jobs, and never read).
+        self.notebook = notebook_state(job)
+        self.is_notebook = self.notebook is not None
         if status is not None:
             self.usage.update(job.usage)
         self._on_final: List[Callable[[], None]] = []
@@ -238,8 +280,10 @@ class StatusPane:
     def _tick(self) -> bool:
         status = self.job.fetch_status()
         self.usage.update(self.job.usage)
+        notebook = notebook_state(self.job) if self.is_notebook else None
         with self.lock:
             self.status = status
+            self.notebook = notebook
             self._render_locked()
             return not self.terminal
 
@@ -251,7 +295,7 @@ class StatusPane:
         now = time.time() if live and not self.terminal else None
         usage = self.usage.html(status, self.job.scheduler) if status is not None else ""
         when = None if self.terminal else as_of_ts
-        return status_html(self.job, status, now, self.stderr_tail, when, usage, self.shown)
+        return status_html(self.job, status, now, self.stderr_tail, when, usage, self.shown, self.notebook)
 
     def static_html(self, as_of_ts: Optional[float] = None) -> str:
         """What the pane shows, without widgets, for the cell's record (``as_of_ts`` while running)."""
@@ -272,7 +316,7 @@ class StatusPane:
             status = self.status
         ended = status is None or status.is_terminal()
         head = self.job.summary(final_only=False) + ("" if ended or as_of_ts is None else f" ({as_of(as_of_ts)})")
-        text = [head]
+        text = [head, *notebook_text(self.notebook)]
         if status is not None and status.roles:
             text.append(text_table(REPLICA_HEADERS, replica_rows(status, html=False)))
         text += failures_text(status, self.stderr_tail, self.job.kernel_pid)
