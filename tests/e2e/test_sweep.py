@@ -1,5 +1,5 @@
-"""A sweep's table in JupyterLab: live rows, sorting by a result column, Cancel all; after the end the
-controls stay (sort again, open a run's panes) and the cell's saved record is the table as sorted."""
+"""A sweep's table in JupyterLab: live rows, sorting by a result column, Cancel all (asked, then confirmed);
+after the end the controls stay (sort again, open a run's panes) and the cell's saved record is the table as sorted."""
 
 from __future__ import annotations
 
@@ -42,7 +42,13 @@ def test_a_sweep_table_sorts_cancels_and_ends_as_a_record(lab: Lab) -> None:
     view.locator("button", has_text="Show panes").click()
     view.locator(".jsched-job").filter(has_text="SUCCEEDED").first.wait_for(timeout=30_000)  # run 1's own panes
     lab.screenshot(view, "sweep-live")
+    # Cancel all asks first, as a job's Cancel does: the first click changes the button, the second cancels
     view.locator("button", has_text="Cancel all").click()
+    confirm = view.locator("button", has_text="Confirm cancel all?")
+    confirm.wait_for(timeout=30_000)
+    assert "RUNNING" in view.locator("table").first.inner_text()  # nothing was cancelled by one click
+    lab.screenshot(view.locator(".widget-hbox").first, "sweep-cancel-all-confirm")  # one theme: the ask lasts 4 s
+    confirm.click()
     lab.page.wait_for_function(
         "(el) => el.innerText.includes('3 SUCCEEDED') && el.innerText.includes('1 CANCELLED')",
         arg=view.element_handle(), timeout=60_000,

@@ -1,6 +1,7 @@
 """A sweep's live table in a real ipykernel, driven over the protocol like a front end: choosing a "sort by"
 column while the sweep runs, then a new result column appearing, neither freezes the table nor stalls the
-sweep (its queued runs launch, ``results()`` returns), and "Cancel all" still returns at once.
+sweep (its queued runs launch, ``results()`` returns), and "Cancel all" (asked, then confirmed by a second
+click) still returns at once.
 
 The runs wait for a gate file in the kernel's directory (the replicas' working directory on local_cwd), so
 the sort is chosen before any result column exists, which is when the menu's options are replaced.
@@ -117,6 +118,19 @@ def test_cancel_all_returns_while_the_table_is_sorted(kernel: Tuple[Any, Any], t
 
     wait_for(options_with_loss, 120, "the sort menu to offer the new result column")
     assert run_ok(kc, "print(sw.view().sort.value)").strip() == "lr", "the user's choice was kept"
-    _send(kc, models[("ButtonModel", "Cancel all")], {"method": "custom", "content": {"event": "click"}})
+    cancel_all = models[("ButtonModel", "Cancel all")]
+    _send(kc, cancel_all, {"method": "custom", "content": {"event": "click"}})
+    # one click only asks (issue 35, point 3): the button says so, and every run goes on
+    asked = run_ok(kc, (
+        "import time\n"
+        "v = sw.view()\n"
+        "for _ in range(600):\n"
+        "    if v.cancel_button.description != 'Cancel all':\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "print(repr(v.cancel_button.description), sw.finished, sw.counts().get('CANCELLED', 0))\n"
+    ))  # fmt: skip
+    assert asked.strip() == "'Confirm cancel all?' False 0"
+    _send(kc, cancel_all, {"method": "custom", "content": {"event": "click"}})  # the second click confirms
     out = run_ok(kc, "sw.wait(timeout=120)\nprint(sw.finished, sw.counts())")
     assert out.strip() == "True {'SUCCEEDED': 1, 'CANCELLED': 3}"

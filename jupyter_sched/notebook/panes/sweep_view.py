@@ -33,6 +33,11 @@ from jupyter_sched.specs.output.labels import app_label
 TICK = 0.5
 #: Seconds between two drawings at least: the table and the chart are redrawn at most twice a second.
 MIN_GAP = 0.5
+#: Seconds a first click on "Cancel all" waits for the second that confirms it (a job pane's Cancel waits as long).
+CONFIRM_SECONDS = 4.0
+CANCEL_LABEL = "Cancel all"
+CONFIRM_LABEL = "Confirm cancel all?"
+CANCELLING_LABEL = "Cancelling..."
 #: The "stopped early" mark's colour (the cancelled state's).
 STOPPED_COLOR = "#c99a00"
 
@@ -214,7 +219,8 @@ class SweepView:
         self.sweep = sweep
         self.head = w.HTML()
         self.table = w.HTML()
-        self.cancel_button = w.Button(description="Cancel all", icon="stop", button_style="danger",
+        self.cancel_button = w.Button(description=CANCEL_LABEL, icon="stop", button_style="danger",
+                                      tooltip="Cancel every run (asks to confirm)",
                                       layout=w.Layout(width="auto", min_width="110px", flex="0 0 auto"))  # fmt: skip
         self.sort = w.Dropdown(description="sort by", options=["#"], value="#", layout=w.Layout(width="220px"))
         self.descending = w.Checkbox(description="descending", value=False, indent=False, layout=w.Layout(width="auto"))
@@ -224,7 +230,9 @@ class SweepView:
         self.panes = w.Output()
         self.metric = w.Dropdown(description="chart of", options=[], layout=w.Layout(width="260px", display="none"))
         self.chart = w.HTML()
-        self.cancel_button.on_click(lambda _b: sweep.cancel())
+        self._confirm_until = 0.0  # a first click's deadline for the second (monotonic seconds)
+        self._cancelling = False
+        self.cancel_button.on_click(self._on_cancel)
         self.show_button.on_click(self._show_run)
         controls = w.HBox([self.cancel_button, self.sort, self.descending, self.pick, self.show_button])
         self.widget = w.VBox([self.head, controls, self.table, self.metric, self.chart, self.panes])
@@ -247,6 +255,21 @@ class SweepView:
                 name = f"jupyter_sched-sweep-view-{self.sweep.name}"
                 self._drawer = threading.Thread(target=self._drawing, name=name, daemon=True)
                 self._drawer.start()
+
+    def _on_cancel(self, _button: Any = None) -> None:
+        """A first click asks to confirm (the button says so for :data:`CONFIRM_SECONDS`); a second one in that
+        time cancels every run. Only the state changes here: the drawing thread writes the button."""
+        if self.sweep.finished:
+            return
+        now = time.monotonic()
+        if now >= self._confirm_until:
+            self._confirm_until = now + CONFIRM_SECONDS
+            self.redraw()
+            return
+        self._confirm_until = 0.0
+        self._cancelling = True
+        self.redraw()
+        self.sweep.cancel()
 
     def _sort_chosen(self, _change: Any) -> None:
         if threading.current_thread() is self._drawer:  # the drawing thread replacing the options: not a choice
@@ -312,8 +335,15 @@ class SweepView:
         self._set(self.head, f"<b>{esc(heading(self.sweep))}</b>")
         self._set(self.table, table_html(self.sweep))
         self._set(self.chart, model.chart_html())
-        if self.cancel_button.disabled != self.sweep.finished:
-            self.cancel_button.disabled = self.sweep.finished
+        finished = self.sweep.finished
+        if finished:  # a retry later starts from a plain "Cancel all"
+            self._cancelling, self._confirm_until = False, 0.0
+        label = (CANCELLING_LABEL if self._cancelling else
+                 CONFIRM_LABEL if time.monotonic() < self._confirm_until else CANCEL_LABEL)  # fmt: skip
+        if self.cancel_button.description != label:
+            self.cancel_button.description = label
+        if self.cancel_button.disabled != (finished or self._cancelling):
+            self.cancel_button.disabled = finished or self._cancelling
 
     @staticmethod
     def _set(widget: Any, value: str) -> None:
