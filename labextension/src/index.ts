@@ -105,11 +105,13 @@ class EndNotifier {
   }
 
   showJobs: () => void = () => undefined;
+  /** Shows the runs of sweep `name` (the Jobs sidebar, that sweep's runs listed). */
+  openSweep: (name: string) => void = () => undefined;
 
   private async ended(row: IJobRow): Promise<void> {
     let message: string;
     let type: Notification.TypeOptions;
-    let handle = row.handle;
+    const handle = row.handle;
     if (row.sweep) {
       // a sweep says how it ended once, when its last run has ended; its state, counts and label are the
       // server's (the page of its runs carries the sweep's row)
@@ -127,8 +129,12 @@ class EndNotifier {
         const parts = Object.entries(sweep.counts).map(([state, n]) => `${n} ${state}`);
         message = `sweep ${sweep.label} ended: ${parts.join(', ')}`;
         type = sweep.state === 'FAILED' ? 'error' : sweep.state === 'SUCCEEDED' ? 'success' : 'warning';
-        handle = sweep.runs.length ? sweep.runs[0].handle : handle;
-        this.emit(message, type, handle);
+        // Open shows the run to look at: its one failed run (the server's `failed_run`), else the sweep's runs
+        const failed = sweep.failed_run;
+        const name = sweep.sweep;
+        this.emit(message, type, failed
+          ? { caption: `open ${failed}`, go: () => this.open(failed) }
+          : { caption: `show the runs of sweep ${sweep.label}`, go: () => this.openSweep(name) });
         return;
       }
     }
@@ -138,14 +144,14 @@ class EndNotifier {
       message += took;
     }
     type = row.state === 'SUCCEEDED' ? 'success' : row.state === 'FAILED' ? 'error' : 'warning';
-    this.emit(message, type, handle);
+    this.emit(message, type, { caption: `open ${handle}`, go: () => this.open(handle) });
   }
 
-  private emit(message: string, type: Notification.TypeOptions, handle: string): void {
+  private emit(message: string, type: Notification.TypeOptions, open: { caption: string; go: () => void }): void {
     // a job's name and reason are the job's words: their control and bidirectional characters show escaped
     Notification.emit(visible(message), type, {
       autoClose: 10000,
-      actions: [{ label: 'Open', caption: `open ${handle}`, callback: () => this.open(handle) }]
+      actions: [{ label: 'Open', caption: visible(open.caption), callback: open.go }]
     });
   }
 
@@ -207,6 +213,10 @@ const jobs: JupyterFrontEndPlugin<void> = {
     sidebar.title.icon = jobsIcon;
     const notifier = new EndNotifier(openJob);
     notifier.showJobs = () => app.shell.activateById(sidebar.id);
+    notifier.openSweep = name => {
+      sidebar.showSweep(name);
+      app.shell.activateById(sidebar.id);
+    };
     const poll = new Poll({
       name: 'jupyter-sched:jobs',
       factory: async () => {

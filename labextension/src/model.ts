@@ -65,6 +65,7 @@ export interface ISweepRow {
   counts: { [key: string]: number };
   total: number;
   runs_running: number;
+  failed_run: string | null;
   runs: IJobRow[];
   more: number;
   kind: 'sweep';

@@ -8,6 +8,7 @@
 - a job and a role named with U+202E (which writes what follows backwards) and ESC show those characters
   escaped (``\\u202e``) in the notification, the sidebar and the job view, and the job view follows that
   role's log. Screenshot: ``notification-bidi-light.png``.
+- a sweep's notification opens its one failed run, or the sweep's runs in the sidebar when several failed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import secrets
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Iterator, List
+from typing import Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -174,3 +175,50 @@ def test_bidi_and_control_characters_show_escaped_and_the_role_log_is_followed(
     row.wait_for(timeout=60_000)
     row_text = row.inner_text() + (row.get_attribute("title") or "")
     assert "\u202e" not in row_text and "ev\\u202eil" in row_text, repr(row_text)
+
+
+def gated_sweep(server: LabServer, tmp_path: Path, codes: List[int]) -> Tuple[str, List[str]]:
+    """Runs named as one sweep's (``<name>-<id>-NNN``, as ``jupyter_sched.sweep`` names them) that all end when
+    the test says (a gate file), with these exit codes; the sweep's name and the runs' handles in run order."""
+    sweep = f"notify-sweep-a{secrets.token_hex(6)}"
+    gate = tmp_path / f"gate-{sweep}"
+    handles = []
+    for i, code in enumerate(codes):
+        done = subprocess.run([SCRIPT, "run", "-s", "local_cwd", "--cfg", "outlive_owner=true", "utils.sh",
+                               "--name", f"{sweep}-{i:03d}",
+                               f"while [ ! -e {gate} ]; do sleep 0.1; done; exit {code}"],
+                              env=env_of(server), cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        handles.append(done.stdout.strip().splitlines()[-1])
+    gate.touch()
+    return sweep, handles
+
+
+def test_a_sweeps_open_goes_to_its_failed_run_or_to_the_sweep_when_several_failed(
+    closed: Lab, lab_server: LabServer, tmp_path: Path
+) -> None:  # fmt: skip
+    """Issue 35, point 7: not to the newest run. The failed run is the oldest here, so "the newest run" (what
+    Open opened before) is another one."""
+    page = closed.page
+    _, handles = gated_sweep(lab_server, tmp_path, [5, 0, 0])
+    toast = page.locator(".Toastify__toast", has_text="sweep notify-sweep ended: ").filter(has_text="1 FAILED")
+    toast.wait_for(timeout=60_000)
+    toast.locator("button", has_text="Open").click()
+    view = page.locator(f'.jsl-job-panel .jsl-job-view[data-handle="{handles[0]}"]')
+    view.wait_for(timeout=60_000)
+    view.locator(".jsl-pill", has_text="FAILED").first.wait_for(timeout=60_000)
+    for other in handles[1:]:
+        assert page.locator(f'.jsl-job-panel .jsl-job-view[data-handle="{other}"]').count() == 0
+
+    second, two = gated_sweep(lab_server, tmp_path, [0, 6, 7])
+    toast = page.locator(".Toastify__toast", has_text="sweep notify-sweep ended: ").filter(has_text="2 FAILED")
+    toast.wait_for(timeout=60_000)
+    toast.locator("button", has_text="Open").click()
+    # the sweep: the Jobs sidebar lists that sweep's runs, and no job view opened for one of them
+    sidebar = page.locator(".jsl-sidebar")
+    sidebar.wait_for(state="visible", timeout=60_000)
+    sidebar.locator(".jsl-sweep-bar", has_text=f"runs of sweep {second}").wait_for(timeout=60_000)
+    for handle in two:
+        sidebar.locator(f'.jsl-row[data-handle="{handle}"]').wait_for(timeout=60_000)
+        assert page.locator(f'.jsl-job-panel .jsl-job-view[data-handle="{handle}"]').count() == 0

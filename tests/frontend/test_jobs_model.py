@@ -58,6 +58,19 @@ def test_a_sweep_run_is_labelled_by_its_index_and_its_sweep_by_its_given_name() 
     )  # fmt: skip
 
 
+def test_a_sweep_names_its_one_failed_run_for_a_notifications_open() -> None:
+    """Issue 35, point 7: Open on a sweep's notification goes to its failed run, or to the sweep when several
+    (or none) failed; which run that is, the model says (the extension derives nothing)."""
+    runs = [row(f"{SWEEP}-{i:03d}", state, seen=float(i)) for i, state in
+            enumerate([AppState.FAILED, AppState.SUCCEEDED, AppState.SUCCEEDED])]  # fmt: skip
+    (one,) = group(runs)
+    assert isinstance(one, SweepRow) and one.failed_run == runs[0].handle
+    (several,) = group(runs + [row(f"{SWEEP}-003", AppState.FAILED, seen=3.0)])
+    assert isinstance(several, SweepRow) and several.failed_run is None
+    (none,) = group(runs[1:])
+    assert isinstance(none, SweepRow) and none.failed_run is None
+
+
 def test_names_and_reasons_are_masked_when_the_row_is_made() -> None:
     bad = ReplicaStatus(id=0, state=AppState.FAILED, role="t", hostname="h", exit_code=1,
                         structured_error_msg='{"message": "WANDB_API_KEY=sk-abcdef123456 rejected"}')  # fmt: skip

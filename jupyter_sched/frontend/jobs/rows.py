@@ -131,6 +131,9 @@ class SweepRow:
     """Runs per state name."""
     total: int
     runs_running: int
+    failed_run: Optional[str]
+    """The handle of its one FAILED run, which a notification's Open shows; None when no run or several runs
+    failed (Open shows the sweep's runs: no one of them is the run to look at)."""
     runs: List[JobRow]
     """Its first runs, in order (the rest are counted in ``more``)."""
     more: int
@@ -274,6 +277,7 @@ def sweep_row(name: str, runs: List[JobRow], runs_shown: int) -> SweepRow:
     started = min(starts) if starts else None
     ended = max(ends) if ends and not running else None
     label = sweep_label(name)
+    failed = [r.handle for r in runs if r.state == AppState.FAILED.name]
     return SweepRow(
         handle=f"sweep:{name}",
         sweep=name,
@@ -292,6 +296,7 @@ def sweep_row(name: str, runs: List[JobRow], runs_shown: int) -> SweepRow:
         counts=dict(counts),
         total=len(runs),
         runs_running=running,
+        failed_run=failed[0] if len(failed) == 1 else None,
         runs=runs[:runs_shown],
         more=max(0, len(runs) - runs_shown),
     )
