@@ -116,7 +116,8 @@ def start(request: FunctionRequest, runner: Any, on_launch: Optional[OnLaunch] =
     handle = launch(runner, request)
     app = request.info.app
     role = app.roles[0].name if app is not None and app.roles else ""
-    job = FunctionJob(handle, runner, request.job_dir, request.num_replicas, role, name=role or None)
+    # named as the app (a sweep's run: <sweep>-NNN; its role is the function's name)
+    job = FunctionJob(handle, runner, request.job_dir, request.num_replicas, role, name=app.name if app else None)
     job.bound_to_kernel = getattr(request.info.request, "outlive_owner", None) is False
     if on_launch is not None:
         on_launch(job)

@@ -133,13 +133,16 @@ def prepare_call(
     if not isinstance(num_replicas, int) or num_replicas < 1:
         raise ValueError(f"num_replicas must be an integer of 1 or more (got {num_replicas!r})")
     app_name = clean_name(name)
+    # a sweep's run is an app of its own (<sweep>-NNN), but what its replicas run is the function: its role is
+    # named after that, so each log line's gutter is `train/0`, not the run's whole name again
+    role_name = clean_name(fn_name.rsplit(".", 1)[-1]) if meta and "sweep" in meta else app_name
     job_dir = os.path.join(job_root(runner, scheduler, cfg), f"{app_name}-{random_id()}")
     res = get_named_resources(resource) if isinstance(resource, str) else resource
 
     def app(python: str, mount: bool = False) -> AppDef:
         return function_app(
             app_name=app_name, job_dir=job_dir, python=python, num_replicas=num_replicas, image=image or "",
-            resource=res, env=env, mount=mount,
+            resource=res, env=env, mount=mount, role_name=role_name,
         )  # fmt: skip
 
     info = runner.dryrun(app(sys.executable), scheduler, cfg)
@@ -179,6 +182,7 @@ def function_app(
     resource: Optional[Resource],
     env: Optional[Mapping[str, str]],
     mount: bool = False,
+    role_name: str = "",
 ) -> AppDef:
     role_env = {
         "RANK": macros.replica_id,
@@ -193,8 +197,9 @@ def function_app(
         **dict(env or {}),
     }
     role = Role(
-        name=app_name, image=image, entrypoint=python, args=[os.path.join(job_dir, BOOTSTRAP_FILE), job_dir],
-        env=role_env, num_replicas=num_replicas, mounts=[BindMount(job_dir, job_dir)] if mount else [],
+        name=role_name or app_name, image=image, entrypoint=python,
+        args=[os.path.join(job_dir, BOOTSTRAP_FILE), job_dir], env=role_env, num_replicas=num_replicas,
+        mounts=[BindMount(job_dir, job_dir)] if mount else [],
         metadata={WARM_START: [*PRELOAD, bootstrap_source()]},
     )  # fmt: skip
     if resource is not None:

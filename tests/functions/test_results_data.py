@@ -76,16 +76,17 @@ def _sweep(tmp_path: Path, **kwargs: Any) -> Any:
     return jupyter_sched.sweep(F.flaky_with(str(tmp_path / "gate")), {"lr": [0.5, 1.0, 2.0], "epochs": [4]}, **kwargs)
 
 
-def test_a_sweep_is_a_dataframe_with_params_state_times_memory_results_and_errors(tmp_path: Path) -> None:
+def test_a_sweep_is_a_dataframe_of_params_then_results_then_state_times_memory_errors(tmp_path: Path) -> None:
     sweep = _sweep(tmp_path, max_concurrent=3)
     sweep.wait(timeout=120)
     df = sweep.to_dataframe()
     import pandas as pd
     assert list(df.index) == [0, 1, 2] and df.index.name == "run"
-    assert list(df.columns) == [
-        "lr", "epochs", "state", "handle", "submitted", "started", "ended", "elapsed_s",
-        "peak_memory_bytes", "cpu_seconds", "loss", "metrics.acc", "stopped", "error",
+    assert list(df.columns) == [  # what runs are compared by first (on screen), how each went after, handle last
+        "lr", "epochs", "loss", "metrics.acc", "state", "submitted", "started", "ended", "elapsed_s",
+        "peak_memory_bytes", "cpu_seconds", "stopped", "error", "handle",
     ]  # fmt: skip
+    assert all(t.microsecond == 0 for t in df["started"]), "times to the second: microseconds are noise"
     assert list(df["lr"]) == [0.5, 1.0, 2.0] and str(df["lr"].dtype) == "float64"
     assert list(df["state"]) == ["SUCCEEDED", "FAILED", "FAILED"]
     assert df.loc[0, "loss"] == 0.5 and df.loc[0, "metrics.acc"] == 0.125

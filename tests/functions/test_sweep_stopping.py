@@ -109,7 +109,7 @@ def test_median_stopping_stops_the_loser_which_returns_early(tmp_path) -> None: 
 
     df = sweep.to_dataframe()
     assert df.loc[2, "stopped"] == loser.stopped and df["stopped"].isna().sum() == 3
-    assert list(df.columns)[-2:] == ["stopped", "error"]
+    assert list(df.columns)[-3:] == ["stopped", "error", "handle"]
     assert sweep.records()[2]["stopped"] == loser.stopped
     names, rows = table_rows(sweep.runs)
     assert rows[2][names.index("stopped")] == loser.stopped, "the live table has the column"

@@ -46,6 +46,8 @@ CELLS = [
     # 10, 11: a job's error and a sweep's say how to debug them, in the same words
     "job = jupyter_sched.submit(explode, 5)\njob.result(timeout=60)",
     "sw2 = jupyter_sched.sweep(explode, {'n': [0, 5]})\nsw2.results(timeout=120)",
+    # 12: a sweep's run's log lines, gutter and all
+    "print(*sw.job(0).logs(), sep='\\n')\nprint(sw.job(0).name, sw.job(0).app_id)",
 ]
 
 
@@ -143,3 +145,12 @@ def test_a_jobs_error_and_a_sweeps_say_how_to_debug_them_alike(saved) -> None:  
     said = " raises it again in this kernel, then %debug opens the failing frame"
     assert f"to debug it here: job.exception().rerun_here(){said}" in job_tb, job_tb
     assert f"to debug it here: sweep.rerun_here(1){said}" in sweep_tb, sweep_tb
+
+
+def test_a_sweeps_run_logs_under_the_functions_name(saved) -> None:  # type: ignore[no-untyped-def]
+    logs, names = _text(saved.cells[12]).strip().splitlines()
+    assert logs == "train/0 | training 0.1 1 x", "the gutter is the function's, not the run's whole name again"
+    name, app_id = names.split()
+    assert name.startswith("train-sweep-") and name.endswith("-000") and app_id.startswith(name + "-"), (
+        "the run's Job is still named as its app"
+    )

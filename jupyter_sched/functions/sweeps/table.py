@@ -24,8 +24,11 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 SCALARS = (int, float, str, bool)
 RESULT_CHARS = 60
 """Characters of a plain (non-dict) result's repr in the table."""
-FIXED = ("run", "state", "handle", "submitted", "started", "ended", "elapsed_s", "peak_memory_bytes",
-         "cpu_seconds", "stopped", "error")  # fmt: skip
+AFTER = ("state", "submitted", "started", "ended", "elapsed_s", "peak_memory_bytes", "cpu_seconds", "stopped",
+         "error", "handle")  # fmt: skip
+"""The DataFrame's own columns after the results, in order: what a reader compares runs by (the parameters,
+then the results and metrics) comes first, on screen; how each run went follows; the long handle last."""
+FIXED = ("run", *AFTER)
 """The DataFrame's own columns (besides the parameters and the result fields)."""
 
 
@@ -185,15 +188,18 @@ def usage_totals(run: Any) -> Tuple[Optional[int], Optional[float]]:
 
 
 def _when(ts: Optional[float]) -> Optional[datetime]:
-    return None if ts is None else datetime.fromtimestamp(ts)
+    """A local time to the second: a run's times are read against each other and the clock, where
+    microseconds are noise (``elapsed_s`` keeps the precise duration)."""
+    return None if ts is None else datetime.fromtimestamp(ts).replace(microsecond=0)
 
 
 def records(runs: Sequence[Any], metrics: Optional[Dict[int, Dict[str, Any]]] = None) -> List[Dict[str, Any]]:
-    """One dict per run, in order: ``run``, the parameters, ``state``, ``handle``, ``submitted``,
-    ``started``, ``ended`` (local datetimes), ``elapsed_s``, ``peak_memory_bytes``, ``cpu_seconds``, the
-    result's fields (or ``result``), ``metrics``' cells of the run (``{run index: {"metrics.<key>":
-    value}}``; a result field of the same name is then ``result.<name>``), ``output_path`` (a notebook's
-    run: its output notebook), ``stopped`` (why early stopping stopped it, or None) and ``error``."""
+    """One dict per run, in order: ``run``, the parameters, the result's fields (or ``result``),
+    ``metrics``' cells of the run (``{run index: {"metrics.<key>": value}}``; a result field of the same name
+    is then ``result.<name>``), ``output_path`` (a notebook's run: its output notebook), then :data:`AFTER`:
+    ``state``, ``submitted``, ``started``, ``ended`` (local datetimes, to the second), ``elapsed_s``,
+    ``peak_memory_bytes``, ``cpu_seconds``, ``stopped`` (why early stopping stopped it, or None), ``error``
+    and ``handle``."""
     params: Dict[str, None] = {}
     for run in runs:
         params.update(dict.fromkeys(run.params))
@@ -206,11 +212,6 @@ def records(runs: Sequence[Any], metrics: Optional[Dict[int, Dict[str, Any]]] = 
         peak, cpu = usage_totals(run)
         row: Dict[str, Any] = {"run": run.index}
         row.update({p: run.params.get(p) for p in params})
-        row.update({
-            "state": run.state, "handle": run.handle or None, "submitted": _when(run.launched),
-            "started": _when(run.started), "ended": _when(run.ended), "elapsed_s": elapsed(run, now),
-            "peak_memory_bytes": peak, "cpu_seconds": cpu,
-        })  # fmt: skip
         fields = result_fields(run)
         if fields is not None:
             row.update({(f"result.{k}" if k in taken else k): v for k, v in fields.items()})
@@ -220,15 +221,20 @@ def records(runs: Sequence[Any], metrics: Optional[Dict[int, Dict[str, Any]]] = 
         output = getattr(getattr(run, "job", None), "output_path", None)
         if output:  # a notebook's run: its executed notebook
             row["output_path"] = output
-        row["stopped"] = stopped(run)
-        row["error"] = run.error or None
+        row.update({
+            "state": run.state, "submitted": _when(run.launched), "started": _when(run.started),
+            "ended": _when(run.ended), "elapsed_s": elapsed(run, now), "peak_memory_bytes": peak, "cpu_seconds": cpu,
+            "stopped": stopped(run), "error": run.error or None, "handle": run.handle or None,
+        })  # fmt: skip
         out.append(row)
     return out
 
 
 def to_dataframe(runs: Sequence[Any], metrics: Optional[Dict[int, Dict[str, Any]]] = None) -> Any:
-    """:func:`records` as a pandas DataFrame indexed by ``run``, columns in the order of first appearance
-    (``stopped`` and ``error`` last). Raises ImportError saying how to install pandas if it is missing."""
+    """:func:`records` as a pandas DataFrame indexed by ``run``: the parameters, then the results and metrics
+    (in the order of first appearance), then :data:`AFTER` (state, times, usage, stopped, error, handle), so
+    a wide frame shows what runs are compared by first. Raises ImportError saying how to install pandas if it
+    is missing."""
     try:
         pd = importlib.import_module("pandas")  # optional: only this function needs it
     except ImportError as e:
@@ -239,8 +245,8 @@ def to_dataframe(runs: Sequence[Any], metrics: Optional[Dict[int, Dict[str, Any]
     rows = records(runs, metrics)
     columns: Dict[str, None] = {}
     for row in rows:
-        columns.update(dict.fromkeys(k for k in row if k not in ("stopped", "error")))
-    columns["stopped"] = columns["error"] = None
+        columns.update(dict.fromkeys(k for k in row if k not in AFTER))
+    columns.update(dict.fromkeys(AFTER))
     frame = pd.DataFrame(rows, columns=list(columns))
     return frame.set_index("run")
 
