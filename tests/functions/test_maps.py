@@ -17,10 +17,11 @@ from typing import Any, List
 import pytest
 
 import jupyter_sched
-from jupyter_sched.functions import FunctionError
+from jupyter_sched.functions import FunctionError, MissingResultError
 from jupyter_sched.functions.sweeps.maps import ChunkedMap, Item, chunk_size
 from jupyter_sched.functions.sweeps.sweep import Sweep
 from tests.conftest import require_module
+from tests.notebook.nbhelpers import wait_for
 
 require_module("pandas", "map.to_dataframe() returns a pandas DataFrame; pandas is in the test extra")
 
@@ -162,6 +163,19 @@ def test_retry_failed_runs_the_chunk_of_a_failed_item_again() -> None:
     finally:
         if os.path.exists(gate):
             os.unlink(gate)
+
+
+def test_cancel_ends_the_running_chunk_and_the_queued_ones_and_names_their_items() -> None:
+    gate = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"jsched-map-never-{os.getpid()}")
+    m = jupyter_sched.map(F.gated_with(gate), range(6), chunksize=2, max_concurrent=1)
+    wait_for(lambda: m.runs[0].state == "RUNNING", 60)  # item 0 waits for a gate that never opens
+    m.cancel()
+    got = m.results(timeout=120, errors="return")
+    assert [run.state for run in m.runs] == ["CANCELLED"] * 3
+    assert all(isinstance(e, MissingResultError) for e in got), got
+    assert str(got[1]).startswith("run #1 (x=1): ended CANCELLED without a value: chunk 0"), str(got[1])
+    assert "never started" in str(got[4])
+    assert m.counts() == {"CANCELLED": 6}
 
 
 @pytest.mark.parametrize(

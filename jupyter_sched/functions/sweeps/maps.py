@@ -309,6 +309,20 @@ class ChunkedMap(Sweep):
             more = f"; and {len(failed) - ROW_FAILURES} more" if len(failed) > ROW_FAILURES else ""
             run.error = f"{len(failed)} failed: {named}{more}"
 
+    def _end(self) -> List[Callable[[], None]]:
+        """The map ended (the caller holds the lock): the items of chunks that never launched (cancelled
+        while queued) end with them."""
+        callbacks = super()._end()
+        now = time.time()
+        for run in self.runs:
+            if run.job is None:
+                for item in self.chunks[run.index]:
+                    if item.ended is None:
+                        item.state, item.ended = run.state, now
+                        item.error = f"never started: chunk {run.index} ended {run.state} while queued"
+                        self.completed.append(item.index)
+        return callbacks
+
     def _reset(self, run: Run) -> None:
         """A chunk launched again (``retry_failed``): its items wait again."""
         super()._reset(run)
