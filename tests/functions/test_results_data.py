@@ -158,7 +158,12 @@ def test_retry_failed_runs_only_the_failed_points_again_in_the_same_sweep(tmp_pa
     first = [run.job.handle for run in sweep.runs]
     assert sweep.counts() == {"SUCCEEDED": 1, "FAILED": 2}
     (tmp_path / "gate").touch()
-    assert sweep.retry_failed() is sweep
+    retried = sweep.retry_failed()
+    assert list(retried) == [1, 2] and len(retried) == 2, "what it launched again, not the sweep"
+    assert repr(retried) == (
+        f"sweep {sweep.name}: retrying 2 runs: #1 (lr=1.0, epochs=4), #2 (lr=2.0, epochs=4)"
+        " (the sweep's table shows them; sweep.results() waits for them)"
+    )
     values = sweep.results(timeout=120)
     assert [v["loss"] for v in values] == [0.5, 0.25, 0.125]
     assert sweep.runs[0].job.handle == first[0], "the run that succeeded was not launched again"
@@ -167,7 +172,9 @@ def test_retry_failed_runs_only_the_failed_points_again_in_the_same_sweep(tmp_pa
     assert all(run.job.name.startswith(f"{sweep.name}-00") for run in sweep.runs)
     text = record_bundle(sweep)["text/plain"]
     assert "3 SUCCEEDED" in text and "FAILED" not in text and "lr 1.0 is too high" not in text
-    assert sweep.retry_failed() is sweep and sweep.finished, "nothing failed: nothing to do"
+    nothing = sweep.retry_failed()
+    assert len(nothing) == 0 and sweep.finished, "nothing failed: nothing to do"
+    assert repr(nothing) == f"sweep {sweep.name}: no FAILED run to retry"
 
 
 def test_load_sweep_in_another_process_retries_the_failed_calls(tmp_path: Path) -> None:

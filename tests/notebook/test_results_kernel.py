@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import nbformat
 from nbhelpers import run_headless, wait_for
 from test_kernel import execute, kernel, run_ok  # noqa: F401 - the kernel fixture
-from test_sweep_kernel import _choose, _models
+from test_sweep_kernel import _choose, _models, _send
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -214,3 +214,39 @@ def test_results_with_errors_display_them_readably(kernel: Tuple[Any, Any]) -> N
     assert result["data"]["text/plain"] == (
         "[{'loss': 2.0}, <FunctionError in run lr=2.0: ValueError: too high>]"
     )
+
+
+def test_retry_failed_shows_a_note_and_the_shown_panes_follow_the_retried_run(
+    kernel: Tuple[Any, Any],  # noqa: F811
+    tmp_path: Any,
+) -> None:
+    _, kc = kernel
+    gate = tmp_path / "gate"
+    reply, msgs = execute(kc, SWEEP + (
+        f"sw = jupyter_sched.sweep(train, {{'lr': [0.5, 2.0], 'gate': [{str(gate)!r}]}}, max_concurrent=2)\nsw"
+    ))  # fmt: skip
+    models = _models(msgs)
+    assert run_ok(kc, "sw.wait(timeout=120)\nprint(sw.counts_text())").strip() == "1 FAILED, 1 SUCCEEDED"
+    # the user picks the failed run and shows its panes, as in the browser
+    _choose(kc, models[("DropdownModel", "run")], index=1)
+    _send(kc, models[("ButtonModel", "Show panes")], {"method": "custom", "content": {"event": "click"}})
+    run_ok(kc, "def shown():\n    return ''.join(o.get('text', '') for o in sw.view().panes.outputs)")
+    failed = run_ok(kc, "print(sw.runs[1].job.app_id)").strip()
+    wait_for(lambda: f"run 1: {failed} on local_cwd" in run_ok(kc, "print(shown())"), 60, "the failed run's panes")
+    # retried: the cell shows one line saying what runs again, not a second copy of the live table
+    gate.touch()
+    reply, msgs = execute(kc, "sw.retry_failed()")
+    (result,) = [m["content"]["data"] for m in msgs if m["msg_type"] == "execute_result"]
+    assert WIDGET not in result and _displays(msgs) == [], "no second live table"
+    note = result["text/plain"]
+    assert note.startswith(f"sweep {run_ok(kc, 'print(sw.name)').strip()}: retrying 1 run: #1 (lr=2.0, gate=")
+    assert len(note.splitlines()) == 1
+    # the panes shown under the table follow the run to its new attempt, as its row does
+    retried = wait_for(
+        lambda: run_ok(kc, "j = sw.runs[1].job\nprint(j.app_id if j is not None else '')").strip(), 60, "the relaunch"
+    )
+    assert retried != failed
+    wait_for(lambda: f"run 1 (attempt 2): {retried} on local_cwd" in run_ok(kc, "print(shown())"), 60,
+             "the shown panes to follow the retried run")  # fmt: skip
+    assert failed not in run_ok(kc, "print(shown())")
+    assert run_ok(kc, "sw.wait(timeout=120)\nprint(sw.counts_text())").strip() == "2 SUCCEEDED"

@@ -70,7 +70,8 @@ def test_a_run_launched_again_is_read_anew_from_its_new_app() -> None:
     model.refresh(list(sweep.runs))
     first = model.runs[1].handle
     assert [p[0] for p in model.runs[1].series["loss"]] == [0, 1, 2]
-    sweep.retry_failed().wait(timeout=180)
+    sweep.retry_failed()
+    sweep.wait(timeout=180)
     assert sweep.runs[1].handle != first
     assert model.refresh(list(sweep.runs)), "the new app is read"
     assert model.runs[1].handle == sweep.runs[1].handle

@@ -4,13 +4,17 @@ What the run called is its pickled call: in memory while the kernel that made th
 ``call.pkl`` its job directory kept, so a sweep found again after a restart (``load_sweep``) retries the
 exact call, without unpickling it here. How it ran (scheduler, replicas, run options, resource, image)
 is the sweep's, kept in its manifest as plain JSON (:func:`options_to_json`).
+
+``retry_failed()`` answers with a :class:`Retried`, a one-line note of what it launched again, not the sweep:
+the cell that displayed the sweep already shows it live, and a second copy of its table under the call
+would only repeat it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from jupyter_sched.functions.launch import FunctionRequest, prepare_call, read_meta
 from jupyter_sched.functions.results import CALL_FILE
@@ -69,3 +73,28 @@ def prepare_again(runner: Any, payload: bytes, previous_dir: str, options: Mappi
         num_replicas=options["num_replicas"], cfg=options["cfg"], resource=options["resource"],
         image=options["image"], meta=meta,
     )  # fmt: skip
+
+
+class Retried:
+    """What ``sweep.retry_failed()`` launched again: ``indices`` (the runs, in grid order) and their
+    ``labels`` (their parameters). Shows as one line; iterating gives the indices, ``len()`` how many."""
+
+    def __init__(self, sweep_name: str, indices: List[int], labels: List[str], wanted: str) -> None:
+        self.sweep_name = sweep_name
+        self.indices = indices
+        self.labels = labels
+        self.wanted = wanted
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.indices)
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __repr__(self) -> str:
+        if not self.indices:
+            return f"sweep {self.sweep_name}: no {self.wanted} run to retry"
+        runs = ", ".join(f"#{i} ({label})" for i, label in zip(self.indices, self.labels))
+        what = "run" if len(self.indices) == 1 else "runs"
+        return (f"sweep {self.sweep_name}: retrying {len(self.indices)} {what}: {runs} (the sweep's table shows"
+                " them; sweep.results() waits for them)")  # fmt: skip

@@ -487,12 +487,14 @@ class Sweep:
         return self
 
     # -- steering: retry, re-run here ----------------------------------------------------------------------
-    def retry_failed(self, cancelled: bool = False) -> "Sweep":
+    def retry_failed(self, cancelled: bool = False) -> retry.Retried:
         """Launches the FAILED runs again (``cancelled=True``: the CANCELLED ones too), in this sweep:
         same index and parameters, the same pickled call, a new app ``<sweep>-NNN``; the table shows them
         run again and ``results()`` waits for them. Works on a sweep found again by :func:`load_sweep`
         (the call is read from the run's job directory). Everything is prepared before anything is
-        launched; returns the sweep."""
+        launched. Returns what was launched again (a :class:`~.retry.Retried`: the runs' indices, shown as
+        one line), not the sweep: a cell ending in ``sweep.retry_failed()`` then shows a note, not a second
+        live table under the one already shown."""
         wanted = {AppState.FAILED.name} | ({AppState.CANCELLED.name} if cancelled else set())
         with self._lock:
             runs = [r for r in self.runs if r.done and r.state in wanted]
@@ -506,8 +508,10 @@ class Sweep:
                 self.runner, payload, run.job_dir, self.options, f"{self.name}-{run.index:03d}",
                 {"sweep": self.name, "index": run.index, "attempt": run.attempts + 1, "function": self.fn_name},
             )  # fmt: skip
+        done = retry.Retried(self.name, [r.index for r in runs], [r.label for r in runs],
+                             " or ".join(sorted(wanted)))  # fmt: skip
         if not runs:
-            return self
+            return done
         with self._lock:
             for run in runs:
                 run.request, run.job, run.state, run.error, run.problem = requests[run.index], None, QUEUED, "", None
@@ -519,7 +523,7 @@ class Sweep:
             if not self._feeding:
                 self._start_feeder()
         self._notify()
-        return self
+        return done
 
     def _reset(self, run: Run) -> None:
         """Run ``run`` is about to launch again (the caller holds the lock): what a subclass keeps per run

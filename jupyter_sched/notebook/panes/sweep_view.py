@@ -231,6 +231,8 @@ class SweepView:
         self.metric = w.Dropdown(description="chart of", options=[], layout=w.Layout(width="260px", display="none"))
         self.chart = w.HTML()
         self._confirm_until = 0.0  # a first click's deadline for the second (monotonic seconds)
+        self._shown: Optional[int] = None  # the run whose panes are shown (Show panes), followed from then on
+        self._shown_job: Any = None  # the Job of that run the panes show (None: it had not started)
         self._cancelling = False
         self.cancel_button.on_click(self._on_cancel)
         self.show_button.on_click(self._show_run)
@@ -344,6 +346,8 @@ class SweepView:
             self.cancel_button.description = label
         if self.cancel_button.disabled != (finished or self._cancelling):
             self.cancel_button.disabled = finished or self._cancelling
+        if self._shown is not None and self.sweep.job(self._shown) is not self._shown_job:
+            self._fill_panes()  # launched again (retry_failed): the panes follow the new attempt, as its row does
 
     @staticmethod
     def _set(widget: Any, value: str) -> None:
@@ -351,16 +355,32 @@ class SweepView:
             widget.value = value
 
     def _show_run(self, _button: Any = None) -> None:
-        from IPython.display import display
+        """Shows the picked run's panes under the table, and follows that run from then on: when
+        ``retry_failed()`` launches it again, the drawing thread puts the new attempt's panes in their place."""
+        self._shown = int(self.pick.value)
+        self._fill_panes()
 
-        job = self.sweep.job(int(self.pick.value))
-        self.panes.clear_output()
-        with self.panes:
-            if job is None:
-                print("this run has not started (queued, or cancelled before it started)")
-            else:
-                print(f"run {self.pick.value}: {app_label(job.handle)}")
-                display(job)
+    def _fill_panes(self) -> None:
+        """The shown run's panes: a line naming it, then its Job's display (live, or its record once ended).
+        Written as the Output's outputs, not captured with ``with output:``, so the drawing thread can write
+        them as well as a click's handler."""
+        from jupyter_sched.notebook.panes.job_view import mimebundle
+
+        index = self._shown
+        if index is None:
+            return
+        run = self.sweep.runs[index]
+        job = run.job
+        self._shown_job = job
+        attempt = f" (attempt {run.attempts})" if run.attempts > 1 else ""
+        if job is None:
+            line = f"run {index}{attempt} has not started (queued, or cancelled before it started)\n"
+            self.panes.outputs = ({"output_type": "stream", "name": "stdout", "text": line},)
+            return
+        self.panes.outputs = (
+            {"output_type": "stream", "name": "stdout", "text": f"run {index}{attempt}: {app_label(job.handle)}\n"},
+            {"output_type": "display_data", "data": mimebundle(job), "metadata": {}},
+        )
 
     def widget_bundle(self) -> Dict[str, Any]:
         return widget_mimes(self.widget)
