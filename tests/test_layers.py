@@ -38,7 +38,8 @@ ALLOWED: Dict[str, Set[str]] = {
     "components": {"specs", "util"},
     "runner": {"specs", "schedulers", "logs", "components", "track"},
     "frontend": {"specs", "schedulers", "logs", "components", "runner", "track"},
-    "cli": {"specs", "schedulers", "logs", "components", "runner", "frontend", "track"},
+    # `jupyter-sched notebook` launches a notebook job, which is a function job (functions/notebooks/)
+    "cli": {"specs", "schedulers", "logs", "components", "runner", "frontend", "functions", "track"},
     # function jobs (pickling, bootstrap, results), their Job and sweeps: a Job is the front ends' shared object
     "functions": {"specs", "schedulers", "components", "runner", "frontend", "track"},
     "notebook": {"specs", "schedulers", "logs", "components", "runner", "frontend", "functions", "track"},

@@ -1,4 +1,5 @@
-"""``jupyter-sched run [options] COMPONENT [component flags] [args...]``: run (or dry-run) a component.
+"""``jupyter-sched run [options] COMPONENT [component flags] [args...]``: run (or dry-run) a component; and
+``jupyter-sched notebook [options] train.ipynb -p lr 0.01 ...``: run a notebook as a job, the same way.
 
 :func:`parse_run_args` is the parser as a function: it raises :class:`CliUsageError` (never exits), so the
 notebook's ``%sched_run`` parses a line exactly like this command does. Everything after the component
@@ -9,6 +10,15 @@ On the local schedulers replicas are children of the process that started them a
 Ctrl-C while it waits cancels such an app (exit 130); SIGTERM stops it (it ends FAILED, "owner process N
 exited") and ``run`` says so in one line and exits 143, 128 + the signal's number, as a shell reports a
 process the signal ended.
+
+``notebook`` (:func:`notebook_main`) takes ``run``'s line: the leading run options are split and parsed by
+the same code, and the app is launched, waited for and its logs streamed by the same
+:func:`launch_and_follow`. What follows the run options -- the notebook, papermill's ``-p/-r/-f/-y``,
+``--strict``, ``--help-notebook`` and the rest -- is read by
+:func:`jupyter_sched.functions.notebooks.args.parse_notebook_args`, the parser ``%sched_notebook`` uses too.
+The job is a function job (:mod:`jupyter_sched.functions`, imported only by this verb): the notebook is
+snapshotted with its parameters injected before anything is launched, and the output notebook's path is
+printed on stderr when it is launched and again when it has ended.
 """
 
 from __future__ import annotations
@@ -16,14 +26,15 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any, List, Optional
+import warnings
+from typing import Any, Callable, List, Optional
 
 from jupyter_sched.cli import common
 from jupyter_sched.cli.errors import CliError, CliUsageError
 from jupyter_sched.cli.render import render, to_json
 from jupyter_sched.frontend.launch.config import ConfigError, load_config
-from jupyter_sched.frontend.launch.run_args import RunArgs, materialize_line, parse_run_args
-from jupyter_sched.frontend.launch.run_options import HELP
+from jupyter_sched.frontend.launch.run_args import RunArgs, materialize_line, parse_run_args, parse_run_line
+from jupyter_sched.frontend.launch.run_options import HELP, RunLine, split_run_line
 from jupyter_sched.runner import get_runner
 from jupyter_sched.schedulers.common.workspace_source import WorkspaceError, is_file_url, is_url, local_path
 from jupyter_sched.schedulers.local.processes.signals import SignalException
@@ -108,13 +119,21 @@ def dryrun(runner: Any, app: Any, args: RunArgs) -> AppDryRunInfo:
 
 def execute(args: RunArgs, runner: Any) -> int:
     """Carries out a parsed ``run``; returns the exit code (1 when a waited-for app did not succeed)."""
-    from jupyter_sched.cli.cmd_log import stream_app_logs
-
     app = materialize_line(args)
     info = dryrun(runner, app, args)
     if args.dryrun:
         sys.stdout.write(dryrun_json(info) if args.json else common.shown(format_dryrun(info), common.LINES))
         return 0
+    return launch_and_follow(args, runner, info, lambda: runner.schedule(info))
+
+
+def launch_and_follow(args: RunArgs, runner: Any, info: AppDryRunInfo, schedule: Callable[[], str]) -> int:
+    """Launches a dry-run app with ``schedule`` (which returns its handle), prints the handle, and waits and
+    streams its logs as ``run`` does (``--wait``, ``--log``, ``--fail-fast``; always on a local scheduler
+    whose replicas end with this process). Shared by ``run`` and ``notebook``, whose launch also writes the
+    job directory."""
+    from jupyter_sched.cli.cmd_log import stream_app_logs
+
     view = info.view()
     for warning in view.warnings if view is not None else []:
         common.err(f"warning: {warning}")
@@ -124,7 +143,7 @@ def execute(args: RunArgs, runner: Any) -> int:
         raise CliUsageError(
             "--fail-fast: it stops the other replicas while run waits for the app; add --wait (or --log)"
         )
-    handle = runner.schedule(info)
+    handle = schedule()
     print(handle, flush=True)
     log = args.log or (owner_bound and not args.wait)
     if owner_bound and not (args.wait or args.log):
@@ -188,3 +207,70 @@ def main(argv: List[str]) -> int:
         raise CliUsageError(str(e)) from None
     with get_runner() as runner:
         return execute(parse_run_args(argv, config=config, runner=runner), runner)
+
+
+# -- notebook ---------------------------------------------------------------------------------------------------
+NOTEBOOK_PROG = "jupyter-sched notebook"
+
+
+def request_facts(request: Any, params: Any) -> str:
+    """What ``--dryrun`` prints above the app: the notebook, its parameters and where the job runs."""
+    facts = request.summary()
+    notebook = facts.pop("defined at", "")
+    facts.pop("function", None)
+    shown = ", ".join(f"{k}={v!r}" for k, v in dict(params).items()) or "(none: the notebook's defaults)"
+    rows = {"notebook": notebook, "parameters": shown, **facts}
+    return "=== NOTEBOOK JOB ===\n" + "".join(f"{k}: {v}\n" for k, v in rows.items()) + "\n"
+
+
+def notebook_main(argv: List[str]) -> int:
+    """``jupyter-sched notebook ...`` (``argv`` without ``notebook``): see the module's docstring."""
+    from jupyter_sched.functions.launch import launch, prepare
+    from jupyter_sched.functions.notebooks.args import asks_for_help, help_text, notebook_help, parse_notebook_args
+
+    line = split_run_line(argv, (), NOTEBOOK_PROG)
+    if asks_for_help(line.options):
+        sys.stdout.write(help_text(NOTEBOOK_PROG))
+        return 0
+    args = parse_notebook_args(line.rest, NOTEBOOK_PROG)
+    if args.help_notebook:
+        sys.stdout.write(common.shown(notebook_help(args.path), common.LINES) + "\n")
+        return 0
+    try:
+        config = load_config()
+    except ConfigError as e:
+        raise CliUsageError(str(e)) from None
+    with get_runner() as runner:
+        with_path = RunLine(line.options, ["--", args.path], line.flags, line.head, NOTEBOOK_PROG, line.extra)
+        run_args = parse_run_line(with_path, config=config, runner=runner)
+        options = dict(args.options)
+        resource = options.pop("h", None)
+        with warnings.catch_warnings(record=True) as caught:  # an unknown name without --strict
+            warnings.simplefilter("always")
+            try:
+                request = prepare(runner, args.notebook(), (), args.call_kwargs(), scheduler=run_args.scheduler,
+                                  cfg=run_args.cfg, resource=resource, **options)  # fmt: skip
+            except CliUsageError:
+                raise
+            except (ValueError, TypeError) as e:
+                raise CliUsageError(f"{NOTEBOOK_PROG}: error: {e}") from None
+        for warning in caught:
+            common.err(f"warning: {warning.message}")
+        output = os.path.join(request.job_dir, str(request.meta.get("output") or ""))
+        if run_args.dryrun:
+            if run_args.json:
+                sys.stdout.write(dryrun_json(request.info))
+            else:
+                text = request_facts(request, args.call_kwargs()) + format_dryrun(request.info)
+                sys.stdout.write(common.shown(text, common.LINES))
+            return 0
+
+        def schedule() -> str:
+            handle = launch(runner, request)
+            common.err(f"output notebook: {output} (written as it runs)")
+            return handle
+
+        code = launch_and_follow(run_args, runner, request.info, schedule)
+        if run_args.wait or run_args.log or ends_with_owner(request.info):  # it waited: the notebook is final
+            common.err(f"output notebook: {output}")
+        return code

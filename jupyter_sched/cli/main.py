@@ -76,8 +76,8 @@ def build_parser() -> RaisingArgumentParser:
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for name, verb in VERBS.items():
         sub = verbs.add_parser(name, help=verb.help, description=verb.help, add_help=verb.arguments is not None)
-        if verb.arguments is None:  # `run`: the rest of the line is its own (cmd_run parses it)
-            sub.add_argument("args", nargs="...", help="see `jupyter-sched run --help`")
+        if verb.arguments is None:  # `run`, `notebook`: the rest of the line is its own (cmd_<verb> parses it)
+            sub.add_argument("args", nargs="...", help=f"see `jupyter-sched {name} --help`")
         else:
             verb.arguments(sub)
     return parser
@@ -147,11 +147,13 @@ def _dispatch(argv: List[str]) -> int:
     argv = _setup_logging(argv)
     config = load_config()
     _export_local_log_dir(config)
-    if argv and argv[0] == "run":
-        return int(VERBS["run"].load().main(argv[1:]))
+    if argv and argv[0] in VERBS and VERBS[argv[0]].arguments is None:  # `run`, `notebook`: a line of their own
+        verb = VERBS[argv[0]]
+        return int(getattr(verb.load(), verb.main)(argv[1:]))
     args = build_parser().parse_args(argv)
-    if args.verb == "run":  # only reached with global options before `run`
-        return int(VERBS["run"].load().main(args.args))
+    if VERBS[args.verb].arguments is None:  # only reached with global options before the verb
+        verb = VERBS[args.verb]
+        return int(getattr(verb.load(), verb.main)(args.args))
     return int(VERBS[args.verb].load().run(args, config))
 
 

@@ -4,7 +4,8 @@
 verb's implementation, ``cmd_<verb>.py`` with its ``run(args, config)``, and what that imports (the runner,
 a scheduler's backend, the components) load only when that verb runs. A new verb is an entry in
 :data:`VERBS` with its flags here, and a ``cmd_<verb>.py`` whose ``run`` reads them. ``run`` is the one verb
-without flags here: everything after it is its own line (:mod:`jupyter_sched.frontend.launch.run_options`).
+without flags here: everything after it is its own line (:mod:`jupyter_sched.frontend.launch.run_options`);
+``notebook`` is the other (in ``cmd_run``), since its line is ``run``'s (:mod:`jupyter_sched.functions.notebooks.args`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ class Verb:
     help: str
     arguments: Optional[Callable[[argparse.ArgumentParser], None]]
     module: str
+    main: str = "main"
+    """A verb that parses its own line (``arguments`` None): the module's function that takes the line."""
 
     def load(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -120,6 +123,12 @@ def _metrics_arguments(parser: argparse.ArgumentParser) -> None:
 
 VERBS: Dict[str, Verb] = {
     "run": Verb(RUN_HELP, None, "jupyter_sched.cli.cmd_run"),
+    "notebook": Verb(
+        "run a notebook as a job, its parameters given as papermill's are (-p NAME VALUE, -r, -f, -y)",
+        None,
+        "jupyter_sched.cli.cmd_run",
+        main="notebook_main",
+    ),
     "status": Verb(
         "show the state of an app and of each of its replicas", _status_arguments, "jupyter_sched.cli.cmd_status"
     ),

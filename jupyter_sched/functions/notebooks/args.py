@@ -108,6 +108,17 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
+def asks_for_help(run_options: Sequence[str]) -> bool:
+    """Whether the leading run options hold ``-h``/``--help``: the help then is this parser's (it lists the
+    run options too), not ``run``'s, whose usage names a component."""
+    return any(option in ("-h", "--help") for option in run_options)
+
+
+def help_text(prog: str) -> str:
+    """The full help of ``prog`` (``%sched_notebook``, ``jupyter-sched notebook``)."""
+    return build_parser(prog).format_help()
+
+
 def literal_or_text(text: str) -> Any:
     """``-p``'s reading of a value: a Python literal of JSON's types where the text is one, else the text."""
     try:
@@ -184,8 +195,7 @@ def parse_notebook_args(tokens: Sequence[str], prog: str = "jupyter-sched notebo
     def put(name: str, value: Any, flag: str, expr: bool = False) -> None:
         if not name.isidentifier():
             raise UsageError(f"{prefix}{flag} {name!r}: a parameter's name is a Python identifier (e.g. lr)")
-        out.params.pop(name, None)
-        out.exprs.pop(name, None)
+        (out.params if expr else out.exprs).pop(name, None)  # a name keeps its place, as papermill's dict does
         (out.exprs if expr else out.params)[name] = value
         out.origin[name] = f"{flag} {name}" if flag.startswith(("-p", "-r", "--expr")) else flag
 

@@ -18,7 +18,7 @@ from jupyter_sched.frontend.launch.run_args import parse_run_line
 from jupyter_sched.frontend.launch.run_options import RunLine
 from jupyter_sched.functions import prepare
 from jupyter_sched.functions.job import start
-from jupyter_sched.functions.notebooks.args import notebook_help, parse_notebook_args
+from jupyter_sched.functions.notebooks.args import asks_for_help, help_text, notebook_help, parse_notebook_args
 from jupyter_sched.notebook.magics.args import ArgsError
 from jupyter_sched.notebook.magics.fn_magic import FunctionDryRun
 from jupyter_sched.notebook.magics.run_plan import Plan, apply_detach
@@ -51,6 +51,8 @@ def plan_notebook(
     """The :class:`Plan` of a ``%sched_notebook`` line (split once by the magic): the notebook's flags and
     parameters read and checked, the run options parsed exactly as ``%sched_run``'s, the notebook
     snapshotted with its parameters injected and dry-run. Bad input raises ArgsError before anything runs."""
+    if asks_for_help(line.options):
+        return Plan(line, help=help_text(line.prog))
     try:
         args = parse_notebook_args(line.rest, line.prog)
     except ParserExit as e:  # --help: argparse printed it
