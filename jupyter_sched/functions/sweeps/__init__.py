@@ -9,7 +9,7 @@
 * :mod:`.metric_data` -- what the runs logged, as data: ``metrics.<key>`` columns, a long frame, ``best`` by scope.
 * :mod:`.table` -- a sweep's runs as data: parameters, state, times, peak memory, result fields, stopped, error.
 * :mod:`.retry` -- launching a run again: the same pickled call, a new job directory and app.
-* :mod:`.futures` -- function jobs as futures: ``as_completed`` and the calls of ``map``.
+* :mod:`.futures` -- function jobs as futures: ``as_completed``, and the items of ``map`` as a list.
 
 A new column of the sweep table (a metric, a notebook's progress) is a field of :mod:`.table`'s row and
 of ``jupyter_sched.frontend.jobs``' model, rendered by each front end.

@@ -1,4 +1,4 @@
-"""Function jobs as futures: :func:`as_completed` over jobs or a sweep, and the calls of ``map``.
+"""Function jobs as futures: :func:`as_completed` over jobs or a sweep, and the items of ``map``.
 
 ``as_completed`` yields each job as it ends, in the order they end, as ``concurrent.futures`` and dask
 do. Over plain jobs it waits the way a sweep's feeder does: on the scheduler, for the oldest job still
@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import threading
 import time
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Set, Tuple
 
 #: Seconds one wait on the oldest running job lasts before every job is looked at again.
 SLICE = 0.05
@@ -89,10 +89,9 @@ def _check(deadline: Optional[float], timeout: Optional[float], left: int) -> No
         raise TimeoutError(f"as_completed: {left} job(s) still running after {timeout} s")
 
 
-def map_calls(fn: Any, items: Iterable[Any]) -> Tuple[str, List[Tuple[Dict[str, Any], Tuple[Any, ...]]]]:
-    """For ``map(fn, items)``: the name the table gives the argument (``fn``'s first parameter, else
-    ``arg``) and, per item, ``(params, positional args)``. Each item is passed positionally, as the
-    built-in ``map`` does."""
+def map_values(fn: Any, items: Iterable[Any]) -> Tuple[str, List[Any]]:
+    """For ``map(fn, items)``: the argument's name in the table (``fn``'s first parameter, else ``arg``)
+    and the items as a list; an empty, string or non-iterable ``items`` is an error saying what to give."""
     if isinstance(items, (str, bytes)):
         raise TypeError(
             f"map: items is a {type(items).__name__}; give a list of values (a string would map its characters)"
@@ -110,4 +109,4 @@ def map_calls(fn: Any, items: Iterable[Any]) -> Tuple[str, List[Tuple[Dict[str, 
         params = []
     if params and params[0].kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
         name = params[0].name
-    return name, [({name: value}, (value,)) for value in values]
+    return name, values

@@ -42,12 +42,13 @@ from jupyter_sched.functions.errors import MissingResultError, ResultError
 from jupyter_sched.functions.job import Launcher
 from jupyter_sched.functions.results import Outcome
 from jupyter_sched.functions.sweeps import table
-from jupyter_sched.functions.sweeps.futures import map_calls
+from jupyter_sched.functions.sweeps.futures import map_values
 from jupyter_sched.functions.sweeps.sweep import QUEUED, STOP_GRACE, Point, Run, Sweep, start_sweep, stopping_options
 from jupyter_sched.specs import AppState
 from jupyter_sched.specs.output.masking import mask_text
 
 ERRORS = ("raise", "return", "skip")
+SUCCEEDED = AppState.SUCCEEDED.name
 #: ``max_concurrent`` when not given: a sweep's default.
 MAX_CONCURRENT = 4
 #: Chunks per concurrent slot when the chunk size is not given (``multiprocessing.Pool.map``'s 4).
@@ -79,16 +80,15 @@ def map_sweep(launcher: Launcher, fn: Any, items: Iterable[Any], chunksize: Opti
             f"stop=... with chunksize={chunksize}: early stopping judges runs, and a chunk's items share one;"
             " give chunksize=1 (or leave it out) to stop items early"
         )
-    arg, calls = map_calls(fn, items)
-    size = 1 if rule is not None else chunksize or chunk_size(len(calls), workers)
+    arg, values = map_values(fn, items)
+    size = 1 if rule is not None else chunksize or chunk_size(len(values), workers)
     options = dict(scheduler=scheduler, num_replicas=num_replicas, cfg=cfg, resource=resource, image=image)
     base = name or f"{getattr(fn, '__name__', 'fn')}-map"
     if size == 1:
-        points = [Point(params, args, {}, item_label(i, params)) for i, (params, args) in enumerate(calls)]
+        points = [Point({arg: v}, (v,), {}, item_label(i, {arg: v})) for i, v in enumerate(values)]
         sweep = start_sweep(launcher, fn, points, options, workers, base, rule, grace,
                             make=partial(_with_errors, errors=errors))  # fmt: skip
         return sweep
-    values = [args[0] for _, args in calls]
     chunks = chunk_points(values, size)
     items = [(index, {arg: value}, c) for c, (_, pairs) in enumerate(chunks) for index, value in pairs]
     points = [Point(params, (), items_kwargs(pairs), f"chunk {params['items']}") for params, pairs in chunks]
@@ -267,10 +267,15 @@ class ChunkedMap(Sweep):
                     self._end_item(item, None, ResultError(run.handle, "0", 0, path, reason))
                 count = len(items)
                 break
-            for index, ok, got in entries:
+            now = time.time()
+            for index, ok, got in entries:  # the common case inline: this loop runs once per item
                 item = self.items[index]
-                self._end_item(item, self._outcome(ok, got), None)
-                count += 1
+                if ok:
+                    item.outcome, item.state, item.ended = Outcome(0, True, got), SUCCEEDED, now
+                    self.completed.append(index)
+                else:
+                    self._end_item(item, self._outcome(ok, got), None)
+            count += len(entries)
         self._cursors[run.index] = (offset + pos, count)
         if pos:
             self._show_progress(run)
