@@ -18,7 +18,7 @@ import pytest
 
 import jupyter_sched
 from jupyter_sched.functions import FunctionError, MissingResultError
-from jupyter_sched.functions.sweeps.maps import ChunkedMap, Item, chunk_size
+from jupyter_sched.functions.sweeps.maps import LABEL_CHARS, ChunkedMap, Item, chunk_size, item_label
 from jupyter_sched.functions.sweeps.sweep import Sweep
 from tests.conftest import require_module
 from tests.notebook.nbhelpers import wait_for
@@ -102,6 +102,14 @@ def test_the_chunk_size_follows_the_items_and_max_concurrent_and_small_maps_keep
     small = jupyter_sched.map(F.square, range(8), max_concurrent=2)
     assert type(small) is Sweep and len(small.runs) == 8, "a chunk of one: the plain sweep, a run per item"
     assert small.results(timeout=120) == [x * x for x in range(8)]
+
+
+def test_an_item_is_named_by_its_index_and_its_value_masked_then_shortened() -> None:
+    assert item_label(3, {"x": 3}) == "#3 (x=3)"
+    long = item_label(7, {"path": "/data/" + "a" * 200})
+    assert long.startswith("#7 (path='/data/aaa") and long.endswith("…)") and len(long) == len("#7 ()") + LABEL_CHARS
+    masked = item_label(2, {"x": {"user": "ann", "password": "hunter2" * 10}})
+    assert "hunter2" not in masked and masked.startswith("#2 (x={'user': 'ann', 'password': '"), masked
 
 
 def test_failed_items_are_named_by_index_and_masked_value_in_each_errors_mode() -> None:

@@ -19,6 +19,7 @@ of the chunks, not runs, for everything but the table: :meth:`ChunkedMap.results
 ``rerun_here(i)`` go by item. A failed item is named by its index and its value's repr (secrets masked,
 shortened): ``#3 (path='a.txt')``.
 
+With ``num_replicas`` above one, every replica of a chunk runs its items; the values are rank 0's.
 Early stopping judges runs, so it needs a chunk of one (``stop=`` with ``chunksize`` above one is an
 error). ``load_sweep`` finds a chunked map's chunks again, not its items.
 """
