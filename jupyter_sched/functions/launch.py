@@ -19,7 +19,7 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from jupyter_sched.components.dist import free_port
 from jupyter_sched.functions import incomplete
@@ -28,10 +28,26 @@ from jupyter_sched.functions.calls.pack import pack
 from jupyter_sched.functions.results import BOOTSTRAP_FILE, CALL_FILE, META_FILE
 from jupyter_sched.schedulers.common.private_files import DIR_MODE, make_private_dirs, write_private
 from jupyter_sched.schedulers.warm_start import WARM_START
-from jupyter_sched.specs import AppDef, AppDryRunInfo, BindMount, Resource, Role, get_named_resources, macros, random_id
+from jupyter_sched.specs import (
+    AppDef,
+    AppDryRunInfo,
+    BindMount,
+    Mount,
+    Resource,
+    Role,
+    get_named_resources,
+    macros,
+    random_id,
+)
 
 FN_DIR_ENV = "JUPYTER_SCHED_FN_DIR"
 CONTAINER_PYTHON = "python3"
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+"""This jupyter_sched package's directory, which a notebook job mounts into its containers (below)."""
+CONTAINER_PACKAGE_ROOT = "/opt/jupyter_sched_host"
+"""Where a notebook job's container finds this jupyter_sched (read-only, first on ``PYTHONPATH``): the call
+is the package's notebook run and the notebook's kernel imports ``jupyter_sched.record``, so the replica
+runs the very code that pickled the call, not a copy an image was built with."""
 PRELOAD = ("cloudpickle", "traceback", "linecache", "zlib")
 """What the bootstrap imports (on its error path too): a warm interpreter on the local backend has these
 and the bootstrap itself loaded before it forks a replica (see ``schedulers/local/warm_starts/zygote.py``)."""
@@ -139,10 +155,12 @@ def prepare_call(
     job_dir = os.path.join(job_root(runner, scheduler, cfg), f"{app_name}-{random_id()}")
     res = get_named_resources(resource) if isinstance(resource, str) else resource
 
+    notebook = bool(meta and meta.get("notebook"))  # a notebook job: its containers need this package
+
     def app(python: str, mount: bool = False) -> AppDef:
         return function_app(
             app_name=app_name, job_dir=job_dir, python=python, num_replicas=num_replicas, image=image or "",
-            resource=res, env=env, mount=mount, role_name=role_name,
+            resource=res, env=env, mount=mount, role_name=role_name, package=mount and notebook,
         )  # fmt: skip
 
     info = runner.dryrun(app(sys.executable), scheduler, cfg)
@@ -165,6 +183,8 @@ def prepare_call(
             versions = images.image_versions(container_image)
             if versions is not None:
                 images.check_compatible(container_image, versions)
+            if notebook:
+                images.check_notebook_image(container_image)
     return FunctionRequest(
         info=info, job_dir=job_dir, payload=payload, fn_name=fn_name, source=source,
         python=python, image=container_image, scheduler=scheduler, num_replicas=num_replicas,
@@ -183,7 +203,11 @@ def function_app(
     env: Optional[Mapping[str, str]],
     mount: bool = False,
     role_name: str = "",
+    package: bool = False,
 ) -> AppDef:
+    """The function job's app: each replica runs the bootstrap with the job directory (mounted at the same
+    path with ``mount``, for a container); ``package`` also mounts this jupyter_sched read-only at
+    :data:`CONTAINER_PACKAGE_ROOT` and puts it on ``PYTHONPATH`` (a notebook job in a container)."""
     role_env = {
         "RANK": macros.replica_id,
         "GROUP_RANK": macros.replica_id,
@@ -194,13 +218,16 @@ def function_app(
         "PYTHONUNBUFFERED": "1",
         "JUPYTER_SCHED_RANK0_ENV": macros.rank0_env,
         FN_DIR_ENV: job_dir,
+        **({"PYTHONPATH": CONTAINER_PACKAGE_ROOT} if package else {}),
         **dict(env or {}),
     }
+    mounts: List[Mount] = [BindMount(job_dir, job_dir)] if mount else []
+    if package:
+        mounts.append(BindMount(PACKAGE_DIR, f"{CONTAINER_PACKAGE_ROOT}/jupyter_sched", read_only=True))
     role = Role(
         name=role_name or app_name, image=image, entrypoint=python,
         args=[os.path.join(job_dir, BOOTSTRAP_FILE), job_dir], env=role_env, num_replicas=num_replicas,
-        mounts=[BindMount(job_dir, job_dir)] if mount else [],
-        metadata={WARM_START: [*PRELOAD, bootstrap_source()]},
+        mounts=mounts, metadata={WARM_START: [*PRELOAD, bootstrap_source()]},
     )  # fmt: skip
     if resource is not None:
         role.resource = resource

@@ -5,7 +5,9 @@
 #   jupyter-sched/busybox:local  static busybox (/bin/sh + applets), ~2 MB
 #   jupyter-sched/python:local   Debian minbase rootfs + python3 (debootstrap),
 #                                plus cloudpickle from the venv (a layer, labelled
-#                                with the Python and cloudpickle versions)
+#                                with the Python and cloudpickle versions), plus
+#                                nbclient, ipykernel and jupyter_sched's requirements
+#                                for notebook jobs (a layer, labelled with the versions)
 #   jupyter-sched/torch:local    the python image + the venv's CPU PyTorch and the
 #                                distributions it requires, copied offline from
 #                                .venv (scripts/setup/torch.sh installs torch there;
@@ -43,6 +45,7 @@ PYTHON_IMAGE=jupyter-sched/python:local
 TORCH_IMAGE=jupyter-sched/torch:local
 RECIPE_LABEL=jupyter-sched.recipe
 FUNCTIONS_LABEL=jupyter-sched.functions-recipe
+NOTEBOOKS_LABEL=jupyter-sched.notebooks-recipe
 # The interpreter whose cloudpickle goes into the python image (function jobs need the same major),
 # and whose torch goes into the torch image.
 VENV_PYTHON="${JSCHED_VENV_PYTHON:-$JSCHED_REPO_ROOT/.venv/bin/python}"
@@ -260,6 +263,72 @@ add_cloudpickle() {
     log "$PYTHON_IMAGE: added cloudpickle $cp_version (Python $py_version)"
 }
 
+# Notebook jobs (jupyter_sched.Notebook) run nbclient and an ipykernel in the replica and import the host's
+# jupyter_sched package, which the job mounts: copy the [notebooks] extra and jupyter_sched's own
+# requirements out of the venv (stage_dists.py, as for torch) into the python image's /usr/local site
+# directory, and label the versions. Rebuilt when the Dockerfile, the staging step, a staged version or
+# the layers below change.
+add_notebooks() {
+    local hash have ctx dists names site probe venv_xy image_xy staged out nb_versions base base_functions
+    [[ -x "$VENV_PYTHON" ]] || die "no venv python at $VENV_PYTHON (run scripts/setup/python.sh, or set JSCHED_VENV_PYTHON)"
+    names="$("$VENV_PYTHON" - <<'PY'
+import importlib.metadata as md
+from packaging.requirements import Requirement
+wanted = []
+for text in md.requires("jupyter_sched") or []:
+    req = Requirement(text)
+    # cloudpickle is the layer below's (add_cloudpickle, labelled): one copy, whose version the label tells
+    if req.name != "cloudpickle" and (req.marker is None or any(req.marker.evaluate({"extra": e}) for e in ("", "notebooks"))):
+        wanted.append(req.name)
+print(" ".join(wanted))
+PY
+)" || die "cannot read jupyter_sched's requirements from $VENV_PYTHON (pip install -e '.[notebooks]')"
+    # shellcheck disable=SC2086  # names: one word per distribution
+    dists="$("$VENV_PYTHON" "$STAGE_DISTS" --list $names)" ||
+        die "jupyter_sched's requirements are incomplete in $VENV_PYTHON (pip install -e '.[notebooks]')"
+    hash="$(recipe_hash "$IMAGES_DIR/python/Dockerfile.notebooks" "$STAGE_DISTS" <(echo "$dists") \
+        <(docker image inspect -f "{{ index .Config.Labels \"$RECIPE_LABEL\" }} {{ index .Config.Labels \"$FUNCTIONS_LABEL\" }}" "$PYTHON_IMAGE"))"
+    have="$(docker image inspect -f "{{ index .Config.Labels \"$NOTEBOOKS_LABEL\" }}" "$PYTHON_IMAGE" 2>/dev/null || true)"
+    if ((!force)) && [[ "$have" == "$hash" ]]; then
+        log "$PYTHON_IMAGE has the notebook packages (recipe $hash); skipping"
+        return 0
+    fi
+    # A rebuild replaces this layer rather than stacking a second one on it: it starts FROM the image the
+    # first build started from (its id is a label), as long as that one has the same cloudpickle layer.
+    base="$(docker image inspect -f '{{.Id}}' "$PYTHON_IMAGE")"
+    if [[ -n "$have" ]]; then
+        base="$(docker image inspect -f "{{ index .Config.Labels \"$NOTEBOOKS_LABEL-base\" }}" "$PYTHON_IMAGE")"
+        base_functions="$(docker image inspect -f "{{ index .Config.Labels \"$FUNCTIONS_LABEL\" }}" "$base" 2>/dev/null || true)"
+        if [[ -z "$base" || "$base_functions" != "$(docker image inspect -f "{{ index .Config.Labels \"$FUNCTIONS_LABEL\" }}" "$PYTHON_IMAGE")" ]]; then
+            base="$(docker image inspect -f '{{.Id}}' "$PYTHON_IMAGE")"
+        fi
+    fi
+    venv_xy="$("$VENV_PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    probe="$(docker run --rm "$base" python3 -c 'import sys; print("%d.%d" % sys.version_info[:2],
+        *[p for p in sys.path if p.startswith("/usr/local/") and p.endswith("-packages")][:1])')" ||
+        die "could not run python3 in $PYTHON_IMAGE"
+    read -r image_xy site <<<"$probe"
+    [[ "$venv_xy" == "$image_xy" ]] ||
+        die "the venv's compiled packages (pyzmq, psutil) are for Python $venv_xy but $PYTHON_IMAGE has Python $image_xy"
+    [[ -n "$site" ]] || die "$PYTHON_IMAGE's python3 has no /usr/local/.../*-packages on sys.path"
+    ctx="$WORK/notebooks"
+    mkdir -p "$ctx"
+    cp "$IMAGES_DIR/python/Dockerfile.notebooks" "$ctx/Dockerfile"
+    # shellcheck disable=SC2086
+    staged="$("$VENV_PYTHON" "$STAGE_DISTS" "$ctx/site" $names)" || die "staging the notebook packages from $VENV_PYTHON failed"
+    nb_versions="$(awk '$1 == "nbclient" || $1 == "ipykernel" {printf "%s%s=%s", sep, $1, $2; sep=","}' <<<"$staged")"
+    if ! DOCKER_BUILDKIT=0 docker build --label "$NOTEBOOKS_LABEL=$hash" --label "jupyter-sched.notebooks=$nb_versions" \
+        --label "$NOTEBOOKS_LABEL-base=$base" --build-arg "BASE=$base" --build-arg "SITE=$site" \
+        -t "$PYTHON_IMAGE" "$ctx" >"$WORK/notebooks.log" 2>&1; then
+        tail -n 40 "$WORK/notebooks.log" >&2
+        die "adding the notebook packages to $PYTHON_IMAGE failed"
+    fi
+    rm -rf "$ctx"
+    out="$(docker run --rm "$PYTHON_IMAGE" python3 -c 'import nbclient, ipykernel, zmq, yaml, docstring_parser; print("ok")' 2>&1)" || true
+    [[ "$(tail -n1 <<<"$out")" == ok ]] || { echo "$out" >&2; die "$PYTHON_IMAGE: the notebook packages do not import"; }
+    log "$PYTHON_IMAGE: added $nb_versions and jupyter_sched's requirements ($(wc -l <<<"$staged") distributions)"
+}
+
 # True under CI (CI=true/1/yes, as tests/conftest.py reads it): there nothing may be skipped.
 in_ci() {
     local ci="${CI:-}"
@@ -353,7 +422,7 @@ main() {
         [[ " ${wanted[*]} " == *" $name "* ]] || continue
         "build_$name"
         if [[ "$name" == busybox ]]; then tag_busybox_for_torchx; fi
-        if [[ "$name" == python ]]; then add_cloudpickle; fi
+        if [[ "$name" == python ]]; then add_cloudpickle && add_notebooks; fi
         if [[ "$name" == torch ]]; then install_site; fi
     done
     log "images ready in $(elapsed "$t0"): ${wanted[*]}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import platform
 import threading
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import cloudpickle
 
@@ -86,6 +86,74 @@ def probe(client: Any, image: str) -> bytes:
                 container.remove(force=True)
             except Exception:  # noqa: BLE001 - already gone
                 pass
+
+
+NOTEBOOKS_LABEL = "jupyter-sched.notebooks"
+NOTEBOOK_MODULES = ("nbclient", "nbformat", "jupyter_client", "ipykernel", "psutil", "docstring_parser")
+"""What a notebook job's replica imports in its image: nbclient and the kernel, and the requirements of the
+jupyter_sched package the job mounts there that its notebook run loads."""
+NOTEBOOK_PROBE = (
+    "import importlib.util as u\nprint(' '.join(m for m in %r if u.find_spec(m) is None) or '-')" % (NOTEBOOK_MODULES,)
+)
+_NOTEBOOK_CACHE: Dict[str, List[str]] = {}
+
+
+def notebook_modules_missing(image: str) -> Optional[List[str]]:
+    """The modules of :data:`NOTEBOOK_MODULES` that ``image`` lacks (``[]``: none), or None if it is not on
+    the engine. An image built by scripts/setup/images.sh says so in a label (one ``image inspect``); any
+    other image is asked once per process by running ``python3`` in it (the answer is kept per image id),
+    the cost the dry run of a function job already pays for such an image's Python version."""
+    from jupyter_sched.schedulers.docker.engine import connect, is_not_found
+
+    client = connect(timeout=30)
+    try:
+        try:
+            img = client.images.get(image)
+        except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by is_not_found; others re-raised
+            if is_not_found(e):
+                return None
+            raise
+        labels = img.labels or {}
+        if labels.get(NOTEBOOKS_LABEL):
+            return []
+        with _LOCK:
+            cached = _NOTEBOOK_CACHE.get(img.id)
+        if cached is not None:
+            return cached
+        container = None
+        try:
+            container = client.containers.create(image, ["python3", "-c", NOTEBOOK_PROBE], network_disabled=True,
+                                                  labels={"jupyter-sched.probe": "notebooks"})  # fmt: skip
+            container.start()
+            container.wait(timeout=120)
+            words = bytes(container.logs(stdout=True, stderr=False)).decode(errors="replace").split()
+        except Exception:  # noqa: BLE001 - no python3 to ask: check_compatible has said so already, or will
+            return None
+        finally:
+            if container is not None:
+                try:
+                    container.remove(force=True)
+                except Exception:  # noqa: BLE001 - already gone
+                    pass
+        missing = [w for w in words if w != "-"]
+        with _LOCK:
+            _NOTEBOOK_CACHE[img.id] = missing
+        return missing
+    finally:
+        client.close()
+
+
+def check_notebook_image(image: str) -> None:
+    """Raises IncompatibleImageError naming what ``image`` lacks to run a notebook job, and the fix."""
+    missing = notebook_modules_missing(image)
+    if not missing:
+        return
+    raise IncompatibleImageError(
+        f"image={image!r} lacks {', '.join(missing)}, which a notebook job runs in the replica (nbclient starts"
+        " an ipykernel there, and the job's mounted jupyter_sched imports the rest). Fix: use"
+        " jupyter-sched/python:local (scripts/setup/images.sh adds them), or install them in the image:"
+        " pip install 'jupyter_sched[notebooks]'"
+    )
 
 
 def check_compatible(image: str, versions: Tuple[str, str], local: Optional[Tuple[str, str]] = None) -> None:
