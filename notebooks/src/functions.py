@@ -174,10 +174,11 @@ best.run.params, best.value
 # %% [markdown]
 # ## When some runs fail: retry them, or run one here
 #
-# `jupyter_sched.map(fn, items)` is a sweep over one argument. Here one shard of the data is missing, so
-# one run fails. `results()` would raise that run's error, naming the run by its parameters
-# (`shard='c'`) and saying how to get the others: `errors="return"` puts each error in its run's place,
-# `errors="skip"` leaves them out.
+# `jupyter_sched.map(fn, items)` calls `fn` on each item. A map of a few items runs an app per item: a sweep
+# over one argument (a long map runs its items in chunks, an app per chunk: see docs/functions.md). Here one
+# shard of the data is missing, so one run fails. `results()` would raise that run's error, naming the item
+# by its index and value (`#2 (shard='c')`) and saying how to get the others: `errors="return"` puts each
+# error in its run's place, `errors="skip"` leaves them out.
 
 # %%
 import tempfile
