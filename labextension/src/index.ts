@@ -15,7 +15,7 @@ import { Poll } from '@lumino/polling';
 import { endedSince, IJobRow, ISweepRow, listJobs } from './api';
 import { duration, visible } from './format';
 import { frontEnd, JobView } from './jobview';
-import { IOutputEnv, JOB_MIME, JobOutput, KernelWatch, RANK } from './output';
+import { IOutputEnv, JOB_MIME, JobOutput, KernelWatch, RANK, SWEEP_MIME } from './output';
 import { JobsSidebar } from './sidebar';
 
 const JOBS_PLUGIN = 'jupyter-sched:jobs';
@@ -292,21 +292,26 @@ const outputs: JupyterFrontEndPlugin<void> = {
   activate: (app: JupyterFrontEnd, rendermime: IRenderMimeRegistry, tracker: INotebookTracker | null) => {
     describeFrontEnd(app);
     const open = (handle: string) => void app.commands.execute(OPEN, { handle });
-    const factory = (env: IOutputEnv) => ({
+    // a job's output and a sweep's: one renderer, told which by the mime type it renders
+    const factory = (env: IOutputEnv, mime: string) => ({
       safe: true,
-      mimeTypes: [JOB_MIME],
+      mimeTypes: [mime],
       defaultRank: RANK,
       createRenderer: (options: any) => new JobOutput(options, env)
     });
     // outside notebooks (an output view, a console): the server's view or the record
-    rendermime.addFactory(factory({ rendermime: null, watch: null, open, trust: null }), RANK);
+    for (const mime of [JOB_MIME, SWEEP_MIME]) {
+      rendermime.addFactory(factory({ rendermime: null, watch: null, open, trust: null }, mime), RANK);
+    }
     // in a notebook: also the live pane while the kernel that drew it runs
     tracker?.widgetAdded.connect((_, panel) => {
       const watch = new KernelWatch(panel);
       const registry = panel.content.rendermime;
       // JupyterLab's trust command shows its confirmation dialog for this notebook (not the current one)
       const trust = () => void app.commands.execute(TRUST, { widgetId: panel.id });
-      registry.addFactory(factory({ rendermime: registry, watch, open, trust }), RANK);
+      for (const mime of [JOB_MIME, SWEEP_MIME]) {
+        registry.addFactory(factory({ rendermime: registry, watch, open, trust }, mime), RANK);
+      }
     });
   }
 };

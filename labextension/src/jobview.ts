@@ -47,7 +47,7 @@ export const frontEnd = {
 };
 
 /** `text` for HTML, its control and bidirectional characters shown escaped (`visible`). */
-function escapeHTML(text: string): string {
+export function escapeHTML(text: string): string {
   return visible(text, '\n\t').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
@@ -393,16 +393,16 @@ function lines(n: number): string {
 // The kernel's record styles (jupyter_sched/notebook/panes/theme.py), so a record JupyterLab writes looks like one
 // the kernel writes: inline styles only (nbconvert and GitHub drop style sheets), colours that read in both
 // themes, and the classes MathJax skips (a `$` in a log line stays text).
-const NO_MATH = 'tex2jax_ignore mathjax_ignore';
-const PANE_STYLE =
+export const NO_MATH = 'tex2jax_ignore mathjax_ignore';
+export const PANE_STYLE =
   'font-family:var(--jp-ui-font-family, system-ui, sans-serif);font-size:13px;line-height:1.45;' +
   'color:var(--jp-content-font-color1, inherit)';
 const MONO = "font-family:var(--jp-code-font-family, Menlo, 'DejaVu Sans Mono', consolas, monospace)";
-const TABLE_STYLE = 'border-collapse:collapse;font-size:12px;line-height:1.45;margin:2px 0;table-layout:auto';
-const CELL_STYLE = 'padding:1px 8px;text-align:left;vertical-align:top;line-height:1.45;border:none';
-const ROW_STYLE = 'border-bottom:1px solid rgba(128,128,128,0.25);background:none';
-const CODE_STYLE = 'background:rgba(128,128,128,0.12);border-radius:3px;padding:0 4px;font-size:12px';
-const NOTE_STYLE = 'font-size:11px;opacity:0.7;margin:4px 0 2px';
+export const TABLE_STYLE = 'border-collapse:collapse;font-size:12px;line-height:1.45;margin:2px 0;table-layout:auto';
+export const CELL_STYLE = 'padding:1px 8px;text-align:left;vertical-align:top;line-height:1.45;border:none';
+export const ROW_STYLE = 'border-bottom:1px solid rgba(128,128,128,0.25);background:none';
+export const CODE_STYLE = 'background:rgba(128,128,128,0.12);border-radius:3px;padding:0 4px;font-size:12px';
+export const NOTE_STYLE = 'font-size:11px;opacity:0.7;margin:4px 0 2px';
 const BOX_STYLE = 'margin-top:2px;border:1px solid rgba(128,128,128,0.3);border-radius:3px';
 const PRE_STYLE =
   `margin:0;padding:2px 4px;white-space:pre-wrap;${MONO};font-size:12px;line-height:1.35;` +
@@ -414,7 +414,7 @@ const STATE_COLORS: { [state: string]: string } = {
   CANCELLED: '#ddb62b'
 };
 
-function pillHTML(state: string): string {
+export function pillHTML(state: string): string {
   const color = STATE_COLORS[state] || '#808080';
   const italic = state === 'UNKNOWN' ? ';font-style:italic' : '';
   return (

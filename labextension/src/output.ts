@@ -18,6 +18,12 @@
  * When the kernel that drew a live pane restarts, dies or is replaced, the pane is swapped for (4) with
  * a line that says so: never a frozen "RUNNING … following", never "model not found".
  *
+ * A sweep's output is decided the same way, from `application/vnd.jupyter-sched.sweep+json` (the sweep's
+ * name, state, run count, whether the record is final): its live table while the kernel that drew it holds
+ * it (after the end too: the ended table keeps its controls), else the saved record if final or untrusted,
+ * else the sweep as the Jupyter server knows it (sweepview.ts), written into the notebook as its final
+ * record once its runs have ended.
+ *
  * Trust is JupyterLab's (and Notebook 7's): the server marks a notebook's cells trusted when its signature
  * is known (it signs what the user ran or trusted), and an output's `model.trusted` follows its cell. When
  * the user trusts the notebook (the `notebook:trust` command, after its confirmation dialog), each output
@@ -37,8 +43,10 @@ import { Panel, Widget } from '@lumino/widgets';
 import { getJob, IJobDetail, logSnapshot } from './api';
 import { clock, el } from './format';
 import { frontEnd, ILogTail, JobView, recordOf } from './jobview';
+import { ISweepInfo, SweepServerView } from './sweepview';
 
 export const JOB_MIME = 'application/vnd.jupyter-sched.job+json';
+export const SWEEP_MIME = 'application/vnd.jupyter-sched.sweep+json';
 export const WIDGET_MIME = 'application/vnd.jupyter.widget-view+json';
 /** Before the widget renderer (-10), which would otherwise win and fail without its model. */
 export const RANK = -20;
@@ -150,14 +158,26 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
     super.dispose();
   }
 
+  /** Whether this output is a sweep's (else a job's). */
+  private get isSweep(): boolean {
+    return this.options.mimeType === SWEEP_MIME;
+  }
+
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     const render = ++this.renders;
     this.model = model;
     const info = model.data[JOB_MIME] as unknown as IJobInfo;
     const view = model.data[WIDGET_MIME] as { model_id?: string } | undefined;
-    this.node.dataset.handle = info && info.handle ? info.handle : '';
+    if (this.isSweep) {
+      const sweep = model.data[SWEEP_MIME] as unknown as ISweepInfo | undefined;
+      this.node.dataset.sweep = sweep && sweep.sweep ? sweep.sweep : '';
+    } else {
+      this.node.dataset.handle = info && info.handle ? info.handle : '';
+    }
     const { rendermime, watch } = this.env;
-    if (view && view.model_id && rendermime && watch && model.trusted && !info.final) {
+    // an ended sweep's display keeps its table's controls (sort, a run's panes) while its kernel holds them
+    const live = this.isSweep || !info.final;
+    if (view && view.model_id && rendermime && watch && model.trusted && live) {
       const holds = await watch.holds(view.model_id);
       if (render !== this.renders) {
         return;
@@ -171,7 +191,9 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
           this.fallback(model, info, ''); // the widget could not be drawn after all
           return;
         }
-        void this.watchEnd(model, info, render);
+        if (!this.isSweep) {
+          void this.watchEnd(model, info, render);
+        }
         return;
       }
     }
@@ -230,7 +252,8 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
     }
     const info = this.model.data[JOB_MIME] as unknown as IJobInfo;
     this.renders++;
-    this.fallback(this.model, info, `The kernel that drew this pane ${why}`);
+    const what = this.isSweep ? 'table' : 'pane';
+    this.fallback(this.model, info, `The kernel that drew this ${what} ${why}`);
   }
 
   /**
@@ -239,6 +262,10 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
    */
   private fallback(model: IRenderMime.IMimeModel, info: IJobInfo, lost: string): void {
     this.live = null;
+    if (this.isSweep) {
+      this.sweepFallback(model, model.data[SWEEP_MIME] as unknown as ISweepInfo | undefined, lost);
+      return;
+    }
     if (!info || !info.handle || info.final) {
       void this.showRecord(model, '');
       return;
@@ -264,6 +291,47 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
       }
     });
     this.display(job);
+  }
+
+  /** A sweep's `fallback`: the saved table if final (or untrusted), else the sweep as the server knows it. */
+  private sweepFallback(model: IRenderMime.IMimeModel, info: ISweepInfo | undefined, lost: string): void {
+    if (!info || !info.sweep || info.final) {
+      void this.showRecord(model, '');
+      return;
+    }
+    if (!model.trusted) {
+      this.showUntrusted(model, { handle: info.sweep, name: info.label, state: info.state, final: false,
+                                  as_of: info.as_of }, 'sweep');  // prettier-ignore
+      return;
+    }
+    const saved = `saved ${info.state}${info.as_of ? ` as of ${clock(info.as_of)}` : ''}`;
+    const savedRecord = {
+      html: String(model.data['text/html'] ?? ''),
+      text: String(model.data['text/plain'] ?? '')
+    };
+    const view = new SweepServerView({
+      info,
+      note: lost
+        ? `${lost}; the sweep as the Jupyter server knows it:`
+        : `Live from the Jupyter server (this output was ${saved}; the kernel that drew its table is gone).`,
+      recordNote: lost ? `${lost}.` : `This output was ${saved}; the kernel that drew its table was gone.`,
+      open: this.env.open,
+      missing: why => {
+        void this.showRecord(model, `${why[0].toUpperCase()}${why.slice(1)}; as saved (${saved}):`);
+      },
+      settled: settledView => {
+        const record = settledView.record(savedRecord);
+        if (!record || !settledView.sweep || model !== this.model) {
+          return;
+        }
+        const final: ISweepInfo = { ...info, state: settledView.sweep.state, final: true, as_of: null };
+        model.setData({
+          data: { [SWEEP_MIME]: final as any, 'text/html': record.html, 'text/plain': record.text },
+          metadata: model.metadata
+        });
+      }
+    });
+    this.display(view);
   }
 
   /**
@@ -292,7 +360,7 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
    * every page that opens it ask the server about (and offer to cancel) any job it names. It shows its
    * saved record, and says how to follow the job live: trust the notebook, as for its scripts.
    */
-  private showUntrusted(model: IRenderMime.IMimeModel, info: IJobInfo): void {
+  private showUntrusted(model: IRenderMime.IMimeModel, info: IJobInfo, what = 'job'): void {
     const { trust } = this.env;
     const when = typeof info.as_of === 'number' && isFinite(info.as_of) ? ` as of ${clock(info.as_of)}` : '';
     const where = `${trust ? 'the button below, or ' : ''}${frontEnd.trustWhere}`;
@@ -301,7 +369,7 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
       el(
         'div',
         'jsl-untrusted-text',
-        `This notebook is not trusted: below is the job as it was saved (${info.state}${when}), not live ` +
+        `This notebook is not trusted: below is the ${what} as it was saved (${info.state}${when}), not live ` +
           `from the Jupyter server. To follow it live, trust the notebook: ${where}.`
       )
     );

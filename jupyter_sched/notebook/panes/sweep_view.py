@@ -7,7 +7,9 @@ other value is one ``result`` column (its repr, shortened); the rows are
 header cannot reach the kernel from an HTML widget), cancels every run, and shows a chosen run's own
 panes (its Job's live view) under the table; its controls stay after the end, for a person at the front
 end. The record (``text/html`` and ``text/plain``) is the table in the sweep's order (``sweep.sort``),
-"as of" a time while the sweep runs and final when it has ended, and follows every later sort.
+"as of" a time while the sweep runs and final when it has ended, and follows every later sort. Beside it,
+:data:`SWEEP_MIME` says which sweep the output shows, so JupyterLab can show the sweep as its Jupyter server
+knows it when the table's kernel is gone (a reopened notebook), instead of "model not found".
 
 A :class:`~jupyter_sched.functions.sweeps.sweep.Sweep` is plain Python: :func:`register` makes :func:`show` its
 IPython display when the extension loads.
@@ -21,12 +23,15 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from jupyter_sched.frontend.jobs.metric_charts import BEST_COLOR, format_number, run_color, runs_chart_alt
+from jupyter_sched.frontend.jobs.rows import sweep_state
+from jupyter_sched.frontend.jobs.sweep_names import sweep_label
 from jupyter_sched.functions.sweeps.sweep import VIEW_MAKERS, Sweep
 from jupyter_sched.functions.sweeps.table import format_value, sort_rows, table_rows
 from jupyter_sched.notebook.displays import record
 from jupyter_sched.notebook.displays.record import widget_mimes
 from jupyter_sched.notebook.panes.sweep_metrics import PREFIX, SweepMetrics
 from jupyter_sched.notebook.panes.theme import NO_MATH, as_of, esc, fmt_duration, pill, table, text_table
+from jupyter_sched.specs import AppState
 from jupyter_sched.specs.output.labels import app_label
 
 #: Seconds between drawings of a running sweep's table (its elapsed times move on, its runs log metrics).
@@ -172,7 +177,25 @@ def heading(sweep: Sweep) -> str:
     )
 
 
-def record_bundle(sweep: Sweep, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+SWEEP_MIME = "application/vnd.jupyter-sched.sweep+json"
+"""Which sweep an output shows, for the JupyterLab extension (``labextension/src/output.ts``), as
+:data:`~jupyter_sched.notebook.displays.record.JOB_MIME` is for a job: where the table's widget model is gone
+(a reopened notebook, a restarted kernel) it shows the sweep as the Jupyter server knows it (its runs grouped
+by name: ``GET jobs?sweep=``), live while they run, then writes the final table into the notebook. ``runs``
+counts the runs still queued in the kernel too, which the server cannot know of."""
+
+
+def sweep_mime(sweep: Sweep, as_of_ts: Optional[float]) -> Dict[str, Any]:
+    """``{sweep, label, state, final, as_of, runs}``: the state is the server's rule for a sweep (RUNNING
+    until every run has ended, then the worst end), so the saved state reads as the server's would."""
+    finished = sweep.finished
+    states = [run.state for run in sweep.runs]
+    state = sweep_state(states) if finished and all(s in AppState.__members__ for s in states) else "RUNNING"
+    return {"sweep": sweep.name, "label": sweep_label(sweep.name), "state": state, "final": finished,
+            "as_of": None if finished else as_of_ts, "runs": len(states)}  # fmt: skip
+
+
+def record_bundle(sweep: Sweep, as_of_ts: Optional[float] = None) -> Dict[str, Any]:
     """The table in the sweep's order (grid order unless sorted), labelled "as of" while it runs, with its
     metric columns and the chart of the chosen metric (the runs' records read to now)."""
     metrics_of(sweep).refresh(list(sweep.runs))
@@ -189,7 +212,7 @@ def record_bundle(sweep: Sweep, as_of_ts: Optional[float] = None) -> Dict[str, s
         f"{table_html(sweep)}{chart}<div style=\"font-size:11px;opacity:0.7\">{esc(hint)}</div></div>"
     )
     text = f"{heading(sweep)}{when}\n{table_text(sweep)}\n{chart_words + chr(10) if chart_words else ''}{hint}"
-    return {"text/plain": text, "text/html": html}
+    return {"text/plain": text, "text/html": html, SWEEP_MIME: sweep_mime(sweep, as_of_ts)}
 
 
 def run_choices(sweep: Sweep) -> List[Tuple[str, int]]:
@@ -450,7 +473,7 @@ class SweepRecord:
     def widget_bundle(self) -> Dict[str, Any]:
         return view_of(self.sweep).widget_bundle()
 
-    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, str]:
+    def record_bundle(self, as_of_ts: Optional[float] = None) -> Dict[str, Any]:
         return record_bundle(self.sweep, as_of_ts)
 
 
