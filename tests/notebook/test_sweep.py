@@ -13,7 +13,7 @@ from nbhelpers import wait_for
 import jupyter_sched
 from jupyter_sched.functions import FunctionError, UnpicklableError
 from jupyter_sched.functions.sweeps.grid import expand
-from jupyter_sched.notebook.panes.sweep_view import record_bundle
+from jupyter_sched.notebook.panes.sweep_view import SWEEP_MIME, record_bundle
 
 
 def _intervals(sweep) -> list:  # type: ignore[no-untyped-def]
@@ -56,6 +56,10 @@ def test_a_list_grid_a_failing_run_and_errors_returned_in_place() -> None:
     assert got[0] == 10 and got[2] == 30 and isinstance(got[1], FunctionError)
     text = record_bundle(sweep)["text/plain"]
     assert "ValueError: x=2 is bad" in text and "FAILED" in text
+    # which sweep the saved output shows, for JupyterLab when the table's kernel is gone (issue 35, point 2)
+    assert record_bundle(sweep, 5.0)[SWEEP_MIME] == {
+        "sweep": sweep.name, "label": "f-sweep", "state": "FAILED", "final": True, "as_of": None, "runs": 3,
+    }  # fmt: skip
 
 
 def test_cancel_all_stops_running_runs_and_never_starts_queued_ones() -> None:
