@@ -12,11 +12,13 @@ from nbhelpers import py, wait_for
 from jupyter_sched.cli.cmd_run import parse_run_args
 from jupyter_sched.components.finder import materialize
 from jupyter_sched.frontend.job import Job
+from jupyter_sched.functions import FunctionError
 from jupyter_sched.notebook.displays.record import JOB_MIME
 from jupyter_sched.notebook.magics.sched_magics import Detached
 from jupyter_sched.notebook.panes.job_view import mimebundle
 from jupyter_sched.schedulers.api import DescribeAppResponse
 from jupyter_sched.specs import AppDef, AppDryRunInfo, AppState, AppStatus, Role
+from jupyter_sched.specs.output.labels import app_label
 
 
 def run(ip: Any, line: str) -> Any:
@@ -389,6 +391,28 @@ def test_a_failed_wait_still_assigns_the_job(ip: Any, runs: Any) -> None:
     assert result.error_in_exec is not None
     job = ip.user_ns.get("failed")
     assert isinstance(job, Job) and job.last_status.state == AppState.FAILED
+
+
+def test_a_functions_error_shows_its_traceback_once_in_text_mode(ip: Any, magics: Any, capsys: Any) -> None:
+    """In a terminal (text mode) ``--log`` prints the replica's traceback, so the error is its line and how to
+    debug it; without ``--log`` nothing showed the traceback, so the error keeps it (issue 35, point 19)."""
+    assert ip.run_cell(FUNCTIONS).success
+    capsys.readouterr()
+    with pytest.raises(FunctionError) as logged:
+        run(ip, "--wait --log fn_fail")
+    printed = capsys.readouterr().out
+    assert "RuntimeError: on purpose" in printed and "Traceback (most recent call last)" in printed, printed
+    lines = logged.value._render_traceback_()
+    assert "its traceback is in the job's log above" in lines[1] and "Traceback" not in "".join(lines), lines
+    app_id = app_label(logged.value.handle).split()[0]
+    assert lines[-1].startswith(f"to debug it here: job.exception().rerun_here() (after job = %sched_job {app_id})")
+    named = ip.run_cell("named = %sched_run --wait --log fn_fail").error_in_exec
+    assert isinstance(named, FunctionError), "the line's variable is named in its debug hint"
+    assert named._render_traceback_()[-1].startswith("to debug it here: named.exception().rerun_here() raises it")
+    with pytest.raises(FunctionError) as unlogged:
+        run(ip, "--wait fn_fail")
+    lines = unlogged.value._render_traceback_()
+    assert any(line.startswith("Traceback (most recent call last)") for line in lines), "the only place it shows"
 
 
 def test_fail_fast_stops_the_other_replicas(ip: Any, magics: Any, runs: Any) -> None:
