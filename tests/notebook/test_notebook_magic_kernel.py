@@ -54,6 +54,8 @@ CELLS = [
     # 9: the dry run names the notebook and its parameters
     "%sched_notebook --dryrun train.ipynb -p lr 0.3",
     "print('done')",
+    # 11: --help among the run options: the notebook flags' help, not run's (whose usage names a component)
+    "%sched_notebook --help",
 ]
 
 
@@ -131,6 +133,12 @@ def test_a_failing_cell_fails_the_job_with_the_cell_named_and_escaped_in_the_pan
     html = "\n".join(str(o.get("data", {}).get("text/html", "")) for o in saved.cells[8].outputs)
     assert "failed at cell 3/3 · cell 3 (In [3]) raised ZeroDivisionError" in html, html
     assert "<script>" not in html and "&lt;/b&gt;&lt;script&gt;" in html
+
+
+def test_help_lists_papermills_flags_and_where_run_options_go(saved: Any) -> None:
+    out = text(saved.cells[11])
+    assert "usage: %sched_notebook [RUN OPTIONS] NOTEBOOK [-p NAME VALUE]" in out, out
+    assert "go before the notebook" in out and "COMPONENT" not in out, out
 
 
 def test_the_dry_run_names_the_notebook_and_its_parameters(saved: Any) -> None:
