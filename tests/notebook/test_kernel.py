@@ -236,3 +236,9 @@ def test_a_sweeps_runs_stopped_by_a_restart_say_so_in_the_next_kernel(kernel: Tu
     first, second, queued = eval(errors)
     assert said in (first or "") and said in (second or ""), f"the reason a job of that kernel gives: {errors}"
     assert queued == "was queued in an earlier kernel; never started"
+    # and the session's list (%sched_list, Open) says the same of both, the sweep found again or not
+    reasons = run_ok(kc, (
+        "from jupyter_sched.notebook.extension import load\n"
+        "print({r.reason for r in load(get_ipython()).session.list_jobs().rows if r.sweep})"
+    ))  # fmt: skip
+    assert [said in reason for reason in eval(reasons)] == [True, True], reasons

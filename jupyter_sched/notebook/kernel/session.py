@@ -179,7 +179,10 @@ class Session:
         scheduler win), and notices for schedulers that could not be asked. ``statuses=False``: only what
         the schedulers' listings say (for a lookup by name)."""
         launches: List[Mapping[str, Any]] = list(self.registry())
-        launches += [{"handle": handle, "name": job.name} for handle, job in self.jobs.items()]
+        recorded = {entry["handle"]: entry for entry in launches}
+        # the jobs this kernel knows name themselves, keeping what the registry recorded of their launch (the
+        # kernel that launched it, whose exit a failure's reason names; the notebook; when)
+        launches += [{**recorded.get(h, {}), "handle": h, "name": job.name} for h, job in self.jobs.items()]
         asked = self.schedulers() if schedulers is None else list(schedulers)
         return self.lister.list([self.name], asked, {self.name: launches}, statuses=statuses)
 
