@@ -393,11 +393,10 @@ class ChunkedMap(Sweep):
             err = MissingResultError(f"ended {item.state} without a value: {what}" if item.ended else what)
         advice = (
             f"(map {self.name}: {self.counts_text()}) m.results(errors=\"return\") gives every item's value with"
-            f" errors in place, errors=\"skip\" only the values; m.retry_failed() runs the failed chunks again;"
-            f" m.rerun_here({item.index}) calls this item here, for %debug"
+            f" errors in place, errors=\"skip\" only the values; m.retry_failed() runs the failed chunks again"
         )
-        if hasattr(err, "in_run"):
-            err.in_run(item.label, advice if hint else "")
+        if hasattr(err, "in_run"):  # how to debug it: the same sentence as a job's or a sweep's (errors.debug_hint)
+            err.in_run(item.label, advice if hint else "", f"m.rerun_here({item.index})")
         return err
 
     def run_error(self, run: Union[Run, int], hint: bool = False) -> Optional[Exception]:
