@@ -226,7 +226,13 @@ def request_facts(request: Any, params: Any) -> str:
 def notebook_main(argv: List[str]) -> int:
     """``jupyter-sched notebook ...`` (``argv`` without ``notebook``): see the module's docstring."""
     from jupyter_sched.functions.launch import launch, prepare
-    from jupyter_sched.functions.notebooks.args import asks_for_help, help_text, notebook_help, parse_notebook_args
+    from jupyter_sched.functions.notebooks.args import (
+        asks_for_help,
+        check_run_options,
+        help_text,
+        notebook_help,
+        parse_notebook_args,
+    )
 
     line = split_run_line(argv, (), NOTEBOOK_PROG)
     if asks_for_help(line.options):
@@ -243,6 +249,7 @@ def notebook_main(argv: List[str]) -> int:
     with get_runner() as runner:
         with_path = RunLine(line.options, ["--", args.path], line.flags, line.head, NOTEBOOK_PROG, line.extra)
         run_args = parse_run_line(with_path, config=config, runner=runner)
+        check_run_options(run_args.workspace, NOTEBOOK_PROG)
         options = dict(args.options)
         resource = options.pop("h", None)
         with warnings.catch_warnings(record=True) as caught:  # an unknown name without --strict

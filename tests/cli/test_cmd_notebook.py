@@ -103,6 +103,7 @@ def test_a_failing_cell_exits_1_naming_the_cell_and_keeps_the_output(work: Cli) 
         (["train.ipynb", "-y", "lr: ["], ["-y 'lr: ['", "not valid YAML", "write it as -y 'lr: 0.1'"]),
         (["train.ipynb", "-f", "missing.yaml"], ["-f missing.yaml", "cannot read it"]),
         (["train.ipynb", "--wait"], ["unknown argument --wait after the notebook", "go before the notebook"]),
+        (["--workspace", ".", "train.ipynb"], ["--workspace .", "add --with-folder after the notebook"]),
         (["train.ipynb", "-p", "when", "[1, {2}]"], []),  # a set is no JSON value: kept as the text typed
     ],
 )

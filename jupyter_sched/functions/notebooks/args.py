@@ -234,6 +234,16 @@ def position(tokens: Sequence[str], flag: str, dest: str, name: str, value: str)
     return len(tokens)
 
 
+def check_run_options(workspace: Optional[str], prog: str) -> None:
+    """The run options a notebook job cannot honour, refused rather than ignored: ``--workspace`` overlays
+    a directory onto an image, while a notebook job carries the notebook (and its folder, on request)."""
+    if workspace:
+        raise UsageError(
+            f"{error_prefix(prog)}--workspace {workspace}: a notebook job carries the notebook itself; to send"
+            " the files beside it, drop --workspace and add --with-folder after the notebook"
+        )
+
+
 def check_known(args: NotebookArgs) -> None:
     """``--strict``: every parameter must be defined by the notebook's ``parameters`` cell."""
     try:

@@ -18,7 +18,13 @@ from jupyter_sched.frontend.launch.run_args import parse_run_line
 from jupyter_sched.frontend.launch.run_options import RunLine
 from jupyter_sched.functions import prepare
 from jupyter_sched.functions.job import start
-from jupyter_sched.functions.notebooks.args import asks_for_help, help_text, notebook_help, parse_notebook_args
+from jupyter_sched.functions.notebooks.args import (
+    asks_for_help,
+    check_run_options,
+    help_text,
+    notebook_help,
+    parse_notebook_args,
+)
 from jupyter_sched.notebook.magics.args import ArgsError
 from jupyter_sched.notebook.magics.fn_magic import FunctionDryRun
 from jupyter_sched.notebook.magics.run_plan import Plan, apply_detach
@@ -67,6 +73,7 @@ def plan_notebook(
         )  # fmt: skip
     except ParserExit as e:  # --help among the run options
         return Plan(line, help=e.message or "")
+    check_run_options(run_args.workspace, line.prog)
     apply_detach(line, run_args)
     options = dict(args.options)
     resource = options.pop("h", None)
