@@ -151,7 +151,7 @@ def prepare_call(
     app_name = clean_name(name)
     # a sweep's run is an app of its own (<sweep>-NNN), but what its replicas run is the function: its role is
     # named after that, so each log line's gutter is `train/0`, not the run's whole name again
-    role_name = clean_name(fn_name.rsplit(".", 1)[-1]) if meta and "sweep" in meta else app_name
+    role_name = clean_name(short_name(fn_name)) if meta and "sweep" in meta else app_name
     job_dir = os.path.join(job_root(runner, scheduler, cfg), f"{app_name}-{random_id()}")
     res = get_named_resources(resource) if isinstance(resource, str) else resource
 
@@ -311,6 +311,14 @@ def clean_name(text: str) -> str:
     cleaned = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in text.replace("<lambda>", "lambda"))
     cleaned = cleaned.strip("_-").lower()
     return cleaned[:40] or "fn"
+
+
+def short_name(fn_name: str) -> str:
+    """A call's name as a role's: ``train`` for ``Trainer.train`` or ``make.<locals>.train``, ``sweep_nb`` for
+    a notebook's call (named by its file, ``sweep_nb.ipynb``)."""
+    if fn_name.endswith(".ipynb"):
+        return fn_name[: -len(".ipynb")].rsplit("/", 1)[-1]
+    return fn_name.rsplit(".", 1)[-1]
 
 
 def qualified_name(fn: Any) -> str:

@@ -302,3 +302,26 @@ def test_to_dataframe_without_pandas_says_how_to_install_it() -> None:
         " (or use sweep.records(), the same rows as dicts)",
         "1",
     ]
+
+
+def test_a_sweeps_run_has_one_role_named_after_its_call_not_the_run(tmp_path: Path) -> None:
+    """The role names each log line's gutter (``train/0 |``): the app already names the run (issue 35, point 16)."""
+    from jupyter_sched.functions.launch import prepare
+    from jupyter_sched.runner import get_runner
+
+    def make() -> Any:
+        def train(lr: float) -> float:
+            return lr
+
+        return train
+
+    nb = tmp_path / "sweep_nb.ipynb"
+    nb.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    runner = get_runner()
+    for call, role in ((make(), "train"), (jupyter_sched.Notebook(str(nb)), "sweep_nb")):
+        meta = {"sweep": "s-abc", "index": 3}
+        request = prepare(runner, call, (), {}, name="s-abc-003", meta=meta)
+        assert request.info.app is not None
+        assert (request.info.app.name, request.info.app.roles[0].name) == ("s-abc-003", role)
+        alone = prepare(runner, call, (), {})  # a submit's app is its one role: named alike
+        assert alone.info.app is not None and alone.info.app.roles[0].name == alone.info.app.name
