@@ -51,6 +51,8 @@ export const WIDGET_MIME = 'application/vnd.jupyter.widget-view+json';
 /** Before the widget renderer (-10), which would otherwise win and fail without its model. */
 export const RANK = -20;
 const COMM_INFO_MS = 1500;
+/** How long a kernel that is not busy (starting, idle) has to answer: it has nothing else to do. */
+const COMM_INFO_IDLE_MS = 10000;
 const SESSION_WAIT_MS = 5000;
 const END_POLL_MS = 2000;
 const KERNEL_GRACE_MS = 3000;
@@ -99,8 +101,12 @@ export class KernelWatch {
     });
   }
 
-  /** Whether the current kernel holds widget model `id`. */
-  async holds(id: string): Promise<boolean> {
+  /**
+   * Whether the current kernel holds widget model `id`. A busy kernel that does not answer in time counts
+   * as holding it (most likely drawing it right now) unless `strict`; one that is not busy (a kernel just
+   * started for a reopened notebook, which holds no model) is waited for longer, and its silence is a no.
+   */
+  async holds(id: string, strict = false): Promise<boolean> {
     await new Promise(resolve => window.setTimeout(resolve, 0)); // the display message's own signal first
     if (this.drawn.has(id)) {
       return true;
@@ -119,10 +125,13 @@ export class KernelWatch {
       .requestCommInfo({ target_name: 'jupyter.widget' })
       .then(msg => (msg.content.status === 'ok' ? id in msg.content.comms : false))
       .catch(() => false);
-    const late = new Promise<null>(resolve => window.setTimeout(() => resolve(null), COMM_INFO_MS));
+    const busy = kernel.status === 'busy';
+    const wait = busy ? COMM_INFO_MS : COMM_INFO_IDLE_MS;
+    const late = new Promise<null>(resolve => window.setTimeout(() => resolve(null), wait));
     const answer = await Promise.race([reply, late]);
-    // no answer in time: a busy kernel, most likely drawing this output right now
-    return generation === this.generation && answer !== false;
+    // no answer in time from a busy kernel: most likely drawing this output right now
+    const held = answer === null ? busy && !strict : answer;
+    return generation === this.generation && held;
   }
 
   private forget(why: string): void {
@@ -158,6 +167,11 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
     super.dispose();
   }
 
+  private sweepFinal(model: IRenderMime.IMimeModel): boolean {
+    const sweep = model.data[SWEEP_MIME] as unknown as ISweepInfo | undefined;
+    return !!sweep && sweep.final;
+  }
+
   /** Whether this output is a sweep's (else a job's). */
   private get isSweep(): boolean {
     return this.options.mimeType === SWEEP_MIME;
@@ -178,7 +192,8 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
     // an ended sweep's display keeps its table's controls (sort, a run's panes) while its kernel holds them
     const live = this.isSweep || !info.final;
     if (view && view.model_id && rendermime && watch && model.trusted && live) {
-      const holds = await watch.holds(view.model_id);
+      // an ended sweep's table is nobody's drawing in progress: only a kernel that says it holds it keeps it
+      const holds = await watch.holds(view.model_id, this.isSweep && this.sweepFinal(model));
       if (render !== this.renders) {
         return;
       }

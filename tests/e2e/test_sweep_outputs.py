@@ -16,6 +16,7 @@ notebook7-outputs-sweep-*.png.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -80,6 +81,11 @@ def test_a_sweep_saved_mid_run_shows_its_runs_from_the_server_then_its_final_tab
     info = held["data"][SWEEP_MIME]
     assert (info["final"], info["state"], info["runs"]) == (False, "RUNNING", 3) and WIDGET_MIME in held["data"]
     name = info["sweep"]
+    # the copy a colleague would send: a cell added, which no signature of this server vouches for
+    data = json.loads((lab_server.root_dir / notebook).read_text())
+    data["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": "from a colleague"})
+    sent = f"sweep-sent-{tag}.ipynb"
+    (lab_server.root_dir / sent).write_text(json.dumps(data))
 
     # the kernel is shut down: the open table says so and shows the sweep from the server
     lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).sessionContext.shutdown(); }}")
@@ -132,6 +138,15 @@ def test_a_sweep_saved_mid_run_shows_its_runs_from_the_server_then_its_final_tab
     assert "run 002" in text and "recorded by JupyterLab" in text and "as saved:" in text, text
     assert "model not found" not in lab.page.inner_text("body")
     assert lab.page_problems() == []
+
+    # untrusted, the copy's running sweep shows the table saved in the file and how to follow it live
+    lab.open(sent)
+    hint = output(lab, 3).locator(".jsl-untrusted-text")
+    expect(hint).to_contain_text("This notebook is not trusted: below is the sweep as it was saved (RUNNING as of",
+                                 timeout=TIMEOUT)  # fmt: skip
+    expect(output(lab, 3).locator(".jsched-record.jsched-sweep")).to_contain_text("3 runs")
+    assert output(lab, 3).locator(".jsl-sweep-view").count() == 0
+    assert "model not found" not in lab.page.inner_text("body")
     lab_server.shutdown_kernels()
 
 
