@@ -161,7 +161,8 @@ def test_a_loser_that_ignores_the_stop_is_cancelled_after_the_grace(tmp_path) ->
     # launched again, it is a new app: its reason is cleared, its new records are followed, and it is stopped
     # (and cancelled) again, judged against the winners' histories, which ended
     first = loser.handle
-    sweep.retry_failed(cancelled=True).wait(timeout=50)
+    assert list(sweep.retry_failed(cancelled=True)) == [3]
+    sweep.wait(timeout=50)
     assert sweep.finished, sweep.counts_text()
     assert loser.attempts == 2 and loser.handle != first
     assert loser.state == AppState.CANCELLED.name and loser.stopped is not None and loser.stop_cancelled
