@@ -181,7 +181,7 @@ def test_metric_columns_join_the_records_and_a_result_field_of_their_name_moves_
     row = table.records([done], {0: {"metrics.acc": 0.5, "metrics.loss": 2.5}})[0]
     assert row["result.metrics.acc"] == 1.0 and row["metrics.acc"] == 0.5 and row["metrics.loss"] == 2.5
     assert row["loss"] == 2.0 and row["stopped"] == "stopped at step 3: loss 2 worse"
-    assert list(row)[-2:] == ["stopped", "error"]
+    assert list(row)[-3:] == ["stopped", "error", "handle"]  # the handle last: what runs are compared by first
     assert table.records([done])[0]["metrics.acc"] == 1.0, "without metric columns the field keeps its name"
 
 
