@@ -38,13 +38,20 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    old = os.environ.get("JUPYTER_SCHED_LOG_DIR")
+    """The local logs and the Slurm job root (:func:`slurm_cluster`'s) in this run's temporary directory,
+    from the first test on: a scheduler object keeps the root it was made with, so a Slurm scheduler that
+    a test makes before any test asks for the cluster (a dry run, a run-options listing) must already see
+    the same root as the jobs the cluster's tests check."""
+    names = ("JUPYTER_SCHED_LOG_DIR", "JUPYTER_SCHED_SLURM_DIR")
+    old = {name: os.environ.get(name) for name in names}
     os.environ["JUPYTER_SCHED_LOG_DIR"] = str(tmp_path_factory.mktemp("jupyter_sched_state"))
+    os.environ["JUPYTER_SCHED_SLURM_DIR"] = str(tmp_path_factory.mktemp("slurm_jobs"))
     yield
-    if old is None:
-        os.environ.pop("JUPYTER_SCHED_LOG_DIR", None)
-    else:
-        os.environ["JUPYTER_SCHED_LOG_DIR"] = old
+    for name, value in old.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture
@@ -139,9 +146,7 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
         missing_engine(
             "Slurm", f"need 4 nodes up in the default partition, found {len(usable)}: {probe.stdout.strip()}"
         )
-    root = str(tmp_path_factory.mktemp("slurm_jobs"))
-    old = os.environ.get("JUPYTER_SCHED_SLURM_DIR")
-    os.environ["JUPYTER_SCHED_SLURM_DIR"] = root  # also seen by subprocesses the tests start
+    root = os.environ["JUPYTER_SCHED_SLURM_DIR"]  # _isolated_state's, also seen by the tests' subprocesses
     yield SlurmCluster(
         partition=default[0][0].rstrip("*"),
         nodes=len(default),
@@ -149,10 +154,6 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
         memMB=min(int(r[2].rstrip("+")) for r in default),
         job_root=root,
     )
-    if old is None:
-        os.environ.pop("JUPYTER_SCHED_SLURM_DIR", None)
-    else:
-        os.environ["JUPYTER_SCHED_SLURM_DIR"] = old
 
 
 RAY_LOCAL_ADDRESS = "http://127.0.0.1:8265"
