@@ -192,6 +192,11 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
     // an ended sweep's display keeps its table's controls (sort, a run's panes) while its kernel holds them
     const live = this.isSweep || !info.final;
     if (view && view.model_id && rendermime && watch && model.trusted && live) {
+      if (this.live && this.liveId === view.model_id && !this.live.isDisposed) {
+        // the widget shown is this one (an ended sweep's update keeps its table): it updates itself, and
+        // drawing it again would replace the table under the user's pointer
+        return;
+      }
       // an ended sweep's table is nobody's drawing in progress: only a kernel that says it holds it keeps it
       const holds = await watch.holds(view.model_id, this.isSweep && this.sweepFinal(model));
       if (render !== this.renders) {
@@ -201,6 +206,7 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
         const pane = rendermime.createRenderer(WIDGET_MIME);
         this.display(pane);
         this.live = pane;
+        this.liveId = view.model_id;
         await pane.renderModel(model);
         if (render === this.renders && pane instanceof Panel && pane.widgets.length === 0 && !pane.isDisposed) {
           this.fallback(model, info, ''); // the widget could not be drawn after all
@@ -426,4 +432,5 @@ export class JobOutput extends Panel implements IRenderMime.IRenderer {
   private renders = 0;
   private model: IRenderMime.IMimeModel | null = null;
   private live: IRenderMime.IRenderer | null = null;
+  private liveId = '';
 }

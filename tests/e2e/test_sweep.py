@@ -42,13 +42,17 @@ def test_a_sweep_table_sorts_cancels_and_ends_as_a_record(lab: Lab) -> None:
     view.locator("button", has_text="Show panes").click()
     view.locator(".jsched-job").filter(has_text="SUCCEEDED").first.wait_for(timeout=30_000)  # run 1's own panes
     lab.screenshot(view, "sweep-live")
-    # Cancel all asks first, as a job's Cancel does: the first click changes the button, the second cancels
-    view.locator("button", has_text="Cancel all").click()
+    # Cancel all asks first, as a job's Cancel does: the first click changes the button for 4 s, and nothing
+    # is cancelled unless a second click comes in that time
+    cancel_all = view.locator("button", has_text=re.compile(r"^\s*Cancel all\s*$"))  # not the ask's "…cancel all?"
     confirm = view.locator("button", has_text="Confirm cancel all?")
+    cancel_all.click()
     confirm.wait_for(timeout=30_000)
-    assert "RUNNING" in view.locator("table").first.inner_text()  # nothing was cancelled by one click
-    lab.screenshot(view.locator(".widget-hbox").first, "sweep-cancel-all-confirm")  # one theme: the ask lasts 4 s
-    confirm.click()
+    lab.screenshot(view.locator(".widget-hbox").first, "sweep-cancel-all-confirm")
+    cancel_all.wait_for(timeout=30_000)  # not confirmed: the button asks no more
+    assert "RUNNING" in view.locator("table").first.inner_text()  # and nothing was cancelled
+    cancel_all.click()
+    confirm.click()  # at once: the screenshot above may take longer than the ask lasts
     lab.page.wait_for_function(
         "(el) => el.innerText.includes('3 SUCCEEDED') && el.innerText.includes('1 CANCELLED')",
         arg=view.element_handle(), timeout=60_000,
