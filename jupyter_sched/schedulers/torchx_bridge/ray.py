@@ -126,6 +126,20 @@ def failure_summary(lines: Iterable[str]) -> Optional[str]:
     return "; ".join(parts)[:300] or None
 
 
+def job_message_summary(message: Optional[str]) -> Optional[str]:
+    """Ray's own message for a failed job, in one line, for a job whose log names no failed replica (its
+    driver failed before any actor ran: the cluster's ``python3`` lacks Ray, a runtime environment could
+    not be set up): the last line of the logs Ray quotes (a traceback ends with the exception), then Ray's
+    first line without its "last available logs" preamble. None for no message."""
+    text = _ANSI.sub("", message or "").strip()
+    if not text:
+        return None
+    head, _, logs = text.partition("\n")
+    head = head.split(", last available logs", 1)[0].strip().rstrip(":")
+    last = next((line.strip() for line in reversed(logs.splitlines()) if line.strip()), "")
+    return "; ".join(part for part in (last, head) if part)[:300] or None
+
+
 def remove(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 

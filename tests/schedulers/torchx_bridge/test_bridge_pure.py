@@ -42,6 +42,28 @@ def test_a_failed_ray_jobs_log_names_the_failed_replicas_last_line_and_exit_code
     assert failure_summary(["just a line\n"]) is None
 
 
+def test_a_failed_drivers_reason_is_rays_message_in_one_line() -> None:
+    """A job whose driver failed before any actor ran (the cluster's ``python3`` has no Ray) names the
+    exception Ray's message quotes, then what Ray says of the entrypoint; TorchX reports only "FAILED"."""
+    from jupyter_sched.schedulers.torchx_bridge.ray import job_message_summary
+
+    message = (
+        "Job entrypoint command failed with exit code 1, last available logs (truncated to 20,000 chars):\n"
+        "Traceback (most recent call last):\n"
+        '  File "/tmp/ray/session_latest/runtime_resources/working_dir_files/_ray_pkg_x/ray_driver.py", line 22,'
+        " in <module>\n"
+        "    import ray\n"
+        "ModuleNotFoundError: No module named 'ray'\n\n"
+    )
+    assert job_message_summary(message) == (
+        "ModuleNotFoundError: No module named 'ray'; Job entrypoint command failed with exit code 1"
+    )
+    assert job_message_summary("Job supervisor actor could not be scheduled") == (
+        "Job supervisor actor could not be scheduled"
+    )
+    assert job_message_summary("") is None and job_message_summary(None) is None
+
+
 def test_a_masked_request_may_reach_a_typing_alias() -> None:
     """A request's object graph can reach a typing alias (``os.PathLike[str]``), whose ``vars()`` is its
     class's read-only mappingproxy: masking walks past it (a CI run's Kubernetes dry run raised TypeError)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -255,6 +256,23 @@ def test_cli_status_and_list_name_what_is_wrong(ray_cluster: str) -> None:
     assert "404" not in status.stderr and "dashboard" not in status.stderr  # (cancel: the runner's, above)
     assert listing.returncode != 0
     assert "export RAY_ADDRESS=" in listing.stderr and "--cfg dashboard_address" not in listing.stderr
+
+
+def test_a_job_whose_driver_never_starts_says_why_in_rays_words(ray_cluster: str, tmp_path: Path) -> None:
+    """A job that fails before any replica runs (here Ray cannot set up its runtime environment: the
+    requirements name a package that does not exist) reads as Ray's message says, not TorchX's "FAILED"."""
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("jupyter-sched-no-such-package-0x5f==0.0.1\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    with get_runner("ray-driver") as runner:
+        handle = runner.run(AppDef("nodriver", [_role(str(work), "echo never")]), "torchx:ray",
+                            cfg={"requirements": str(requirements)})  # fmt: skip
+        status = runner.wait(handle, wait_interval=0.5, timeout=300)
+        assert status is not None and status.state == AppState.FAILED, status
+        assert status.msg != "FAILED" and "jupyter-sched-no-such-package-0x5f" in status.msg, status.msg
+        reason = json.loads(status.roles[0].replicas[0].structured_error_msg)["message"]
+        assert reason == status.msg
 
 
 @pytest.mark.torch
