@@ -159,14 +159,16 @@ def test_what_a_first_day_user_meets(lab: Lab, lab_server: LabServer) -> None:
 
 def test_docker_record_keeps_write_order(lab: Lab, lab_server: LabServer, docker_engine: None) -> None:
     """6: the last progress frame, its line end, then a warning on stderr: the line comes first, live and in
-    the record (the engine's two streams arrive apart)."""
+    the record (the engine's two streams arrive apart). The warning follows 0.3 s later: the engine stamps
+    each pipe's output when its own reader takes it, so two writes to two pipes within microseconds of each
+    other have no knowable order (a CI run under load saw them swapped)."""
     tag = random_id()[:6]
     lab.open(lab_server.write_notebook(f"docker-order-{tag}.ipynb", ["%load_ext jupyter_sched"]))
     lab.run_all()
     lab.wait_all_done()
     code = (
         "import sys, time; [print(f'\\r{p}%', end='', flush=True) or time.sleep(0.05) for p in range(0, 101, 10)];"
-        " print(); print('warning: docker', file=sys.stderr)"
+        " print(); time.sleep(0.3); print('warning: docker', file=sys.stderr)"
     )
     out = run_cell(lab, f"%sched_run --wait -s local_docker utils.python --name dock-{tag}"
                         f' --image jupyter-sched/python:local -c "{code}"')  # fmt: skip
