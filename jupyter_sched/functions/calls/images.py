@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import platform
 import threading
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 import cloudpickle
 
@@ -27,6 +27,7 @@ PROBE = (
 )
 _CACHE: Dict[str, Tuple[str, str]] = {}
 _LOCK = threading.Lock()
+T = TypeVar("T")
 
 
 def local_versions() -> Tuple[str, str]:
@@ -36,6 +37,54 @@ def local_versions() -> Tuple[str, str]:
 def image_versions(image: str) -> Optional[Tuple[str, str]]:
     """``(python, cloudpickle)`` of ``image`` (``"-"`` for no cloudpickle), or None if it is not on the
     engine. Labels first; else one run of ``python3`` in the image."""
+
+    def from_labels(labels: Dict[str, str]) -> Optional[Tuple[str, str]]:
+        if labels.get(PYTHON_LABEL):
+            return labels[PYTHON_LABEL], labels.get(CLOUDPICKLE_LABEL) or "-"
+        return None
+
+    def ask(client: Any) -> Tuple[str, str]:
+        words = probe(client, image).decode(errors="replace").split()
+        return (words[0], words[1]) if len(words) >= 2 else ("?", "-")
+
+    return _ask_image(image, from_labels, ask, _CACHE)
+
+
+def probe(client: Any, image: str) -> bytes:
+    """Runs ``python3`` in ``image`` once (no network, removed afterwards) and returns what it printed."""
+    from jupyter_sched.schedulers.docker.engine import explain
+
+    try:
+        return _run_python(client, image, PROBE, "functions")
+    except Exception as e:  # noqa: BLE001 - no python3 in the image, or it failed to start
+        raise IncompatibleImageError(
+            f"image={image!r}: could not run python3 in it to check its version ({explain(e)}); a function"
+            f" job needs Python {minor(local_versions()[0])} with cloudpickle {major(local_versions()[1])}.x"
+            " in the image"
+        ) from None
+
+
+def _run_python(client: Any, image: str, code: str, purpose: str) -> bytes:
+    """What ``python3 -c code`` printed in a container of ``image`` (no network, removed afterwards)."""
+    container = None
+    try:
+        container = client.containers.create(image, ["python3", "-c", code], network_disabled=True,
+                                              labels={"jupyter-sched.probe": purpose})  # fmt: skip
+        container.start()
+        container.wait(timeout=120)
+        return bytes(container.logs(stdout=True, stderr=False))
+    finally:
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+
+
+def _ask_image(image: str, from_labels: Callable[[Dict[str, str]], Optional[T]], ask: Callable[[Any], Optional[T]],
+               cache: Dict[str, T]) -> Optional[T]:  # fmt: skip
+    """One question about ``image``: None if it is not on the engine; else what its labels answer (one
+    ``image inspect``), else what ``ask(client)`` finds by running it, kept per image id for the process."""
     from jupyter_sched.schedulers.docker.engine import connect, is_not_found
 
     client = connect(timeout=30)
@@ -46,46 +95,20 @@ def image_versions(image: str) -> Optional[Tuple[str, str]]:
             if is_not_found(e):
                 return None
             raise
-        labels = img.labels or {}
-        if labels.get(PYTHON_LABEL):
-            return labels[PYTHON_LABEL], labels.get(CLOUDPICKLE_LABEL) or "-"
+        known = from_labels(img.labels or {})
+        if known is not None:
+            return known
         with _LOCK:
-            cached = _CACHE.get(img.id)
+            cached = cache.get(img.id)
         if cached is not None:
             return cached
-        out = probe(client, image)
-        words = out.decode(errors="replace").split()
-        versions = (words[0], words[1]) if len(words) >= 2 else ("?", "-")
-        with _LOCK:
-            _CACHE[img.id] = versions
-        return versions
+        answer = ask(client)
+        if answer is not None:
+            with _LOCK:
+                cache[img.id] = answer
+        return answer
     finally:
         client.close()
-
-
-def probe(client: Any, image: str) -> bytes:
-    """Runs ``python3`` in ``image`` once (no network, removed afterwards) and returns what it printed."""
-    from jupyter_sched.schedulers.docker.engine import explain
-
-    container = None
-    try:
-        container = client.containers.create(image, ["python3", "-c", PROBE], network_disabled=True,
-                                              labels={"jupyter-sched.probe": "functions"})  # fmt: skip
-        container.start()
-        container.wait(timeout=120)
-        return bytes(container.logs(stdout=True, stderr=False))
-    except Exception as e:  # noqa: BLE001 - no python3 in the image, or it failed to start
-        raise IncompatibleImageError(
-            f"image={image!r}: could not run python3 in it to check its version ({explain(e)}); a function"
-            f" job needs Python {minor(local_versions()[0])} with cloudpickle {major(local_versions()[1])}.x"
-            " in the image"
-        ) from None
-    finally:
-        if container is not None:
-            try:
-                container.remove(force=True)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
 
 
 NOTEBOOKS_LABEL = "jupyter-sched.notebooks"
@@ -103,44 +126,15 @@ def notebook_modules_missing(image: str) -> Optional[List[str]]:
     the engine. An image built by scripts/setup/images.sh says so in a label (one ``image inspect``); any
     other image is asked once per process by running ``python3`` in it (the answer is kept per image id),
     the cost the dry run of a function job already pays for such an image's Python version."""
-    from jupyter_sched.schedulers.docker.engine import connect, is_not_found
 
-    client = connect(timeout=30)
-    try:
+    def ask(client: Any) -> Optional[List[str]]:
         try:
-            img = client.images.get(image)
-        except Exception as e:  # noqa: BLE001 - the SDK's errors told apart by is_not_found; others re-raised
-            if is_not_found(e):
-                return None
-            raise
-        labels = img.labels or {}
-        if labels.get(NOTEBOOKS_LABEL):
-            return []
-        with _LOCK:
-            cached = _NOTEBOOK_CACHE.get(img.id)
-        if cached is not None:
-            return cached
-        container = None
-        try:
-            container = client.containers.create(image, ["python3", "-c", NOTEBOOK_PROBE], network_disabled=True,
-                                                  labels={"jupyter-sched.probe": "notebooks"})  # fmt: skip
-            container.start()
-            container.wait(timeout=120)
-            words = bytes(container.logs(stdout=True, stderr=False)).decode(errors="replace").split()
+            words = _run_python(client, image, NOTEBOOK_PROBE, "notebooks").decode(errors="replace").split()
         except Exception:  # noqa: BLE001 - no python3 to ask: check_compatible has said so already, or will
             return None
-        finally:
-            if container is not None:
-                try:
-                    container.remove(force=True)
-                except Exception:  # noqa: BLE001 - already gone
-                    pass
-        missing = [w for w in words if w != "-"]
-        with _LOCK:
-            _NOTEBOOK_CACHE[img.id] = missing
-        return missing
-    finally:
-        client.close()
+        return [w for w in words if w != "-"]
+
+    return _ask_image(image, lambda labels: [] if labels.get(NOTEBOOKS_LABEL) else None, ask, _NOTEBOOK_CACHE)
 
 
 def check_notebook_image(image: str) -> None:
