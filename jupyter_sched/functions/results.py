@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import pickle
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 import cloudpickle
 
@@ -94,6 +94,12 @@ def read_outcome(job_dir: str, rank: int, handle: str = "", role: str = "") -> O
         raise unreadable(f"the file holds a {type(raw).__name__}, not a result the replica wrote")
     if raw.get("ok"):
         return Outcome(rank, True, raw.get("value"))
+    return failed_outcome(rank, raw)
+
+
+def failed_outcome(rank: int, raw: Mapping[str, Any]) -> Outcome:
+    """A failure as a replica wrote it (a call's result file, or one item of a map's chunk): its words,
+    and the exception itself where it can be unpickled here."""
     exception = None
     if raw.get("exception"):
         try:

@@ -41,7 +41,7 @@ from jupyter_sched.functions.bootstrap import ITEMS_KEY
 from jupyter_sched.functions.calls import rerun
 from jupyter_sched.functions.errors import MissingResultError, ResultError
 from jupyter_sched.functions.job import Launcher
-from jupyter_sched.functions.results import Outcome
+from jupyter_sched.functions.results import Outcome, failed_outcome
 from jupyter_sched.functions.sweeps import table
 from jupyter_sched.functions.sweeps.futures import map_values
 from jupyter_sched.functions.sweeps.sweep import QUEUED, STOP_GRACE, Point, Run, Sweep, start_sweep, stopping_options
@@ -284,15 +284,7 @@ class ChunkedMap(Sweep):
 
     @staticmethod
     def _outcome(ok: bool, got: Any) -> Outcome:
-        if ok:
-            return Outcome(0, True, got)
-        exception = None
-        if got.get("exception"):
-            try:
-                exception = cloudpickle.loads(got["exception"])
-            except Exception:  # noqa: BLE001 - its class may not exist here; the text says it all
-                exception = None
-        return Outcome(0, False, None, got.get("type", ""), got.get("message", ""), got.get("traceback", ""), exception)
+        return Outcome(0, True, got) if ok else failed_outcome(0, got)
 
     def _end_item(self, item: Item, outcome: Optional[Outcome], problem: Optional[Exception]) -> None:
         item.outcome, item.problem, item.ended = outcome, problem, time.time()
