@@ -254,8 +254,11 @@ def test_unload_stops_the_panes_but_not_the_job(ip: Any, widgets: Any, recorder:
         assert job.wait(timeout=30).state == AppState.CANCELLED
         # the local backend's own (its usage sampler ends by itself after an idle second)
         scheduler_threads = ("jupyter_sched-local-io", "jupyter_sched-reaper", "jupyter_sched-usage")
-        assert not [t for t in threading.enumerate() if t.name.startswith("jupyter_sched-") and
-                    t.name not in scheduler_threads]  # fmt: skip
+        # the portable path's per-replica waitpid threads ("jupyter_sched-wait") end once the replica is
+        # reaped, which may be just after job.wait() has seen the end: they must end, not be gone already
+        ours = lambda: [t for t in threading.enumerate()  # noqa: E731
+                        if t.name.startswith("jupyter_sched-") and t.name not in scheduler_threads]  # fmt: skip
+        wait_for(lambda: not ours(), 30, "every thread of ours but the scheduler's to end")
         assert len(recorder.messages) == sent
     finally:
         load(ip)
