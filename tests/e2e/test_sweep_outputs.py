@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterator, List
+
+import pytest
 
 from jupyter_sched.specs import random_id
 from tests.e2e.conftest import JS_PANEL, Lab, LabServer
@@ -56,22 +58,32 @@ def sweep_outputs(server: LabServer, notebook: str) -> Dict[str, Dict[str, Any]]
     return found
 
 
+RUNS_RUNNING = "(el) => ((el.querySelector('table') || {}).innerText || '').match(/RUNNING/g)?.length === 3"
+"""All three runs RUNNING in the live table. The table is read afresh from the sweep's view each time: the view
+redraws it as a new element, so a handle to the table itself would go on reading the first one it drew."""
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Iterator[Path]:
+    """The file the held runs wait for; made at teardown too, so a failed test leaves no run waiting (the
+    runs outlive their kernel on purpose)."""
+    path = tmp_path / "GO"
+    yield path
+    path.touch()
+
+
 def test_a_sweep_saved_mid_run_shows_its_runs_from_the_server_then_its_final_table(
-    lab: Lab, lab_server: LabServer, tmp_path: Path
+    lab: Lab, lab_server: LabServer, gate: Path
 ) -> None:  # fmt: skip
     from playwright.sync_api import expect
 
     tag = random_id()[:5]
-    gate = tmp_path / "GO"
     notebook = lab_server.write_notebook(f"sweep-outlive-{tag}.ipynb", cells(gate, tag))
     lab.open(notebook)
     lab.run_all()
     lab.wait_all_done(timeout=120_000)
-    table = output(lab, 2).locator(".jsched-sweep table").first
-    expect(table).to_contain_text("RUNNING", timeout=TIMEOUT)
-    lab.page.wait_for_function(
-        "(el) => (el.innerText.match(/RUNNING/g) || []).length === 3", arg=table.element_handle(), timeout=TIMEOUT
-    )  # fmt: skip
+    lab.page.wait_for_function(RUNS_RUNNING, arg=output(lab, 2).locator(".jsched-sweep").first.element_handle(),
+                               timeout=TIMEOUT)  # fmt: skip
 
     # save mid-run: each sweep output says which sweep it shows; the running one beside its widget
     lab.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
@@ -151,23 +163,20 @@ def test_a_sweep_saved_mid_run_shows_its_runs_from_the_server_then_its_final_tab
 
 
 def test_notebook7_shows_a_reopened_sweep_from_the_server_then_its_final_table(
-    nb7: Lab, notebook7_server: LabServer, tmp_path: Path  # noqa: F811
+    nb7: Lab, notebook7_server: LabServer, gate: Path  # noqa: F811
 ) -> None:  # fmt: skip
     """The same renderer in Notebook 7: the running sweep from the server, then its final table, which says
     Jupyter Notebook wrote it."""
     from playwright.sync_api import expect
 
     tag = random_id()[:5]
-    gate = tmp_path / "GO"
     notebook = notebook7_server.write_notebook(f"nb7-sweep-outlive-{tag}.ipynb", cells(gate, tag))
     nb7.open(notebook)
     assert nb7.page.evaluate("() => window.jupyterapp.name") == "Jupyter Notebook"
     nb7.run_all()
     nb7.wait_all_done(timeout=120_000)
-    table = output(nb7, 2).locator(".jsched-sweep table").first
-    nb7.page.wait_for_function(
-        "(el) => (el.innerText.match(/RUNNING/g) || []).length === 3", arg=table.element_handle(), timeout=TIMEOUT
-    )  # fmt: skip
+    nb7.page.wait_for_function(RUNS_RUNNING, arg=output(nb7, 2).locator(".jsched-sweep").first.element_handle(),
+                               timeout=TIMEOUT)  # fmt: skip
     nb7.page.evaluate(f"async () => {{ await ({JS_PANEL}).context.save(); }}")
     name = sweep_outputs(notebook7_server, notebook)[f"held{tag}"]["data"][SWEEP_MIME]["sweep"]
     nb7.page.evaluate(f"async () => {{ await ({JS_PANEL}).sessionContext.shutdown(); }}")
