@@ -63,3 +63,20 @@ def test_the_widgets_send_only_what_changed(widgets: Any, recorder: Any, tmp_pat
     pane.render()
     assert len(recorder.updates(charts)) == sent + 1 and pane.picker.layout.display != "none"
     assert [value for _label, value in pane.picker.options] == [("train", 0), ("train", 1)]
+
+
+def test_rank_0_is_shown_once_it_logs_though_another_replica_logged_first_unless_one_was_picked(
+    tmp_path: Path,
+) -> None:
+    """Replicas start in any order (a loaded machine starts replica 1 first): the section shows rank 0 as soon
+    as it has logged; a replica a person picked stays picked."""
+    append(tmp_path, steps(0, 3), k=1)
+    view = MetricsView(str(tmp_path), "train")
+    assert view.refresh() and view.picked == ("train", 1)  # the only one so far
+    append(tmp_path, steps(0, 5), k=0)
+    assert view.refresh() and view.picked == ("train", 0)
+    assert view.data[("train", 0)].counts["loss"] == 5
+    view.pick(("train", 1))
+    append(tmp_path, steps(5, 6), k=0)
+    view.refresh()
+    assert view.picked == ("train", 1), "a person's pick is kept"

@@ -96,6 +96,7 @@ class MetricsView:
         self.lock = threading.Lock()
         self.replicas: List[Replica] = []
         self.picked: Optional[Replica] = None
+        self.chosen = False  # a person picked the replica: it stays; else the default follows rank 0
         self.data: Dict[Replica, ReplicaSeries] = {}
 
     def default(self) -> Optional[Replica]:
@@ -112,8 +113,8 @@ class MetricsView:
         with self.lock:
             changed = found != self.replicas
             self.replicas = found
-            if self.picked is None or self.picked not in found:
-                self.picked = self.default()
+            if self.picked is None or self.picked not in found or not self.chosen:
+                self.picked = self.default()  # rank 0 once it has logged, though another replica did first
             picked = self.picked
             if picked is None:
                 return changed
@@ -122,7 +123,7 @@ class MetricsView:
 
     def pick(self, replica: Replica) -> None:
         with self.lock:
-            self.picked = replica
+            self.picked, self.chosen = replica, True
         self.refresh()
 
     def html(self, title: bool = True) -> str:
