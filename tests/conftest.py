@@ -13,8 +13,9 @@ import os
 import shutil
 import signal
 import subprocess
+import uuid
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Callable, Iterator, List, Optional
 
 import pytest
 from hypothesis import settings
@@ -198,3 +199,21 @@ def ray_cluster() -> Iterator[str]:
         os.environ.pop("RAY_ADDRESS", None)
     else:
         os.environ["RAY_ADDRESS"] = old
+
+
+@pytest.fixture
+def built() -> Iterator[Callable[[str], str]]:
+    """Builds small images (from a Dockerfile's text, over the test images) for one test; removes them,
+    and only them, afterwards."""
+    tags: List[str] = []
+
+    def build(dockerfile: str) -> str:
+        tag = f"jupyter-sched/test-{uuid.uuid4().hex[:8]}:local"
+        subprocess.run(["docker", "build", "-q", "-t", tag, "-"], input=dockerfile.encode(), check=True,
+                       capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})  # fmt: skip
+        tags.append(tag)
+        return tag
+
+    yield build
+    for tag in tags:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import uuid
-from typing import Iterator
 
 import pytest
 
@@ -48,23 +46,6 @@ def test_an_exception_in_a_container_shows_its_remote_traceback() -> None:
         jupyter_sched.submit(broken, scheduler="local_docker", image=IMAGE).result(timeout=180)
     assert "disk full in the container" in info.value.remote_traceback
     assert "in broken" in info.value.remote_traceback and info.value.replica.endswith("/0")
-
-
-@pytest.fixture
-def built() -> Iterator:
-    """Builds small images over the test image for one test; removes them (and only them) afterwards."""
-    tags = []
-
-    def build(dockerfile: str) -> str:
-        tag = f"jupyter-sched/fn-test-{uuid.uuid4().hex[:8]}:local"
-        subprocess.run(["docker", "build", "-q", "-t", tag, "-"], input=dockerfile.encode(), check=True,
-                       capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})  # fmt: skip
-        tags.append(tag)
-        return tag
-
-    yield build
-    for tag in tags:
-        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)
 
 
 def test_a_python_minor_mismatch_is_refused_before_launch_naming_both_versions(built) -> None:  # type: ignore[no-untyped-def]

@@ -9,9 +9,7 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 from pathlib import Path
-from typing import Iterator
 
 import nbformat
 import pytest
@@ -72,23 +70,6 @@ def test_the_command_line_runs_a_notebook_on_local_docker(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("local_docker://default/train-"), proc.stdout
     assert "ran with 3 a" in proc.stderr, proc.stderr
-
-
-@pytest.fixture
-def built() -> Iterator:
-    """Builds small images over the test image for one test; removes them (and only them) afterwards."""
-    tags = []
-
-    def build(dockerfile: str) -> str:
-        tag = f"jupyter-sched/nb-test-{uuid.uuid4().hex[:8]}:local"
-        subprocess.run(["docker", "build", "-q", "-t", tag, "-"], input=dockerfile.encode(), check=True,
-                       capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})  # fmt: skip
-        tags.append(tag)
-        return tag
-
-    yield build
-    for tag in tags:
-        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)
 
 
 def test_an_image_without_nbclient_is_refused_at_the_dry_run_naming_the_fix(built, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
