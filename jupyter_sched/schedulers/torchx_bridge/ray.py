@@ -126,6 +126,21 @@ def failure_summary(lines: Iterable[str]) -> Optional[str]:
     return "; ".join(parts)[:300] or None
 
 
+_APP_ID = re.compile(r"^(?P<address>.+?:\d+)-(?P<job>.+)$")
+
+
+def job_message(app_id: str) -> Optional[str]:
+    """Ray's message for the job ``app_id`` (TorchX's ``HOST:PORT-JOB``: the dashboard, then the job), read
+    from the cluster's job API; None for an app id of another shape."""
+    match = _APP_ID.match(app_id)
+    if match is None:
+        return None
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(f"http://{match.group('address')}")
+    return client.get_job_info(match.group("job")).message
+
+
 def job_message_summary(message: Optional[str]) -> Optional[str]:
     """Ray's own message for a failed job, in one line, for a job whose log names no failed replica (its
     driver failed before any actor ran: the cluster's ``python3`` lacks Ray, a runtime environment could

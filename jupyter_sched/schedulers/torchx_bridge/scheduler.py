@@ -326,7 +326,7 @@ class TorchXRayScheduler(WorkspaceMixin[None], TorchXScheduler):
             if app_id not in self._failures:
                 lines = self._call(f"read the logs of {app_id}", lambda: self._tx.log_iter(app_id, "ray", 0))
                 self._failures[app_id] = ray_dirs.failure_summary(lines) or ray_dirs.job_message_summary(
-                    self._call(f"read Ray's message for {app_id}", lambda: self._job_message(app_id))
+                    self._call(f"read Ray's message for {app_id}", lambda: ray_dirs.job_message(app_id))
                 )
             summary = self._failures[app_id]
             for role in resp.roles_statuses if summary else []:
@@ -335,11 +335,6 @@ class TorchXRayScheduler(WorkspaceMixin[None], TorchXScheduler):
             if summary:
                 resp.msg = summary  # TorchX's msg is the state's name again ("FAILED")
         return resp
-
-    def _job_message(self, app_id: str) -> Optional[str]:
-        """Ray's message for the job (why its driver failed, with the last lines it printed)."""
-        address, job_id = self._tx._parse_app_id(app_id)  # TorchX's own split of its app id
-        return self._tx._get_ray_client(job_submission_netloc=address).get_job_info(job_id).message
 
     def close(self) -> None:
         for path in list(self._sources):
