@@ -22,6 +22,9 @@ from jupyter_sched.specs import AppDef, Role
 from tests.server.conftest import JobsServer, quote, start_server, stop_server
 from tests.server.test_api import launch
 
+WORKERS = 4
+"""The extension's thread pool for blocking calls (its default, set explicitly for the views test)."""
+
 
 def silent(replicas: int = 1) -> AppDef:
     """Prints one line, then nothing for ten minutes."""
@@ -125,10 +128,11 @@ def usage(pid: int) -> tuple:
 
 def test_a_hundred_job_views_opened_and_closed_leave_the_server_as_it_was(tmp_path: Path) -> None:
     """8 silent replicas, each view opened and closed in turn, 100 times: afterwards the server holds the
-    threads and files it held before, and idles (at most 1% of a core)."""
+    files it held before and its threads but for its thread pool's growth, and idles (at most 1% of a core)."""
     from tests.server.conftest import Cli
 
-    server = start_server(tmp_path / "server", argv=["--JobsServer.log_stream_linger=1"],
+    server = start_server(tmp_path / "server",
+                          argv=["--JobsServer.log_stream_linger=1", f"--JobsServer.workers={WORKERS}"],
                           log_name="jupyter-server-views.log")  # fmt: skip
     env = dict(os.environ, JUPYTER_SCHED_LOG_DIR=str(server.log_dir), NO_COLOR="1")
     cli = Cli(env, tmp_path, [])
@@ -140,8 +144,12 @@ def test_a_hundred_job_views_opened_and_closed_leave_the_server_as_it_was(tmp_pa
         threads, fds = usage(pid)
         for i in range(100):
             stream_once(server, handle, i % 8)
-        until(lambda: usage(pid) <= (threads, fds), lambda: f"back to {threads} threads and {fds} files"
-              f" (now {usage(pid)}, holding {sorted(open_logs(pid, str(server.log_dir)))})")  # fmt: skip
+        # every follower's thread and log file goes; the extension's thread pool may have grown to its size
+        # during the views (a pool never shrinks), which leaks nothing: a follower leak is 8 threads and files
+        pool_growth = WORKERS - 1
+        until(lambda: usage(pid)[1] <= fds and usage(pid)[0] <= threads + pool_growth,
+              lambda: f"back to {threads} threads (+ {pool_growth} pool workers at most) and {fds} files"
+                      f" (now {usage(pid)}, holding {sorted(open_logs(pid, str(server.log_dir)))})")  # fmt: skip
         proc = psutil.Process(pid)
         before = proc.cpu_times()
         time.sleep(5.0)
