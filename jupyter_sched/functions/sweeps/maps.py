@@ -44,11 +44,19 @@ from jupyter_sched.functions.job import Launcher
 from jupyter_sched.functions.results import Outcome, failed_outcome
 from jupyter_sched.functions.sweeps import table
 from jupyter_sched.functions.sweeps.futures import map_values
-from jupyter_sched.functions.sweeps.sweep import QUEUED, STOP_GRACE, Point, Run, Sweep, start_sweep, stopping_options
+from jupyter_sched.functions.sweeps.sweep import (
+    ERRORS,
+    QUEUED,
+    STOP_GRACE,
+    Point,
+    Run,
+    Sweep,
+    start_sweep,
+    stopping_options,
+)
 from jupyter_sched.specs import AppState
 from jupyter_sched.specs.output.masking import mask_text
 
-ERRORS = ("raise", "return", "skip")
 SUCCEEDED = AppState.SUCCEEDED.name
 #: ``max_concurrent`` when not given: a sweep's default.
 MAX_CONCURRENT = 4
@@ -349,23 +357,15 @@ class ChunkedMap(Sweep):
         """Every item's value, in item order, once all have ended. ``errors`` (default: the map's):
         ``"raise"`` raises the first failed item's error, naming it by index and value; ``"return"``
         puts each error in its item's place; ``"skip"`` leaves failed items out."""
-        mode = self.errors if errors is None else errors
-        if mode not in ERRORS:
-            raise ValueError(f'errors={mode!r}: give errors="raise", "return" (errors in place) or "skip"')
-        self.wait(timeout)
-        if not self.finished:
-            raise TimeoutError(f"map {self.name}: {self.counts_text()} after {timeout} s")
-        values: List[Any] = []
-        for item in self.items:
-            if item.outcome is not None and item.outcome.ok:
-                values.append(item.outcome.value)
-            elif mode == "raise":
-                err = self.item_error(item, hint=True)
-                assert err is not None
-                raise err
-            elif mode == "return":
-                values.append(self.item_error(item))
-        return values
+        return super().results(timeout, errors)
+
+    noun = "map"
+
+    def result_entries(self) -> List[Any]:
+        return list(self.items)
+
+    def entry_error(self, entry: Any, hint: bool = False) -> Optional[Exception]:
+        return self.item_error(entry, hint)
 
     def item_error(self, item: Union[Item, int], hint: bool = False) -> Optional[Exception]:
         """Why item ``item`` (an Item or its index) has no value, naming it by index and value; None if

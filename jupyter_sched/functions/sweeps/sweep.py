@@ -102,6 +102,9 @@ class Run:
         return self.job.job_dir if self.job is not None else (self.request.job_dir if self.request else "")
 
 
+ERRORS = ("raise", "return", "skip")
+"""What ``results(errors=...)`` takes, for a sweep and a map."""
+
 class Sweep:
     """The runs of one sweep. ``results()`` (grid order), ``wait()``, ``cancel()``; displays as a table."""
 
@@ -352,22 +355,33 @@ class Sweep:
         a MissingResultError if it ended without one); ``"return"``: the error takes the run's place in
         the list; ``"skip"``: only the values of the runs that returned, in grid order."""
         errors = self.errors if errors is None else errors
-        if errors not in ("raise", "return", "skip"):
+        if errors not in ERRORS:
             raise ValueError(f'errors={errors!r}: give errors="raise", "return" (errors in place) or "skip"')
         self.wait(timeout)
         if not self.finished:
-            raise TimeoutError(f"sweep {self.name}: {self.counts_text()} after {timeout} s")
+            raise TimeoutError(f"{self.noun} {self.name}: {self.counts_text()} after {timeout} s")
         values: List[Any] = []
-        for run in self.runs:
-            if run.outcome is not None and run.outcome.ok:
-                values.append(run.outcome.value)
+        for entry in self.result_entries():
+            if entry.outcome is not None and entry.outcome.ok:
+                values.append(entry.outcome.value)
             elif errors == "raise":
-                err = self.run_error(run, hint=True)
+                err = self.entry_error(entry, hint=True)
                 assert err is not None
                 raise err
             elif errors == "return":
-                values.append(self.run_error(run))
+                values.append(self.entry_error(entry))
         return values
+
+    noun = "sweep"
+    """What the errors of :meth:`results` call this (a chunked map says "map")."""
+
+    def result_entries(self) -> List[Any]:
+        """What :meth:`results` gives a value for, in order: the runs (a chunked map's items)."""
+        return list(self.runs)
+
+    def entry_error(self, entry: Any, hint: bool = False) -> Optional[Exception]:
+        """Why an entry of :meth:`result_entries` has no value (:meth:`run_error` for a run)."""
+        return self.run_error(entry, hint)
 
     def run_error(self, run: Union[Run, int], hint: bool = False) -> Optional[Exception]:
         """Why run ``run`` (a Run or its index) has no value, naming it by its parameters; None if it
